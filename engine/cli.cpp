@@ -1,0 +1,346 @@
+#include "engine/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <algorithm>
+#include <set>
+
+#include "engine/checks.h"
+#include "engine/journal.h"
+#include "engine/loader.h"
+#include "engine/plan.h"
+#include "engine/report.h"
+#include "engine/runner.h"
+#include "engine/schema.h"
+#include "engine/version.h"
+#include "sys/host_info.h"
+#include "sys/recording.h"
+
+namespace rxerun {
+
+namespace {
+
+struct CommonOptions {
+  std::vector<std::string> vars;  // KEY=VALUE
+  std::vector<std::string> only;
+  std::vector<std::string> skip;
+};
+
+struct RunCommandOptions {
+  std::string scenario;
+  CommonOptions common;
+  bool keep = false;
+  std::vector<std::string> reports;
+  bool verbose = false;
+  bool quiet = false;
+  std::string color = "auto";
+};
+
+bool want_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  const char* term = std::getenv("TERM");
+  if (term && std::string(term) == "dumb") return false;
+  return sys::is_terminal(1);
+}
+
+void add_common(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("--var", o.vars, "set a variable: KEY=VALUE (repeatable; wins over the scenario's vars)");
+  cmd->add_option("--only", o.only, "run tagged steps only when they carry TAG (untagged steps always run)");
+  cmd->add_option("--skip", o.skip, "leave out steps that carry TAG");
+}
+
+void add_output(CLI::App* cmd, RunCommandOptions& o) {
+  auto* v = cmd->add_flag("-v,--verbose", o.verbose, "show every fact, every undo and debug logs");
+  cmd->add_flag("-q,--quiet", o.quiet, "show only failures and the summary")->excludes(v);
+  cmd->add_option("--color", o.color, "colour: auto (on a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+// Loads and checks one file; prints diagnostics to stderr.
+std::optional<Scenario> load(const std::string& file, const Registry& registry, const CommonOptions& common) {
+  LoadOptions lo;
+  for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  LoadResult r = load_scenario(file, registry, lo);
+  for (const auto& d : r.diagnostics) fmt::print(stderr, "{}\n", d.to_string());
+  return r.scenario;
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int cmd_run(const RunCommandOptions& o, const Registry& registry) {
+  std::vector<ReportTarget> targets;
+  for (const auto& spec : o.reports) {
+    std::string why;
+    auto t = parse_report_target(spec, &why);
+    if (!t) {
+      fmt::print(stderr, "rxerun: --report {}: {}\n", spec, why);
+      return kExitUsage;
+    }
+    targets.push_back(*t);
+  }
+  auto scenario = load(o.scenario, registry, o.common);
+  if (!scenario) return kExitUsage;
+
+  auto journal = Journal::open(default_state_dir(), scenario->name);
+  if (!journal) {
+    fmt::print(stderr, "rxerun: {}{}\n", journal.error().message,
+               journal.error().code ? std::string(": ") + std::strerror(journal.error().code) : "");
+    return kExitEnvironment;
+  }
+  spdlog::debug("journal {}", journal->path());
+
+  sys::RealClock clock;
+  sys::RealNetns netns;
+  sys::Interrupt interrupt;
+  interrupt.bind_signals();
+  sys::System system{clock, netns, interrupt};
+
+  TerminalReporter terminal(stdout, {want_color(o.color), o.quiet     ? Verbosity::Quiet
+                                                          : o.verbose ? Verbosity::Verbose
+                                                                      : Verbosity::Normal});
+  RunOptions ro;
+  ro.keep = o.keep;
+  ro.only = o.common.only;
+  ro.skip = o.common.skip;
+  const std::string started = now_iso8601();
+  Runner runner(registry, system, *journal, terminal, ro);
+  RunReport report = runner.run(*scenario);
+  report.started_at = started;
+  report.host = sys::host_facts();
+  report.host["rxerun"] = RXERUN_VERSION;
+  if (o.keep && !journal->pending().empty())
+    fmt::print("lab kept; remove it with: rxerun cleanup {}\n", o.scenario);
+
+  int code = report.exit_code;
+  for (const auto& t : targets) {
+    if (auto w = write_report(t, report); !w) {
+      fmt::print(stderr, "rxerun: cannot write report {}: {}{}\n", t.path, w.error().message,
+                 w.error().code ? std::string(": ") + std::strerror(w.error().code) : "");
+      if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
+    }
+  }
+  return code;
+}
+
+int cmd_validate(const std::vector<std::string>& files, const CommonOptions& common, const Registry& registry) {
+  int code = kExitOk;
+  for (const auto& f : files) {
+    auto s = load(f, registry, common);
+    if (!s) {
+      code = kExitUsage;
+      continue;
+    }
+    fmt::print("{}: ok: scenario '{}', {} step{}\n", f, s->name, s->steps.size(), s->steps.size() == 1 ? "" : "s");
+  }
+  return code;
+}
+
+int cmd_plan(const std::string& file, const CommonOptions& common, const Registry& registry) {
+  auto scenario = load(file, registry, common);
+  if (!scenario) return kExitUsage;
+  sys::RecordingSystem recording;
+  Journal journal = Journal::in_memory();
+  PlanReporter printer(stdout, recording.log());
+  RunOptions ro;
+  ro.only = common.only;
+  ro.skip = common.skip;
+  ro.planning = true;
+  Runner runner(registry, recording.system(), journal, printer, ro);
+  runner.run(*scenario);
+  return kExitOk;
+}
+
+int cmd_cleanup(const RunCommandOptions& o, const Registry& registry) {
+  auto scenario = load(o.scenario, registry, o.common);
+  if (!scenario) return kExitUsage;
+  auto journal = Journal::open(default_state_dir(), scenario->name);
+  if (!journal) {
+    fmt::print(stderr, "rxerun: {}\n", journal.error().message);
+    return kExitEnvironment;
+  }
+  if (journal->pending().empty()) {
+    journal->remove_if_clean();
+    fmt::print("cleanup {}: nothing left to undo\n", scenario->name);
+    return kExitOk;
+  }
+  sys::RealClock clock;
+  sys::RealNetns netns;
+  sys::Interrupt interrupt;
+  sys::System system{clock, netns, interrupt};
+  TerminalReporter terminal(stdout, {want_color(o.color), o.quiet     ? Verbosity::Quiet
+                                                          : o.verbose ? Verbosity::Verbose
+                                                                      : Verbosity::Normal});
+  Runner runner(registry, system, *journal, terminal);
+  CleanupReport report = runner.cleanup(scenario->name, "cleanup");
+  return report.clean() ? kExitOk : kExitResidue;
+}
+
+std::string param_line(const ParamSpec& p, const std::string& prefix) {
+  std::string type(to_string(p.type));
+  if (p.type == ParamType::Enum) {
+    type.clear();
+    for (const auto& c : p.choices) type += (type.empty() ? "" : "|") + c;
+  }
+  std::string extra;
+  if (p.required) extra = "required";
+  if (!p.default_value.is_null())
+    extra = "default " + (p.default_value.is_string() ? p.default_value.get<std::string>() : p.default_value.dump());
+  return fmt::format("  {:<18} {:<14} {:<16} {}\n", prefix + p.name, type, extra, p.help);
+}
+
+int cmd_steps(const std::string& kind_name, const Registry& registry) {
+  if (kind_name.empty()) {
+    for (const auto& k : registry.kinds()) fmt::print("{:<10} {}\n", k.spec.name, k.spec.summary);
+    return kExitOk;
+  }
+  const Kind* k = registry.find(kind_name);
+  if (!k) {
+    fmt::print(stderr, "rxerun: unknown step kind '{}'{}\n", kind_name, did_you_mean(kind_name, registry.names()));
+    return kExitUsage;
+  }
+  const KindSpec& s = k->spec;
+  fmt::print("{}: {}\n\nparameters:\n", s.name, s.summary);
+  if (s.scalar) {
+    fmt::print("  (a single value: {} — {})\n", to_string(s.scalar->type), s.scalar->help);
+  } else {
+    for (const auto& p : s.params) {
+      fmt::print("{}", param_line(p, ""));
+      for (const auto& f : p.fields) fmt::print("{}", param_line(f, p.name + "."));
+    }
+    if (s.extra) fmt::print("  {:<18} {:<14} {:<16} {}\n", "(any other key)", to_string(s.extra->type), "", s.extra->help);
+  }
+  fmt::print("\nfacts:\n");
+  if (s.facts_of_target) fmt::print("  those of the step it reverts\n");
+  for (const auto& f : s.facts) fmt::print("  {:<18} {}\n", f.name, f.help);
+  if (s.facts.empty() && !s.facts_of_target) fmt::print("  (none)\n");
+  std::string timeout = !s.default_timeout ? "the engine's default (30s)"
+                        : s.default_timeout->count() == 0 ? "none unless given"
+                                                          : format_duration(*s.default_timeout);
+  fmt::print("\ntimeout: {}\n\nexample:\n", timeout);
+  std::string ex = s.example;
+  std::size_t pos = 0;
+  while (pos < ex.size()) {
+    auto nl = ex.find('\n', pos);
+    if (nl == std::string::npos) nl = ex.size();
+    fmt::print("  {}\n", ex.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return kExitOk;
+}
+
+// `rxerun FILE.yaml ...` means `rxerun run FILE.yaml ...`.
+std::vector<std::string> with_default_command(int argc, char** argv, const std::set<std::string>& commands) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !commands.count(args[0]))
+    args.insert(args.begin(), "run");
+  if (!args.empty() && args[0].size() > 1 && args[0][0] == '-' && args[0] != "--help" && args[0] != "-h" &&
+      args[0] != "--version") {
+    // Options before the scenario (`rxerun -v lab.yaml`): also a run.
+    bool has_command = false;
+    for (const auto& a : args) has_command |= commands.count(a) > 0;
+    if (!has_command) args.insert(args.begin(), "run");
+  }
+  return args;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv, const Registry& registry) {
+  auto logger = spdlog::stderr_color_mt("rxerun");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("rxerun: %l: %v");
+  spdlog::set_level(spdlog::level::warn);
+
+  CLI::App app{"rxerun — Soft-RoCE labs from YAML scenario files: build the lab, check every expectation, "
+               "clean up exactly what was built.\n\n`rxerun SCENARIO.yaml` is `rxerun run SCENARIO.yaml`.",
+               "rxerun"};
+  app.set_version_flag("--version", std::string("rxerun ") + RXERUN_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 every expectation held and cleanup left nothing; 1 an expectation failed; 2 usage or "
+      "scenario invalid; 3 environment or step error; 4 cleanup left something behind; 130 interrupted.");
+
+  RunCommandOptions run_o;
+  auto* run = app.add_subcommand("run", "preclean, run the steps in order, clean up");
+  run->add_option("scenario", run_o.scenario, "the scenario file")->required();
+  add_common(run, run_o.common);
+  run->add_flag("--keep", run_o.keep, "leave the lab up; `rxerun cleanup SCENARIO` removes it later");
+  run->add_option("--report", run_o.reports, "write a report: json:PATH or junit:PATH (repeatable)");
+  add_output(run, run_o);
+
+  std::vector<std::string> validate_files;
+  CommonOptions validate_common;
+  auto* validate = app.add_subcommand("validate", "check scenario files; nothing on the host changes");
+  validate->add_option("scenarios", validate_files, "scenario files")->required();
+  validate->add_option("--var", validate_common.vars, "set a variable: KEY=VALUE (repeatable)");
+
+  std::string plan_file;
+  CommonOptions plan_common;
+  auto* plan = app.add_subcommand("plan", "print the ordered actions, each with its shell equivalent; changes nothing");
+  plan->add_option("scenario", plan_file, "the scenario file")->required();
+  add_common(plan, plan_common);
+
+  RunCommandOptions cleanup_o;
+  auto* cleanup = app.add_subcommand("cleanup", "undo whatever a run of the scenario left behind; safe any time");
+  cleanup->add_option("scenario", cleanup_o.scenario, "the scenario file")->required();
+  cleanup->add_option("--var", cleanup_o.common.vars, "set a variable: KEY=VALUE (repeatable)");
+  add_output(cleanup, cleanup_o);
+
+  std::string steps_kind;
+  auto* steps = app.add_subcommand("steps", "list the step kinds; with KIND: its parameters, facts and an example");
+  steps->add_option("kind", steps_kind, "a step kind");
+
+  auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
+
+  std::set<std::string> commands;
+  for (auto* c : app.get_subcommands([](CLI::App*) { return true; })) commands.insert(c->get_name());
+  auto args = with_default_command(argc, argv, commands);
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  for (const auto* vars : {&run_o.common.vars, &validate_common.vars, &plan_common.vars, &cleanup_o.common.vars}) {
+    for (const auto& kv : *vars) {
+      if (kv.find('=') == std::string::npos || kv.front() == '=') {
+        fmt::print(stderr, "rxerun: --var {}: expected KEY=VALUE\n", kv);
+        return kExitUsage;
+      }
+    }
+  }
+  if (run_o.verbose || cleanup_o.verbose) spdlog::set_level(spdlog::level::debug);
+
+  if (*run) return cmd_run(run_o, registry);
+  if (*validate) return cmd_validate(validate_files, validate_common, registry);
+  if (*plan) return cmd_plan(plan_file, plan_common, registry);
+  if (*cleanup) return cmd_cleanup(cleanup_o, registry);
+  if (*steps) return cmd_steps(steps_kind, registry);
+  if (*schema) {
+    fmt::print("{}\n", scenario_schema(registry).dump(2));
+    return kExitOk;
+  }
+  return kExitUsage;
+}
+
+}  // namespace rxerun

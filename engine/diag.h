@@ -1,0 +1,41 @@
+#pragma once
+// Diagnostics name the place in the scenario file, the way a compiler does:
+// FILE:LINE:COL: message.
+
+#include <span>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rxerun {
+
+struct Mark {
+  int line = 1;  // 1-based
+  int col = 1;   // 1-based
+};
+
+struct Diagnostic {
+  std::string file;
+  Mark mark;
+  std::string message;
+
+  std::string to_string() const;  // "FILE:LINE:COL: message"
+};
+
+// Thrown by the loader only where it cannot go on; collected otherwise.
+using Diagnostics = std::vector<Diagnostic>;
+
+// The candidate closest to `word` by edit distance, when close enough to be a
+// plausible misspelling (distance <= max(1, len/3)).
+std::optional<std::string> suggest(std::string_view word, std::span<const std::string> candidates);
+
+// " (did you mean 'x'?)" or "" — appended to unknown-key/kind messages.
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
+
+// A user's value as quoted in a message: cut to about `max` bytes (at a UTF-8
+// boundary, "..." appended) with control characters escaped, so that a
+// diagnostic stays one short line whatever the file holds.
+std::string excerpt(std::string_view text, std::size_t max = 60);
+
+}  // namespace rxerun

@@ -1,0 +1,83 @@
+#pragma once
+// A step kind declares its parameters, facts and an example as data (venom
+// habit): the loader validates against it, `rxerun steps` prints it and
+// `rxerun schema` is generated from it. One source of truth.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/duration.h"
+#include "engine/result.h"
+
+namespace rxerun {
+
+class Params;
+class StepContext;
+class UndoContext;
+struct StepResult;
+
+enum class ParamType {
+  String,       // any string
+  Int,          // integer, optionally bounded by min/max
+  Bool,         // true/false
+  OnOff,        // on/off (or true/false); stored as bool
+  Duration,     // "500ms", "5s"
+  IfName,       // interface name: 1..15 bytes, no '/', no whitespace
+  NetnsName,    // namespace name: a file name under /run/netns
+  Address,      // IPv4 or IPv6 address
+  Cidr,         // address/prefix
+  AddressList,  // YAML list of addresses
+  Enum,         // one of `choices`
+  Scalar,       // string, number or bool, kept as written (sysctl values)
+  StepRef,      // the name of an earlier step
+  Object,       // a map with its own `fields`
+};
+
+std::string_view to_string(ParamType t);
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::String;
+  bool required = false;
+  nlohmann::json default_value;  // null when none
+  std::string help;
+  std::vector<std::string> choices;  // Enum
+  std::vector<ParamSpec> fields;     // Object
+  std::optional<long long> min;      // Int
+  std::optional<long long> max;      // Int
+};
+
+struct FactSpec {
+  std::string name;  // "sent", or a pattern such as "DEV.COUNTER"
+  std::string help;
+};
+
+struct KindSpec {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;     // a map of named parameters...
+  std::optional<ParamSpec> scalar;   // ...or, instead, a single scalar value (revert: NAME)
+  std::optional<ParamSpec> extra;    // type of any further key (offload features); unset: unknown keys are errors
+  std::vector<FactSpec> facts;
+  bool dynamic_facts = false;        // facts named at run time (DEV.COUNTER); matchers on any name allowed
+  bool facts_of_target = false;      // revert: the facts are those of the step it reverts
+  std::string example;               // a YAML step, shown by `rxerun steps KIND`
+  std::optional<Duration> default_timeout;  // unset: the engine's default; Duration::zero(): none
+};
+
+// What a kind does. `run` acts through ctx.sys() only; `undo` receives the
+// arguments the kind recorded with ctx.will_change() and must be idempotent
+// ("already gone" is success). It runs in a later process after a crash, so
+// it may rely on nothing but those arguments. It returns the facts observed
+// just before undoing (a fault's final counters), which `revert` reports.
+struct Kind {
+  KindSpec spec;
+  std::function<StepResult(const Params&, StepContext&)> run;
+  std::function<Result<nlohmann::json>(const nlohmann::json& args, UndoContext&)> undo;
+};
+
+}  // namespace rxerun

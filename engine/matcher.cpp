@@ -1,0 +1,254 @@
+// Fact matchers as written in `expect:` ("> 0", "~ ^ACT", a plain value) and
+// their evaluation against what a step reported.
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "engine/checks.h"
+#include "engine/model.h"
+
+namespace rxerun {
+
+namespace {
+
+using Op = Matcher::Op;
+
+struct OpSpelling {
+  std::string_view text;
+  Op op;
+};
+
+// Two-character operators first, so that ">=" is not read as ">" "=...".
+constexpr std::array<OpSpelling, 7> kOps{{{"==", Op::Eq},
+                                          {"!=", Op::Ne},
+                                          {">=", Op::Ge},
+                                          {"<=", Op::Le},
+                                          {">", Op::Gt},
+                                          {"<", Op::Lt},
+                                          {"~", Op::Match}}};
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// A decimal number as a fact or an operand may spell it: -12, 3.5, 1e6. Not
+// hex, inf or nan, which no counter is.
+bool looks_numeric(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  const std::size_t digits_start = i;
+  while (i < s.size() && is_digit(s[i])) ++i;
+  if (i == digits_start) return false;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    const std::size_t frac_start = i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    if (i == frac_start) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    const std::size_t exp_start = i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    if (i == exp_start) return false;
+  }
+  return i == s.size();
+}
+
+// Long double holds every 64-bit counter exactly, so big counters compare right.
+std::optional<long double> as_number(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) return static_cast<long double>(v.get<unsigned long long>());
+  if (v.is_number_integer()) return static_cast<long double>(v.get<long long>());
+  if (v.is_number_float()) return static_cast<long double>(v.get<double>());
+  if (!v.is_string()) return std::nullopt;
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.size() > 400 || !looks_numeric(s)) return std::nullopt;
+  errno = 0;
+  const long double x = std::strtold(s.c_str(), nullptr);
+  if (errno == ERANGE || !std::isfinite(x)) return std::nullopt;
+  return x;
+}
+
+// How a value compares as text: strings raw, bools true/false, numbers as JSON.
+std::string as_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// How a value is shown in a reason: strings quoted, long ones cut.
+std::string shown(const nlohmann::json& v) {
+  if (v.is_string()) return "\"" + excerpt(v.get_ref<const std::string&>()) + "\"";
+  return excerpt(v.dump());
+}
+
+bool values_equal(const nlohmann::json& a, const nlohmann::json& b) {
+  auto x = as_number(a);
+  auto y = as_number(b);
+  if (x && y) return *x == *y;
+  return as_text(a) == as_text(b);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The operand of >, >=, <, <= as JSON: an integer when it is one, else a double.
+nlohmann::json number_json(std::string_view text, long double x) {
+  if (text.find_first_of(".eE") == std::string_view::npos && std::fabs(x) < 9.0e18L)
+    return static_cast<long long>(x);
+  return static_cast<double>(x);
+}
+
+// std::regex compiles repetition counts into copies of the NFA and parses
+// nesting by recursion: bound both, so that no pattern can exhaust memory or
+// the stack (the loader is fuzzed with arbitrary patterns).
+std::optional<std::string> regex_too_complex(std::string_view pattern) {
+  constexpr std::size_t kMaxLength = 512;
+  constexpr int kMaxNesting = 16;
+  constexpr long kMaxRepeat = 1000;
+  if (pattern.size() > kMaxLength) return fmt::format("longer than {} characters", kMaxLength);
+  int depth = 0;
+  long repeat = 1;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '(') {
+      if (++depth > kMaxNesting) return fmt::format("groups nested deeper than {}", kMaxNesting);
+    } else if (c == ')') {
+      depth = depth > 0 ? depth - 1 : 0;
+    } else if (c == '{') {
+      long n = 0;
+      for (std::size_t j = i + 1; j < pattern.size() && (is_digit(pattern[j]) || pattern[j] == ','); ++j) {
+        if (pattern[j] == ',') continue;
+        n = std::min(n * 10 + (pattern[j] - '0'), kMaxRepeat + 1);
+      }
+      repeat *= std::max(1L, n);
+      if (repeat > kMaxRepeat) return fmt::format("repetition counts multiply past {}", kMaxRepeat);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::regex> compile(const std::string& pattern, std::string* error) {
+  if (auto why = regex_too_complex(pattern)) {
+    *error = fmt::format("regex '{}' is too complex: {}", excerpt(pattern), *why);
+    return std::nullopt;
+  }
+  try {
+    return std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::exception& e) {
+    *error = fmt::format("invalid regex '{}': {}", excerpt(pattern), e.what());
+    return std::nullopt;
+  }
+}
+
+std::string_view op_text(Op op) {
+  for (const auto& s : kOps)
+    if (s.op == op) return s.text;
+  return "?";
+}
+
+Matcher plain_matcher(const nlohmann::json& written) {
+  Matcher m;
+  m.op = Op::Eq;
+  m.operand = written;
+  m.text = written.is_string() ? written.get<std::string>() : written.dump();
+  return m;
+}
+
+std::optional<Matcher> operator_matcher(const OpSpelling& spelling, std::string_view whole,
+                                        std::string_view operand, std::string* error) {
+  Matcher m;
+  m.op = spelling.op;
+  m.text = std::string(whole);
+  if (operand.empty()) {
+    *error = fmt::format("matcher '{}' has no operand", excerpt(whole));
+    return std::nullopt;
+  }
+  switch (spelling.op) {
+    case Op::Eq:
+    case Op::Ne: m.operand = std::string(operand); return m;
+    case Op::Match:
+      m.operand = std::string(operand);
+      m.regex = compile(std::string(operand), error);
+      if (!m.regex) return std::nullopt;
+      return m;
+    default: break;
+  }
+  auto x = as_number(nlohmann::json(std::string(operand)));
+  if (!x) {
+    *error = fmt::format("matcher '{}': '{}' needs a number, got '{}' (write '== {}' to compare as text)",
+                         excerpt(whole), spelling.text, excerpt(operand), excerpt(trim(whole)));
+    return std::nullopt;
+  }
+  m.operand = number_json(operand, *x);
+  return m;
+}
+
+bool compare(Op op, long double a, long double b) {
+  switch (op) {
+    case Op::Gt: return a > b;
+    case Op::Ge: return a >= b;
+    case Op::Lt: return a < b;
+    case Op::Le: return a <= b;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::optional<Matcher> parse_matcher(const nlohmann::json& written, std::string* error) {
+  std::string ignored;
+  if (!error) error = &ignored;
+  if (written.is_null()) {
+    *error = "a matcher needs a value: a plain value, or a string such as \"> 0\" or \"~ REGEX\"";
+    return std::nullopt;
+  }
+  if (written.is_array() || written.is_object()) {
+    *error = fmt::format("a matcher is a single value or a string such as \"> 0\", got a {}",
+                         written.is_array() ? "list" : "mapping");
+    return std::nullopt;
+  }
+  if (!written.is_string()) return plain_matcher(written);
+  const std::string_view whole = written.get_ref<const std::string&>();
+  const std::string_view text = trim(whole);
+  for (const auto& spelling : kOps) {
+    if (text.starts_with(spelling.text))
+      return operator_matcher(spelling, text, trim(text.substr(spelling.text.size())), error);
+  }
+  return plain_matcher(written);
+}
+
+std::optional<std::string> Matcher::check(const nlohmann::json& actual) const {
+  // A plain value is shown as a value ("DOWN" is not "UP"); an operator as written.
+  const bool written_with_op = op != Op::Eq || text.starts_with("==");
+  switch (op) {
+    case Op::Eq:
+      if (values_equal(actual, operand)) return std::nullopt;
+      return fmt::format("{} is not {}", shown(actual), written_with_op ? excerpt(text) : shown(operand));
+    case Op::Ne:
+      if (!values_equal(actual, operand)) return std::nullopt;
+      return fmt::format("{} is not {}", shown(actual), excerpt(text));
+    case Op::Match: {
+      std::string error;
+      const std::optional<std::regex> compiled = regex ? regex : compile(as_text(operand), &error);
+      if (!compiled) return error;
+      try {
+        if (std::regex_search(as_text(actual), *compiled)) return std::nullopt;
+      } catch (const std::exception& e) {
+        return fmt::format("matching {} against {} failed: {}", shown(actual), excerpt(text), e.what());
+      }
+      return fmt::format("{} does not match {}", shown(actual), excerpt(text));
+    }
+    default: break;
+  }
+  auto a = as_number(actual);
+  auto b = as_number(operand);
+  if (!a) return fmt::format("{} is not a number ({} {})", shown(actual), op_text(op), as_text(operand));
+  if (!b) return fmt::format("the operand of {} is not a number", excerpt(text));
+  if (compare(op, *a, *b)) return std::nullopt;
+  return fmt::format("{} is not {} {}", shown(actual), op_text(op), as_text(operand));
+}
+
+}  // namespace rxerun

@@ -1,0 +1,32 @@
+#include "engine/model.h"
+
+namespace rxerun {
+
+std::string_view to_string(Outcome o) {
+  switch (o) {
+    case Outcome::Ok: return "ok";
+    case Outcome::Fail: return "fail";
+    case Outcome::Timeout: return "timeout";
+    case Outcome::Error: return "error";
+  }
+  return "?";
+}
+
+Mark StepSpec::mark_of(const std::string& path) const {
+  // "server.netns" falls back to "server", then to the kind key, then the step.
+  std::string p = path;
+  while (true) {
+    if (auto it = marks.find(p); it != marks.end()) return it->second;
+    if (p.empty()) return mark;
+    auto dot = p.rfind('.');
+    p = dot == std::string::npos ? "" : p.substr(0, dot);
+  }
+}
+
+const StepSpec* Scenario::find_step(const std::string& step_name) const {
+  for (const auto& s : steps)
+    if (s.name == step_name) return &s;
+  return nullptr;
+}
+
+}  // namespace rxerun

@@ -1,0 +1,74 @@
+#pragma once
+// The scenario model: what the loader produces from YAML, and what the
+// runner, planner and reporters read. No YAML type leaks past the loader.
+
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/diag.h"
+#include "engine/duration.h"
+
+namespace rxerun {
+
+enum class Outcome { Ok, Fail, Timeout, Error };
+std::string_view to_string(Outcome o);
+
+// A fact matcher: a plain value (equal), "> 0", ">= 100", "< 5", "<= 5",
+// "!= 0", "== x", "~ REGEX".
+struct Matcher {
+  enum class Op { Eq, Ne, Gt, Ge, Lt, Le, Match };
+  Op op = Op::Eq;
+  nlohmann::json operand;  // Eq/Ne: the value as written; Gt..Le: a number; Match: the pattern text
+  std::string text;        // as written, for messages
+  std::optional<std::regex> regex;
+
+  // nullopt when it holds, otherwise why not ("12 is not > 20").
+  std::optional<std::string> check(const nlohmann::json& actual) const;
+};
+
+struct FactExpectation {
+  std::string fact;
+  Matcher matcher;
+  Mark mark;
+};
+
+struct Expectation {
+  Outcome outcome = Outcome::Ok;
+  std::vector<FactExpectation> facts;
+};
+
+struct StepSpec {
+  int index = 0;        // 0-based position in the scenario
+  std::string kind;
+  std::string name;     // given, or "KIND-N" (1-based) when not
+  bool named = false;   // the user gave the name
+  std::optional<std::string> netns;
+  Expectation expect;
+  std::optional<Duration> timeout;  // unset: the kind's default
+  int retries = 0;
+  Duration delay{1000};
+  std::vector<std::string> tags;
+  nlohmann::json params;                // object (or the scalar, for scalar kinds); defaults filled in
+  std::map<std::string, Mark> marks;    // "" -> the kind key; "dev", "server.netns" -> a parameter's value
+  Mark mark;                            // the step itself
+
+  Mark mark_of(const std::string& path) const;  // nearest known mark
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;          // also the id used for the journal, lock and marks
+  std::string description;
+  std::map<std::string, std::string> vars;  // after --var overrides
+  std::optional<std::string> vm_kernel;     // vm: {kernel: "7.3"}
+  std::vector<StepSpec> steps;
+
+  const StepSpec* find_step(const std::string& name) const;
+};
+
+}  // namespace rxerun

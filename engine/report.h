@@ -1,0 +1,145 @@
+#pragma once
+// What a run produced, and the one interface through which output leaves the
+// engine (ninja habit): a streaming Reporter for the terminal, and functions
+// that turn the final RunReport into JSON and JUnit files.
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/duration.h"
+#include "engine/model.h"
+#include "engine/result.h"
+
+namespace rxerun {
+
+enum class StepStatus {
+  Passed,       // the expectation held at the first attempt
+  Flaky,        // the expectation held, but only after retries
+  Failed,       // the expectation did not hold
+  Error,        // the step could not run (environment, permission, bad value at run time)
+  Skipped,      // left out by --only/--skip
+  NotRun,       // not reached: an earlier step failed or the run was interrupted
+  Interrupted,  // Ctrl-C/SIGTERM arrived while it ran
+};
+std::string_view to_string(StepStatus s);
+
+struct StepReport {
+  int index = 0;
+  std::string name;
+  std::string kind;
+  std::string netns;  // "" when the step ran in rxerun's own namespace
+  std::vector<std::string> tags;
+  StepStatus status = StepStatus::NotRun;
+  Outcome outcome = Outcome::Ok;   // what the step did (last attempt)
+  Outcome expected = Outcome::Ok;  // what the scenario expected
+  nlohmann::json facts = nlohmann::json::object();
+  std::vector<std::string> failures;  // each unmet expectation, one line each
+  std::string message;                // the step's own word on a failure or error
+  std::vector<std::string> hints;     // likely causes
+  int attempts = 0;
+  Duration duration{0};
+};
+
+struct UndoReport {
+  std::string step;     // the step whose change this undoes
+  std::string kind;
+  std::string summary;  // "delete veth vA"
+  bool ok = true;
+  std::string error;    // when !ok: what was left behind and why
+  Duration duration{0};
+};
+
+struct CleanupReport {
+  std::string phase;  // "preclean" or "cleanup"
+  bool kept = false;  // --keep: nothing undone on purpose
+  std::vector<UndoReport> undos;
+  bool clean() const;  // every undo succeeded (or kept)
+};
+
+struct RunReport {
+  std::string file;
+  std::string scenario;
+  std::string description;
+  std::string started_at;  // ISO 8601, UTC
+  Duration duration{0};
+  nlohmann::json host = nlohmann::json::object();  // kernel, hostname, rxerun version
+  std::vector<StepReport> steps;
+  CleanupReport preclean;
+  CleanupReport cleanup;
+  bool interrupted = false;
+  int exit_code = 0;
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void run_started(const Scenario&) {}
+  virtual void step_started(const StepSpec&) {}
+  virtual void step_finished(const StepReport&) {}
+  virtual void cleanup_started(std::string_view /*phase*/, std::size_t /*pending*/) {}
+  virtual void undo_finished(const UndoReport&) {}
+  virtual void cleanup_finished(const CleanupReport&) {}
+  virtual void run_finished(const RunReport&) {}
+  virtual void note(std::string_view /*text*/) {}  // "interrupted: cleaning up"
+};
+
+// Fans every call out to several reporters.
+class MultiReporter final : public Reporter {
+ public:
+  void add(Reporter& r) { reporters_.push_back(&r); }
+  void run_started(const Scenario& s) override;
+  void step_started(const StepSpec& s) override;
+  void step_finished(const StepReport& r) override;
+  void cleanup_started(std::string_view phase, std::size_t pending) override;
+  void undo_finished(const UndoReport& r) override;
+  void cleanup_finished(const CleanupReport& r) override;
+  void run_finished(const RunReport& r) override;
+  void note(std::string_view text) override;
+
+ private:
+  std::vector<Reporter*> reporters_;
+};
+
+enum class Verbosity { Quiet, Normal, Verbose };
+
+struct TerminalStyle {
+  bool color = false;
+  Verbosity verbosity = Verbosity::Normal;
+};
+
+// One line per step (status, name, duration, key facts), failures with their
+// reasons and hints, the cleanup, a summary line.
+class TerminalReporter final : public Reporter {
+ public:
+  TerminalReporter(std::FILE* out, TerminalStyle style);
+  void run_started(const Scenario& s) override;
+  void step_started(const StepSpec& s) override;
+  void step_finished(const StepReport& r) override;
+  void cleanup_started(std::string_view phase, std::size_t pending) override;
+  void undo_finished(const UndoReport& r) override;
+  void cleanup_finished(const CleanupReport& r) override;
+  void run_finished(const RunReport& r) override;
+  void note(std::string_view text) override;
+
+ private:
+  std::FILE* out_;
+  TerminalStyle style_;
+};
+
+nlohmann::json to_json(const RunReport& report);
+std::string to_junit_xml(const RunReport& report);
+
+// "json:PATH" or "junit:PATH"; nullopt with `error` set when malformed.
+struct ReportTarget {
+  enum class Format { Json, Junit } format;
+  std::string path;
+};
+std::optional<ReportTarget> parse_report_target(std::string_view spec, std::string* error);
+Result<void> write_report(const ReportTarget& target, const RunReport& report);
+
+}  // namespace rxerun

@@ -1,0 +1,131 @@
+// to_json: the --report json:PATH file. Its key names are a contract with
+// whatever reads the file (CI dashboards, scripts); add keys, never rename.
+//
+// {
+//   "report_version": 1,           bumped only if a key changes meaning
+//   "rxerun": "0.1.0",             the version that ran (host.rxerun, else this build)
+//   "file": "scenarios/x.yaml", "scenario": "x", "description": "...",
+//   "started_at": "2024-05-01T10:00:00Z",   ISO 8601, UTC
+//   "duration_s": 0.72,            seconds, a float (every *_s key is)
+//   "exit_code": 1,                as product.md, "Command line"
+//   "interrupted": false,
+//   "host": {...},                 as the runner found it: kernel, hostname, module versions
+//   "steps": [{
+//     "index": 0,                  0-based position in the scenario
+//     "name", "kind",
+//     "netns": "lab" | null,       null: rxerun's own namespace
+//     "tags": ["slow"],
+//     "status": "passed" | "flaky" | "failed" | "error" | "skipped" | "not-run" | "interrupted",
+//     "outcome": "ok" | "fail" | "timeout" | "error",   what the step did (last attempt)
+//     "expected": same values,     what the scenario expected
+//     "attempts": 1, "duration_s": 0.1,
+//     "facts": {...},              as the step reported them (DEV.COUNTER deltas included)
+//     "failures": ["..."],         each unmet expectation
+//     "message": "...", "hints": ["..."]
+//   }],
+//   "preclean": CLEANUP, "cleanup": CLEANUP,
+//     CLEANUP = {"kept": false, "clean": true,
+//                "undos": [{"step", "kind", "summary", "ok", "error", "duration_s"}]}
+//   "summary": {"passed", "flaky", "failed", "errors", "skipped", "not_run", "interrupted"}
+//     disjoint counts (a flaky step is counted in "flaky" only); they add up
+//     to the number of steps.
+// }
+
+#include "engine/report.h"
+#include "engine/version.h"
+
+namespace rxerun {
+namespace {
+
+double seconds(Duration d) {
+  return static_cast<double>(d.count()) / 1000.0;
+}
+
+nlohmann::json cleanup_json(const CleanupReport& c) {
+  auto undos = nlohmann::json::array();
+  for (const auto& u : c.undos) {
+    undos.push_back({
+        {"step", u.step},
+        {"kind", u.kind},
+        {"summary", u.summary},
+        {"ok", u.ok},
+        {"error", u.error},
+        {"duration_s", seconds(u.duration)},
+    });
+  }
+  return {{"kept", c.kept}, {"clean", c.clean()}, {"undos", std::move(undos)}};
+}
+
+nlohmann::json step_json(const StepReport& s) {
+  return {
+      {"index", s.index},
+      {"name", s.name},
+      {"kind", s.kind},
+      {"netns", s.netns.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.netns)},
+      {"tags", s.tags},
+      {"status", std::string(to_string(s.status))},
+      {"outcome", std::string(to_string(s.outcome))},
+      {"expected", std::string(to_string(s.expected))},
+      {"attempts", s.attempts},
+      {"duration_s", seconds(s.duration)},
+      {"facts", s.facts.is_null() ? nlohmann::json::object() : s.facts},
+      {"failures", s.failures},
+      {"message", s.message},
+      {"hints", s.hints},
+  };
+}
+
+// The version that produced the run: the host record says so when the run
+// happened elsewhere (the lab VM); otherwise it is this build.
+std::string rxerun_version(const nlohmann::json& host) {
+  for (const char* key : {"rxerun", "rxerun_version"}) {
+    if (host.is_object() && host.contains(key) && host[key].is_string()) return host[key].get<std::string>();
+  }
+  return RXERUN_VERSION;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const RunReport& report) {
+  int passed = 0, flaky = 0, failed = 0, errors = 0, skipped = 0, not_run = 0, interrupted = 0;
+  auto steps = nlohmann::json::array();
+  for (const auto& s : report.steps) {
+    steps.push_back(step_json(s));
+    switch (s.status) {
+      case StepStatus::Passed: ++passed; break;
+      case StepStatus::Flaky: ++flaky; break;
+      case StepStatus::Failed: ++failed; break;
+      case StepStatus::Error: ++errors; break;
+      case StepStatus::Skipped: ++skipped; break;
+      case StepStatus::NotRun: ++not_run; break;
+      case StepStatus::Interrupted: ++interrupted; break;
+    }
+  }
+  return {
+      {"report_version", 1},
+      {"rxerun", rxerun_version(report.host)},
+      {"file", report.file},
+      {"scenario", report.scenario},
+      {"description", report.description},
+      {"started_at", report.started_at},
+      {"duration_s", seconds(report.duration)},
+      {"exit_code", report.exit_code},
+      {"interrupted", report.interrupted},
+      {"host", report.host.is_null() ? nlohmann::json::object() : report.host},
+      {"steps", std::move(steps)},
+      {"preclean", cleanup_json(report.preclean)},
+      {"cleanup", cleanup_json(report.cleanup)},
+      {"summary",
+       {
+           {"passed", passed},
+           {"flaky", flaky},
+           {"failed", failed},
+           {"errors", errors},
+           {"skipped", skipped},
+           {"not_run", not_run},
+           {"interrupted", interrupted},
+       }},
+  };
+}
+
+}  // namespace rxerun

@@ -1,0 +1,289 @@
+// to_junit_xml: the --report junit:PATH file, for CI systems that show test
+// results (GitLab, Jenkins, GitHub actions). One <testsuite> per run, one
+// <testcase> per step, plus a "cleanup" testcase (and "preclean" when it
+// undid anything) so that residue on the host fails the CI job's test view,
+// not only the console.
+//
+// Mapping of StepStatus:
+//   passed, flaky  -> a passing testcase (flaky: noted in <system-out>)
+//   failed         -> <failure type="expectation">
+//   error          -> <error type="error">
+//   interrupted    -> <error type="interrupted">
+//   skipped        -> <skipped>   (--only/--skip)
+//   not-run        -> <skipped>   (an earlier step failed, or Ctrl-C)
+// Facts go to <system-out> as KEY=VALUE lines.
+//
+// Written by hand: the format is small, and every piece of text that reaches
+// it (names, tool output, facts) goes through xml_text()/xml_attr().
+
+#include <fmt/format.h>
+
+#include "engine/report.h"
+
+namespace rxerun {
+namespace {
+
+// Decodes one UTF-8 sequence at `i`; returns its length, or 0 when invalid
+// (overlong, surrogate, truncated, beyond U+10FFFF).
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  std::size_t len = 0;
+  char32_t v = 0;
+  if (b0 < 0x80) {
+    *cp = b0;
+    return 1;
+  } else if ((b0 & 0xE0) == 0xC0) {
+    len = 2, v = b0 & 0x1F;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    len = 3, v = b0 & 0x0F;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    len = 4, v = b0 & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (b & 0x3F);
+  }
+  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (v < kMin[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  *cp = v;
+  return len;
+}
+
+// XML 1.0 "Char": anything else makes the whole file unparsable.
+bool xml_char(char32_t cp) {
+  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
+         (cp >= 0x10000 && cp <= 0x10FFFF);
+}
+
+// Escapes text for XML. Characters XML 1.0 forbids (most C0 controls) and
+// bytes that are not UTF-8 become a visible "\xNN" instead of vanishing, so
+// the reader still sees that a tool printed something odd. In attributes,
+// newlines and tabs are written as references, which survive attribute
+// normalisation.
+std::string xml_escape(std::string_view s, bool attribute) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 8);
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const std::size_t len = utf8_sequence(s, i, &cp);
+    if (len == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
+      ++i;
+      continue;
+    }
+    switch (cp) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\n': out += attribute ? "&#10;" : "\n"; break;
+      case '\t': out += attribute ? "&#9;" : "\t"; break;
+      default:
+        if (!xml_char(cp)) {
+          out += cp < 0x100 ? fmt::format("\\x{:02x}", static_cast<unsigned>(cp))
+                            : fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
+        } else {
+          out.append(s.substr(i, len));
+        }
+    }
+    i += len;
+  }
+  return out;
+}
+
+std::string xml_text(std::string_view s) {
+  return xml_escape(s, false);
+}
+std::string xml_attr(std::string_view s) {
+  return xml_escape(s, true);
+}
+
+std::string seconds(Duration d) {
+  return fmt::format("{:.3f}", static_cast<double>(d.count()) / 1000.0);
+}
+
+std::string first_line(std::string_view s) {
+  const auto nl = s.find('\n');
+  return std::string(nl == std::string_view::npos ? s : s.substr(0, nl));
+}
+
+std::string fact_lines(const nlohmann::json& facts) {
+  std::string out;
+  if (!facts.is_object()) return out;
+  for (const auto& [key, value] : facts.items()) {
+    const std::string v = value.is_string() ? value.get<std::string>()
+                                            : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out += fmt::format("{}={}\n", key, v);
+  }
+  return out;
+}
+
+// One <testcase> as it is being put together.
+struct Case {
+  std::string name;
+  Duration time{0};
+  std::string result;      // "", or the <failure>/<error>/<skipped> element
+  std::string system_out;  // raw text, escaped on output
+};
+
+std::string result_element(std::string_view tag, std::string_view type, std::string_view message,
+                           std::string_view body) {
+  std::string type_attr = type.empty() ? "" : fmt::format(" type=\"{}\"", xml_attr(type));
+  if (body.empty()) return fmt::format("<{} message=\"{}\"{}/>", tag, xml_attr(message), type_attr);
+  return fmt::format("<{} message=\"{}\"{}>{}</{}>", tag, xml_attr(message), type_attr, xml_text(body), tag);
+}
+
+Case step_case(const StepReport& s) {
+  Case c;
+  c.name = fmt::format("{} ({})", s.name, s.kind);
+  c.time = s.duration;
+  std::string out;
+  switch (s.status) {
+    case StepStatus::Passed:
+      if (s.expected != Outcome::Ok) out += fmt::format("outcome: {}, as expected\n", to_string(s.outcome));
+      break;
+    case StepStatus::Flaky: out += fmt::format("flaky: passed on attempt {}\n", s.attempts); break;
+    case StepStatus::Failed: {
+      std::string body;
+      for (const auto& f : s.failures) body += f + "\n";
+      if (s.failures.empty() && s.outcome != s.expected) {
+        body += fmt::format("expected {}, got {}\n", to_string(s.expected), to_string(s.outcome));
+      }
+      if (!s.message.empty()) body += s.message + "\n";
+      for (const auto& h : s.hints) body += "hint: " + h + "\n";
+      c.result = result_element("failure", "expectation", first_line(body.empty() ? "failed" : body), body);
+      break;
+    }
+    case StepStatus::Error: {
+      std::string body;
+      if (!s.message.empty()) body += s.message + "\n";
+      for (const auto& f : s.failures) body += f + "\n";
+      for (const auto& h : s.hints) body += "hint: " + h + "\n";
+      c.result = result_element("error", "error", first_line(body.empty() ? "the step could not run" : body), body);
+      break;
+    }
+    case StepStatus::Interrupted: {
+      std::string body = s.message.empty() ? "" : s.message + "\n";
+      c.result = result_element("error", "interrupted", "interrupted while it ran", body);
+      break;
+    }
+    case StepStatus::Skipped:
+      c.result =
+          result_element("skipped", "",
+                         s.tags.empty() ? "left out by --only/--skip"
+                                        : fmt::format("left out by --only/--skip (tags: {})", fmt::join(s.tags, ",")),
+                         "");
+      break;
+    case StepStatus::NotRun:
+      c.result = result_element("skipped", "", "not run: an earlier step failed or the run was interrupted", "");
+      break;
+  }
+  if (!s.netns.empty()) out += fmt::format("netns: {}\n", s.netns);
+  if (s.attempts > 1 && s.status != StepStatus::Flaky) out += fmt::format("attempts: {}\n", s.attempts);
+  out += fact_lines(s.facts);
+  c.system_out = std::move(out);
+  return c;
+}
+
+Case cleanup_case(const CleanupReport& cr, std::string_view name, std::string_view file) {
+  Case c;
+  c.name = std::string(name);
+  std::string done, left;
+  std::size_t failed = 0;
+  for (const auto& u : cr.undos) {
+    c.time += u.duration;
+    const std::string where = u.step.empty() ? "" : fmt::format(" (step {})", u.step);
+    if (u.ok) {
+      done += fmt::format("undone: {}{}\n", u.summary, where);
+    } else {
+      ++failed;
+      left += fmt::format("left behind: {}{}: {}\n", u.summary, where, u.error.empty() ? "failed" : u.error);
+    }
+  }
+  if (cr.kept) {
+    c.result = result_element(
+        "skipped", "", fmt::format("kept (--keep): the lab is still up; `rxerun cleanup {}` removes it", file), "");
+  } else if (!cr.clean()) {
+    left += fmt::format("`rxerun cleanup {}` tries again\n", file);
+    c.result = result_element(
+        "failure", std::string(name),
+        fmt::format("{} left {} change{} behind on the host", name, failed, failed == 1 ? "" : "s"), left);
+  }
+  c.system_out = done;
+  return c;
+}
+
+}  // namespace
+
+std::string to_junit_xml(const RunReport& report) {
+  std::vector<Case> cases;
+  for (const auto& s : report.steps) cases.push_back(step_case(s));
+  const std::string file = report.file.empty() ? "SCENARIO.yaml" : report.file;
+  if (!report.preclean.undos.empty() || !report.preclean.clean()) {
+    cases.push_back(cleanup_case(report.preclean, "preclean", file));
+  }
+  cases.push_back(cleanup_case(report.cleanup, "cleanup", file));
+
+  std::size_t failures = 0, errors = 0, skipped = 0;
+  for (const auto& c : cases) {
+    failures += c.result.starts_with("<failure") ? 1 : 0;
+    errors += c.result.starts_with("<error") ? 1 : 0;
+    skipped += c.result.starts_with("<skipped") ? 1 : 0;
+  }
+
+  std::string hostname = "unknown";
+  if (report.host.is_object() && report.host.contains("hostname") && report.host["hostname"].is_string()) {
+    hostname = report.host["hostname"].get<std::string>();
+  }
+  const std::string suite = xml_attr(report.scenario);
+  const std::string counts = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\"",
+                                         cases.size(), failures, errors, skipped, seconds(report.duration));
+
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += fmt::format("<testsuites name=\"rxerun\" {}>\n", counts);
+  // An empty timestamp would not be an ISO 8601 time: leave it out instead.
+  const std::string timestamp =
+      report.started_at.empty() ? "" : fmt::format(" timestamp=\"{}\"", xml_attr(report.started_at));
+  xml += fmt::format("  <testsuite name=\"{}\" {}{} hostname=\"{}\">\n", suite, counts, timestamp, xml_attr(hostname));
+
+  // Run-level facts a CI reader may want next to the results.
+  xml += "    <properties>\n";
+  auto property = [&](std::string_view name, std::string_view value) {
+    xml += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_attr(name), xml_attr(value));
+  };
+  property("file", report.file);
+  if (!report.description.empty()) property("description", report.description);
+  property("exit_code", std::to_string(report.exit_code));
+  property("interrupted", report.interrupted ? "true" : "false");
+  if (report.host.is_object()) {
+    for (const auto& [key, value] : report.host.items()) {
+      property("host." + key, value.is_string() ? value.get<std::string>()
+                                                : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+  }
+  xml += "    </properties>\n";
+
+  const std::string classname = xml_attr("rxerun." + report.scenario);
+  for (const auto& c : cases) {
+    xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\"", classname, xml_attr(c.name),
+                       seconds(c.time));
+    if (c.result.empty() && c.system_out.empty()) {
+      xml += "/>\n";
+      continue;
+    }
+    xml += ">\n";
+    if (!c.result.empty()) xml += "      " + c.result + "\n";
+    if (!c.system_out.empty()) xml += fmt::format("      <system-out>{}</system-out>\n", xml_text(c.system_out));
+    xml += "    </testcase>\n";
+  }
+  xml += "  </testsuite>\n</testsuites>\n";
+  return xml;
+}
+
+}  // namespace rxerun

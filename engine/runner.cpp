@@ -1,0 +1,348 @@
+#include "engine/runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "engine/checks.h"
+#include "engine/step.h"
+#include "engine/vars.h"
+
+namespace rxerun {
+
+namespace {
+
+Duration since(sys::Clock& clock, sys::SteadyTime start) {
+  return std::chrono::duration_cast<Duration>(clock.now() - start);
+}
+
+bool intersects(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return std::find(b.begin(), b.end(), x) != b.end(); });
+}
+
+std::string join_keys(const nlohmann::json& facts) {
+  std::string out;
+  for (const auto& [k, v] : facts.items()) out += (out.empty() ? "" : ", ") + k;
+  return out.empty() ? "none" : out;
+}
+
+// Everything that keeps a step from passing, one line each.
+std::vector<std::string> unmet(const Expectation& expect, const StepResult& result) {
+  std::vector<std::string> out;
+  if (result.outcome != expect.outcome) {
+    out.push_back(fmt::format("expected {}, got {}{}", to_string(expect.outcome), to_string(result.outcome),
+                              result.message.empty() ? "" : ": " + result.message));
+  }
+  if (result.outcome == Outcome::Error) return out;
+  for (const auto& fe : expect.facts) {
+    if (!result.facts.contains(fe.fact)) {
+      out.push_back(fmt::format("fact {} was not reported (reported: {})", fe.fact, join_keys(result.facts)));
+    } else if (auto why = fe.matcher.check(result.facts.at(fe.fact))) {
+      out.push_back(fmt::format("fact {}: {}", fe.fact, *why));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// What a running step sees of the engine.
+class Runner::Context final : public StepContext {
+ public:
+  Context(Runner& runner, const StepSpec& step, sys::SteadyTime deadline)
+      : runner_(runner), step_(step), deadline_(deadline) {}
+
+  sys::System& sys() override { return runner_.sys_; }
+  const std::string& scenario() const override { return runner_.scenario_name_; }
+  const StepSpec& step() const override { return step_; }
+  sys::SteadyTime deadline() const override { return deadline_; }
+
+  Result<void> will_change(nlohmann::json args, std::string summary) override {
+    JournalEntry e{0, step_.name, step_.kind, step_.netns.value_or(""), std::move(summary), std::move(args)};
+    auto r = runner_.journal_.append(std::move(e));
+    if (!r) return r.error();
+    return {};
+  }
+
+  Result<nlohmann::json> revert(const std::string& step_name) override { return runner_.revert(step_name); }
+
+ private:
+  Runner& runner_;
+  const StepSpec& step_;
+  sys::SteadyTime deadline_;
+};
+
+namespace {
+class SimpleUndoContext final : public UndoContext {
+ public:
+  SimpleUndoContext(sys::System& sys, const std::string& scenario) : sys_(sys), scenario_(scenario) {}
+  sys::System& sys() override { return sys_; }
+  const std::string& scenario() const override { return scenario_; }
+
+ private:
+  sys::System& sys_;
+  const std::string& scenario_;
+};
+}  // namespace
+
+Runner::Runner(const Registry& registry, sys::System& sys, Journal& journal, Reporter& reporter, RunOptions options)
+    : registry_(registry), sys_(sys), journal_(journal), reporter_(reporter), options_(std::move(options)) {}
+
+RunReport Runner::run(const Scenario& scenario) {
+  scenario_name_ = scenario.name;
+  facts_.clear();
+  statuses_.clear();
+
+  RunReport report;
+  report.file = scenario.file;
+  report.scenario = scenario.name;
+  report.description = scenario.description;
+  const auto start = sys_.clock.now();
+  reporter_.run_started(scenario);
+
+  report.preclean.phase = "preclean";
+  if (!options_.planning && !journal_.pending().empty()) report.preclean = cleanup(scenario.name, "preclean");
+
+  bool stop = !report.preclean.clean();
+  for (const auto& step : scenario.steps) {
+    StepReport sr;
+    if (stop || sys_.interrupt.requested()) {
+      sr = StepReport{.index = step.index, .name = step.name, .kind = step.kind, .netns = step.netns.value_or(""),
+                      .tags = step.tags, .status = StepStatus::NotRun, .expected = step.expect.outcome};
+      sr.message = sys_.interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
+    } else {
+      sr = run_step(scenario, step);
+    }
+    statuses_[step.name] = sr.status;
+    if (sr.status == StepStatus::Interrupted) report.interrupted = true;
+    if (!options_.planning && (sr.status == StepStatus::Failed || sr.status == StepStatus::Error ||
+                               sr.status == StepStatus::Interrupted))
+      stop = true;
+    reporter_.step_finished(sr);
+    report.steps.push_back(std::move(sr));
+  }
+  if (sys_.interrupt.requested()) report.interrupted = true;
+
+  if (report.interrupted) {
+    reporter_.note("interrupted: cleaning up");
+    sys_.interrupt.clear();  // cleanup must still be able to wait for things
+  }
+  if (options_.keep) {
+    report.cleanup.phase = "cleanup";
+    report.cleanup.kept = true;
+    reporter_.cleanup_finished(report.cleanup);
+  } else {
+    report.cleanup = cleanup(scenario.name, "cleanup");
+  }
+  if (sys_.interrupt.requested()) report.interrupted = true;
+  report.duration = since(sys_.clock, start);
+  report.exit_code = exit_code_for(report);
+  reporter_.run_finished(report);
+  return report;
+}
+
+std::optional<std::string> Runner::skip_reason(const Scenario& scenario, const StepSpec& step) const {
+  if (intersects(step.tags, options_.skip)) return "skipped by --skip";
+  if (!options_.only.empty() && !step.tags.empty() && !intersects(step.tags, options_.only))
+    return "skipped: not selected by --only";
+  if (step.kind == "revert" && step.params.is_string()) {
+    auto it = statuses_.find(step.params.get<std::string>());
+    if (it != statuses_.end() && it->second == StepStatus::Skipped) return "skipped: the step it reverts was skipped";
+  }
+  (void)scenario;
+  return std::nullopt;
+}
+
+StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
+  StepReport sr{.index = step.index, .name = step.name, .kind = step.kind, .netns = step.netns.value_or(""),
+                .tags = step.tags, .expected = step.expect.outcome};
+  if (auto why = skip_reason(scenario, step)) {
+    sr.status = StepStatus::Skipped;
+    sr.message = *why;
+    return sr;
+  }
+  const Kind* kind = registry_.find(step.kind);
+  if (!kind) {  // the loader rejects unknown kinds; a journal or test may not
+    sr.status = StepStatus::Error;
+    sr.message = "unknown step kind '" + step.kind + "'";
+    return sr;
+  }
+  reporter_.step_started(step);
+  return attempt_loop(scenario, step, *kind);
+}
+
+sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
+  Duration timeout = step.timeout.value_or(kind.spec.default_timeout.value_or(options_.default_timeout));
+  if (timeout <= Duration::zero()) return sys::SteadyTime::max();
+  return sys_.clock.now() + timeout;
+}
+
+StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind) {
+  StepReport sr{.index = step.index, .name = step.name, .kind = step.kind, .netns = step.netns.value_or(""),
+                .tags = step.tags, .expected = step.expect.outcome};
+  const auto start = sys_.clock.now();
+
+  // Parameters that read earlier steps' facts are expanded and checked now.
+  nlohmann::json params = step.params;
+  if (has_step_references(params)) {
+    if (options_.planning) {
+      sr.status = StepStatus::Skipped;
+      sr.message = "its parameters use facts of earlier steps, known only at run time: not previewed";
+      if (sys_.recorder) sys_.recorder->record({sr.message, ""});
+      return sr;
+    }
+    FactLookup lookup = [this](const std::string& s, const std::string& f) -> std::optional<nlohmann::json> {
+      auto it = facts_.find(s);
+      if (it == facts_.end() || !it->second.contains(f)) return std::nullopt;
+      return it->second.at(f);
+    };
+    std::vector<std::string> earlier;
+    for (const auto& s : scenario.steps)
+      if (s.index < step.index) earlier.push_back(s.name);
+    Diagnostics diags;
+    if (auto r = expand_json(params, {}, &lookup); !r) {
+      Mark m = step.mark_of("");
+      diags.push_back({scenario.file, m, r.error().message});
+    } else {
+      diags = check_params(kind.spec, params, step, scenario.file, earlier);
+    }
+    if (!diags.empty()) {
+      sr.status = StepStatus::Error;
+      sr.outcome = Outcome::Error;
+      sr.message = diags.front().to_string();
+      sr.duration = since(sys_.clock, start);
+      return sr;
+    }
+  }
+
+  const int max_attempts = 1 + std::max(0, step.retries);
+  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    sr.attempts = attempt;
+    StepResult result;
+    {
+      std::unique_ptr<sys::NetnsScope> scope;
+      if (step.netns) {
+        auto entered = sys_.netns.enter(*step.netns);
+        if (!entered) {
+          result = StepResult::error(entered.error());
+        } else {
+          scope = std::move(entered).value();
+        }
+      }
+      if (result.outcome != Outcome::Error) {
+        const auto deadline = deadline_for(step, kind);
+        Context ctx(*this, step, deadline);
+        Params p(params, step, scenario.file);
+        result = kind.run(p, ctx);
+        // A step that overran its deadline timed out, whatever it says.
+        if (result.outcome != Outcome::Error && deadline != sys::SteadyTime::max() && sys_.clock.now() > deadline)
+          result.outcome = Outcome::Timeout;
+      }
+    }
+    sr.outcome = result.outcome;
+    sr.facts = result.facts;
+    sr.message = result.message;
+    sr.hints = result.hints;
+    facts_[step.name] = result.facts;
+
+    if (sys_.interrupt.requested()) {
+      sr.status = StepStatus::Interrupted;
+      sr.failures = {"interrupted"};
+      break;
+    }
+    sr.failures = unmet(step.expect, result);
+    if (sr.failures.empty()) {
+      sr.status = attempt == 1 ? StepStatus::Passed : StepStatus::Flaky;
+      break;
+    }
+    if (result.outcome == Outcome::Error) {
+      sr.status = StepStatus::Error;
+      break;
+    }
+    sr.status = StepStatus::Failed;
+    if (attempt < max_attempts &&
+        sys_.clock.wait_until(sys_.clock.now() + step.delay, sys_.interrupt) == sys::WaitResult::Interrupted) {
+      sr.status = StepStatus::Interrupted;
+      break;
+    }
+  }
+  sr.duration = since(sys_.clock, start);
+  return sr;
+}
+
+UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
+  UndoReport ur{.step = entry.step, .kind = entry.kind, .summary = entry.summary};
+  const auto start = sys_.clock.now();
+  const Kind* kind = registry_.find(entry.kind);
+  auto finish = [&](Result<void> r) {
+    if (r) {
+      if (auto m = journal_.mark_undone(entry.seq); !m) r = m;
+    }
+    if (!r) {
+      ur.ok = false;
+      ur.error = r.error().message;
+      if (r.error().code) ur.error += std::string(": ") + std::strerror(r.error().code);
+    }
+    ur.duration = since(sys_.clock, start);
+    return ur;
+  };
+  if (!kind || !kind->undo) {
+    return finish(make_error("no undo for step kind '" + entry.kind + "' (journal written by another rxerun version?)"));
+  }
+  std::unique_ptr<sys::NetnsScope> scope;
+  if (!entry.netns.empty()) {
+    auto entered = sys_.netns.enter(entry.netns);
+    // A namespace that is gone took everything inside it along.
+    if (!entered && entered.error().code == ENOENT) return finish({});
+    if (!entered) return finish(entered.error());
+    scope = std::move(entered).value();
+  }
+  SimpleUndoContext uctx(sys_, scenario_name_);
+  auto r = kind->undo(entry.args, uctx);
+  if (!r) return finish(r.error());
+  if (facts && r->is_object()) facts->update(*r);
+  return finish({});
+}
+
+Result<nlohmann::json> Runner::revert(const std::string& step_name) {
+  std::vector<JournalEntry> mine;
+  for (const auto& e : journal_.pending())
+    if (e.step == step_name) mine.push_back(e);
+  nlohmann::json facts = nlohmann::json::object();
+  for (auto it = mine.rbegin(); it != mine.rend(); ++it) {
+    UndoReport ur = undo(*it, &facts);
+    if (!ur.ok) return make_error("could not undo '" + ur.summary + "': " + ur.error);
+  }
+  return facts;
+}
+
+CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view phase) {
+  scenario_name_ = scenario_name;
+  CleanupReport report;
+  report.phase = std::string(phase);
+  std::vector<JournalEntry> pending = journal_.pending();  // copy: undo() shrinks it
+  reporter_.cleanup_started(phase, pending.size());
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    report.undos.push_back(undo(*it, nullptr));
+    reporter_.undo_finished(report.undos.back());
+  }
+  journal_.remove_if_clean();
+  reporter_.cleanup_finished(report);
+  return report;
+}
+
+int exit_code_for(const RunReport& report) {
+  auto any = [&](StepStatus s) {
+    return std::any_of(report.steps.begin(), report.steps.end(), [&](const StepReport& r) { return r.status == s; });
+  };
+  if (report.interrupted) return 130;
+  if (!report.preclean.clean() || any(StepStatus::Error)) return 3;
+  if (!report.cleanup.clean()) return 4;
+  if (any(StepStatus::Failed)) return 1;
+  return 0;
+}
+
+}  // namespace rxerun

@@ -1,0 +1,64 @@
+#pragma once
+// The runner: preclean, the steps in order, cleanup. It owns what steps must
+// not: timeouts, retries and delays, expectations, tags, `revert`, the
+// journal of changes, Ctrl-C, and the exit code.
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/journal.h"
+#include "engine/model.h"
+#include "engine/registry.h"
+#include "engine/report.h"
+#include "sys/system.h"
+
+namespace rxerun {
+
+struct RunOptions {
+  bool keep = false;                // leave the lab up; `rxerun cleanup` removes it later
+  std::vector<std::string> only;    // run tagged steps only when they carry one of these (untagged steps always run)
+  std::vector<std::string> skip;    // never run steps carrying one of these
+  Duration default_timeout{30'000}; // for kinds that declare none
+  bool planning = false;            // `plan`: go on past failures; leave out steps that need run-time facts
+};
+
+class Runner {
+ public:
+  Runner(const Registry& registry, sys::System& sys, Journal& journal, Reporter& reporter, RunOptions options = {});
+
+  // Preclean, steps, cleanup; the report carries the exit code.
+  RunReport run(const Scenario& scenario);
+
+  // Undoes every change pending in the journal, newest first (the cleanup
+  // command, and a run's preclean and cleanup).
+  CleanupReport cleanup(const std::string& scenario_name, std::string_view phase);
+
+ private:
+  class Context;
+  friend class Context;
+
+  StepReport run_step(const Scenario& scenario, const StepSpec& step);
+  StepReport attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind);
+  std::optional<std::string> skip_reason(const Scenario& scenario, const StepSpec& step) const;
+  Result<nlohmann::json> revert(const std::string& step_name);
+  UndoReport undo(const JournalEntry& entry, nlohmann::json* facts);
+  sys::SteadyTime deadline_for(const StepSpec& step, const Kind& kind);
+
+  const Registry& registry_;
+  sys::System& sys_;
+  Journal& journal_;
+  Reporter& reporter_;
+  RunOptions options_;
+  std::string scenario_name_;
+  std::map<std::string, nlohmann::json> facts_;     // by step name, for {{steps.NAME.FACT}}
+  std::map<std::string, StepStatus> statuses_;      // by step name
+};
+
+// The exit code product.md promises, from what the run did.
+int exit_code_for(const RunReport& report);
+
+}  // namespace rxerun

@@ -1,0 +1,121 @@
+#include "engine/schema.h"
+
+namespace rxerun {
+
+namespace {
+
+using nlohmann::json;
+
+// Any string may hold a {{variable}}; typed parameters accept one too.
+json or_template(json schema) { return json{{"anyOf", json::array({std::move(schema), {{"$ref", "#/definitions/template"}}})}}; }
+
+json param_schema(const ParamSpec& p) {
+  json s;
+  switch (p.type) {
+    case ParamType::String: s = {{"type", "string"}}; break;
+    case ParamType::Int: {
+      json i = {{"type", "integer"}};
+      if (p.min) i["minimum"] = *p.min;
+      if (p.max) i["maximum"] = *p.max;
+      s = or_template(i);
+      break;
+    }
+    case ParamType::Bool: s = or_template({{"type", "boolean"}}); break;
+    case ParamType::OnOff: s = {{"$ref", "#/definitions/on_off"}}; break;
+    case ParamType::Duration: s = {{"$ref", "#/definitions/duration"}}; break;
+    case ParamType::IfName: s = {{"$ref", "#/definitions/ifname"}}; break;
+    case ParamType::NetnsName: s = {{"$ref", "#/definitions/netns"}}; break;
+    case ParamType::Address: s = {{"type", "string"}, {"minLength", 2}}; break;
+    case ParamType::Cidr: s = {{"type", "string"}, {"pattern", "/|\\{\\{"}}; break;
+    case ParamType::AddressList: s = {{"type", "array"}, {"items", {{"type", "string"}}}}; break;
+    case ParamType::Enum: s = or_template({{"enum", p.choices}}); break;
+    case ParamType::Scalar: s = {{"type", json::array({"string", "number", "boolean"})}}; break;
+    case ParamType::StepRef: s = {{"type", "string"}}; break;
+    case ParamType::Object: {
+      json props = json::object();
+      json required = json::array();
+      for (const auto& f : p.fields) {
+        props[f.name] = param_schema(f);
+        if (f.required) required.push_back(f.name);
+      }
+      s = {{"type", "object"}, {"properties", props}, {"additionalProperties", false}};
+      if (!required.empty()) s["required"] = required;
+      break;
+    }
+  }
+  if (!p.help.empty()) s["description"] = p.help;
+  if (!p.default_value.is_null()) s["default"] = p.default_value;
+  return s;
+}
+
+json kind_value_schema(const KindSpec& k) {
+  if (k.scalar) return param_schema(*k.scalar);
+  json props = json::object();
+  json required = json::array();
+  for (const auto& p : k.params) {
+    props[p.name] = param_schema(p);
+    if (p.required) required.push_back(p.name);
+  }
+  json s = {{"type", required.empty() ? json::array({"object", "null"}) : json("object")}, {"properties", props}};
+  s["additionalProperties"] = k.extra ? param_schema(*k.extra) : json(false);
+  if (!required.empty()) s["required"] = required;
+  s["description"] = k.summary;
+  return s;
+}
+
+json step_schema(const KindSpec& k) {
+  json props = {
+      {k.name, kind_value_schema(k)},
+      {"name", {{"type", "string"}, {"pattern", "^[A-Za-z0-9_.-]+$"}, {"description", "label; how later steps refer to it"}}},
+      {"netns", {{"$ref", "#/definitions/netns"}}},
+      {"expect", {{"$ref", "#/definitions/expect"}}},
+      {"timeout", {{"$ref", "#/definitions/duration"}}},
+      {"retries", {{"type", "integer"}, {"minimum", 0}, {"maximum", 100}}},
+      {"delay", {{"$ref", "#/definitions/duration"}}},
+      {"tags", {{"anyOf", json::array({{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}}})}}},
+  };
+  return {{"title", k.name},
+          {"description", k.summary},
+          {"type", "object"},
+          {"properties", props},
+          {"required", json::array({k.name})},
+          {"additionalProperties", false}};
+}
+
+}  // namespace
+
+json scenario_schema(const Registry& registry) {
+  json steps = json::array();
+  for (const auto& k : registry.kinds()) steps.push_back(step_schema(k.spec));
+  json definitions = {
+      {"template", {{"type", "string"}, {"pattern", "\\{\\{[^}]+\\}\\}"}}},
+      {"duration", {{"type", "string"}, {"pattern", "^([0-9]+(\\.[0-9]+)?(ms|s|m|h)|.*\\{\\{.*\\}\\}.*)$"}}},
+      {"ifname", {{"type", "string"}, {"pattern", "^([^/\\s]{1,15}|.*\\{\\{.*\\}\\}.*)$"}}},
+      {"netns", {{"type", "string"}, {"pattern", "^[^/\\s]+$"}}},
+      {"on_off", {{"anyOf", json::array({{{"type", "boolean"}}, {{"enum", {"on", "off"}}}, {{"$ref", "#/definitions/template"}}})}}},
+      {"outcome", {{"enum", {"ok", "fail", "timeout"}}}},
+      {"matcher", {{"type", json::array({"string", "number", "boolean"})}}},
+      {"expect",
+       {{"anyOf", json::array({{{"$ref", "#/definitions/outcome"}},
+                               {{"type", "object"},
+                                {"properties", {{"outcome", {{"$ref", "#/definitions/outcome"}}}}},
+                                {"additionalProperties", {{"$ref", "#/definitions/matcher"}}}}})}}},
+  };
+  return {
+      {"$schema", "http://json-schema.org/draft-07/schema#"},
+      {"title", "rxerun scenario"},
+      {"description", "A Soft-RoCE lab: steps that build it, check it and inject faults; rxerun cleans up."},
+      {"type", "object"},
+      {"required", json::array({"steps"})},
+      {"additionalProperties", false},
+      {"properties",
+       {{"name", {{"type", "string"}, {"pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}},
+        {"description", {{"type", "string"}}},
+        {"vars", {{"type", "object"}, {"additionalProperties", {{"type", json::array({"string", "number", "boolean"})}}}}},
+        {"vm", {{"type", "object"}, {"properties", {{"kernel", {{"type", "string"}}}}}, {"additionalProperties", false}}},
+        {"steps", {{"type", "array"}, {"minItems", 1}, {"items", {{"oneOf", steps}}}}}}},
+      {"definitions", definitions},
+  };
+}
+
+}  // namespace rxerun

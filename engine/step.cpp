@@ -1,0 +1,75 @@
+#include "engine/step.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rxerun {
+
+Params::Params(const nlohmann::json& values, const StepSpec& step, std::string file, std::string prefix)
+    : values_(values), step_(step), file_(std::move(file)), prefix_(std::move(prefix)) {}
+
+bool Params::has(std::string_view key) const {
+  return values_.is_object() && values_.contains(key) && !values_.at(std::string(key)).is_null();
+}
+
+const nlohmann::json& Params::at(std::string_view key) const { return values_.at(std::string(key)); }
+
+std::string Params::str(std::string_view key) const {
+  const auto& v = at(key);
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+long long Params::integer(std::string_view key) const { return at(key).get<long long>(); }
+
+bool Params::flag(std::string_view key) const { return at(key).get<bool>(); }
+
+Duration Params::duration(std::string_view key) const {
+  // The loader checked the spelling; a value that slipped through is a bug.
+  return parse_duration(at(key).get<std::string>()).value();
+}
+
+Params Params::object(std::string_view key) const {
+  return Params(at(key), step_, file_, prefix_ + std::string(key) + ".");
+}
+
+std::string Params::scalar_str() const {
+  return values_.is_string() ? values_.get<std::string>() : values_.dump();
+}
+
+std::string Params::where(std::string_view key) const {
+  Mark m = step_.mark_of(prefix_ + std::string(key));
+  return fmt::format("{}:{}:{}", file_, m.line, m.col);
+}
+
+StepResult StepResult::ok(nlohmann::json facts) { return {Outcome::Ok, std::move(facts), {}, {}}; }
+
+StepResult StepResult::fail(std::string message, nlohmann::json facts) {
+  return {Outcome::Fail, std::move(facts), std::move(message), {}};
+}
+
+StepResult StepResult::timeout(std::string message, nlohmann::json facts) {
+  return {Outcome::Timeout, std::move(facts), std::move(message), {}};
+}
+
+StepResult StepResult::error(std::string message) {
+  return {Outcome::Error, nlohmann::json::object(), std::move(message), {}};
+}
+
+StepResult StepResult::error(const Error& e) {
+  if (e.code != 0 && e.message.find(std::strerror(e.code)) == std::string::npos)
+    return error(fmt::format("{}: {}", e.message, std::strerror(e.code)));
+  return error(e.message);
+}
+
+WaitStatus StepContext::sleep_for(Duration d) {
+  auto& clock = sys().clock;
+  auto start = clock.now();
+  auto target = d.count() >= 0 && start <= sys::SteadyTime::max() - d ? start + d : sys::SteadyTime::max();
+  auto until = std::min(target, deadline());
+  if (clock.wait_until(until, sys().interrupt) == sys::WaitResult::Interrupted) return WaitStatus::Interrupted;
+  return until < target ? WaitStatus::Deadline : WaitStatus::Done;
+}
+
+}  // namespace rxerun

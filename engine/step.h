@@ -1,0 +1,87 @@
+#pragma once
+// The interface between the engine and a step kind: what a kind receives
+// (its checked parameters and a context) and what it returns (an outcome
+// and facts). Steps include this header; the engine implements the contexts.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/duration.h"
+#include "engine/kind.h"
+#include "engine/model.h"
+#include "engine/result.h"
+#include "sys/system.h"
+
+namespace rxerun {
+
+// A step's parameters after loading: types checked, defaults filled in,
+// variables expanded. Accessors assume the loader's checks passed.
+class Params {
+ public:
+  Params(const nlohmann::json& values, const StepSpec& step, std::string file, std::string prefix = "");
+
+  const nlohmann::json& raw() const { return values_; }
+  bool has(std::string_view key) const;
+  const nlohmann::json& at(std::string_view key) const;
+  std::string str(std::string_view key) const;
+  long long integer(std::string_view key) const;
+  bool flag(std::string_view key) const;          // Bool and OnOff
+  Duration duration(std::string_view key) const;
+  Params object(std::string_view key) const;      // a nested Object parameter
+  std::string scalar_str() const;                 // scalar kinds (revert: NAME)
+  std::string where(std::string_view key) const;  // "FILE:LINE:COL" of that value
+
+ private:
+  const nlohmann::json& values_;
+  const StepSpec& step_;
+  std::string file_;
+  std::string prefix_;  // "server." for nested objects
+};
+
+struct StepResult {
+  Outcome outcome = Outcome::Ok;
+  nlohmann::json facts = nlohmann::json::object();
+  std::string message;             // one line: why it failed or erred
+  std::vector<std::string> hints;  // likely causes, shown on failure
+
+  static StepResult ok(nlohmann::json facts = nlohmann::json::object());
+  static StepResult fail(std::string message, nlohmann::json facts = nlohmann::json::object());
+  static StepResult timeout(std::string message, nlohmann::json facts = nlohmann::json::object());
+  static StepResult error(std::string message);
+  static StepResult error(const Error& e);
+};
+
+enum class WaitStatus { Done, Deadline, Interrupted };
+
+class StepContext {
+ public:
+  virtual ~StepContext() = default;
+  virtual sys::System& sys() = 0;
+  virtual const std::string& scenario() const = 0;  // the scenario's name: journal, lock, marks
+  virtual const StepSpec& step() const = 0;
+  virtual sys::SteadyTime deadline() const = 0;      // SteadyTime::max() when unbounded
+
+  // Records the inverse of a change in the journal (fsynced) BEFORE the
+  // change is made. `args` is what this kind's undo() will receive, also in
+  // a later process; `summary` says in words what the undo does.
+  virtual Result<void> will_change(nlohmann::json args, std::string summary) = 0;
+
+  // Undoes an earlier step now (the `revert` kind) and returns the facts its
+  // undo observed.
+  virtual Result<nlohmann::json> revert(const std::string& step_name) = 0;
+
+  // Waits `d`, cut short by the step's deadline or by Ctrl-C.
+  WaitStatus sleep_for(Duration d);
+};
+
+class UndoContext {
+ public:
+  virtual ~UndoContext() = default;
+  virtual sys::System& sys() = 0;
+  virtual const std::string& scenario() const = 0;
+};
+
+}  // namespace rxerun

@@ -1,0 +1,140 @@
+#include "engine/vars.h"
+
+#include <fmt/format.h>
+
+#include "engine/diag.h"
+
+namespace rxerun {
+
+namespace {
+
+constexpr std::string_view kOpen = "{{";
+constexpr std::string_view kClose = "}}";
+constexpr std::string_view kStepsPrefix = "steps.";
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// One {{...}} found in a text.
+struct Placeholder {
+  std::size_t begin = 0;  // offset of "{{"
+  std::size_t end = 0;    // offset just past "}}"
+  std::string name;       // trimmed
+  bool is_step = false;   // steps.NAME.FACT
+  StepReference ref;      // when is_step
+};
+
+// The placeholder starting at `open` (an offset of "{{"), or an error.
+Result<Placeholder> read_placeholder(std::string_view text, std::size_t open) {
+  const std::size_t close = text.find(kClose, open + kOpen.size());
+  if (close == std::string_view::npos) return make_error(fmt::format("unterminated '{{{{' in '{}'", excerpt(text.substr(open))));
+  Placeholder p;
+  p.begin = open;
+  p.end = close + kClose.size();
+  const std::string_view name = trim(text.substr(open + kOpen.size(), close - open - kOpen.size()));
+  if (name.empty()) return make_error(fmt::format("empty variable name in '{}'", excerpt(text.substr(open, p.end - open))));
+  for (char c : name) {
+    if (!is_name_char(c))
+      return make_error(fmt::format("invalid variable name '{}': use letters, digits, '_', '.' and '-'", excerpt(name)));
+  }
+  p.name = std::string(name);
+  if (name.starts_with(kStepsPrefix)) {
+    // The step is the first segment; the fact may hold dots itself (rxe1.sent_pkts).
+    const std::string_view rest = name.substr(kStepsPrefix.size());
+    const std::size_t dot = rest.find('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size())
+      return make_error(fmt::format("expected {{{{steps.NAME.FACT}}}}, got '{}'", excerpt(text.substr(open, p.end - open))));
+    p.is_step = true;
+    p.ref = {std::string(rest.substr(0, dot)), std::string(rest.substr(dot + 1))};
+  }
+  return p;
+}
+
+// How a fact reads inside a string: numbers without quotes, strings raw.
+std::string fact_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+Result<std::string> substitute(const Placeholder& p, std::string_view text, const Vars& vars,
+                               const FactLookup* facts) {
+  if (p.is_step) {
+    if (!facts || !*facts) return std::string(text.substr(p.begin, p.end - p.begin));  // resolved at run time
+    auto value = (*facts)(p.ref.step, p.ref.fact);
+    if (!value) return make_error(fmt::format("step '{}' did not report fact '{}'", p.ref.step, p.ref.fact));
+    return fact_text(*value);
+  }
+  if (auto it = vars.find(p.name); it != vars.end()) return it->second;
+  std::vector<std::string> names;
+  for (const auto& [name, value] : vars) names.push_back(name);
+  return make_error(fmt::format("undefined variable '{}'{}", excerpt(p.name), did_you_mean(p.name, names)));
+}
+
+}  // namespace
+
+Result<std::string> expand(std::string_view text, const Vars& vars, const FactLookup* facts) {
+  std::string out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t open = text.find(kOpen, pos);
+    if (open == std::string_view::npos) break;
+    auto p = read_placeholder(text, open);
+    if (!p) return p.error();
+    auto value = substitute(*p, text, vars, facts);
+    if (!value) return value.error();
+    out.append(text.substr(pos, open - pos));
+    out.append(*value);
+    pos = p->end;
+  }
+  out.append(text.substr(pos));
+  return out;
+}
+
+Result<void> expand_json(nlohmann::json& value, const Vars& vars, const FactLookup* facts) {
+  if (value.is_string()) {
+    auto r = expand(value.get_ref<const std::string&>(), vars, facts);
+    if (!r) return r.error();
+    value = std::move(r).value();
+    return {};
+  }
+  if (value.is_array() || value.is_object()) {
+    for (auto& item : value) {
+      if (auto r = expand_json(item, vars, facts); !r) return r;
+    }
+  }
+  return {};
+}
+
+std::vector<StepReference> step_references(std::string_view text) {
+  std::vector<StepReference> refs;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t open = text.find(kOpen, pos);
+    if (open == std::string_view::npos) break;
+    auto p = read_placeholder(text, open);
+    if (!p) {
+      pos = open + kOpen.size();  // malformed: expand() reports it
+      continue;
+    }
+    if (p->is_step) refs.push_back(p->ref);
+    pos = p->end;
+  }
+  return refs;
+}
+
+bool has_step_references(const nlohmann::json& value) {
+  if (value.is_string()) return !step_references(value.get_ref<const std::string&>()).empty();
+  if (value.is_array() || value.is_object()) {
+    for (const auto& item : value) {
+      if (has_step_references(item)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace rxerun

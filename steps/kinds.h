@@ -1,0 +1,18 @@
+#pragma once
+// The ONE explicit list of step kinds this binary knows. app/main.cpp hands
+// it to the engine; nothing registers itself (a static library's linker
+// would drop self-registration).
+
+#include <vector>
+
+#include "engine/kind.h"
+
+namespace rxerun::steps {
+
+std::vector<Kind> all_kinds();
+
+// One function per kind, each in its own file under steps/.
+Kind revert_kind();
+Kind sleep_kind();
+
+}  // namespace rxerun::steps

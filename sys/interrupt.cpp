@@ -1,0 +1,64 @@
+#include "sys/interrupt.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+
+namespace rxerun::sys {
+
+namespace {
+// The one Interrupt bound to signals; a signal handler can reach nothing else.
+std::atomic<Interrupt*> g_bound{nullptr};
+
+void on_signal(int signo) {
+  int saved = errno;
+  if (Interrupt* i = g_bound.load()) i->request(signo);
+  errno = saved;
+}
+}  // namespace
+
+Interrupt::Interrupt() {
+  if (::pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2 failed");
+}
+
+Interrupt::~Interrupt() {
+  if (bound_) {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+    g_bound.store(nullptr);
+  }
+  ::close(pipe_[0]);
+  ::close(pipe_[1]);
+}
+
+void Interrupt::bind_signals() {
+  g_bound.store(this);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a blocking syscall returns EINTR and the step notices
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  bound_ = true;
+}
+
+void Interrupt::request(int signo) {
+  int expected = 0;
+  signal_.compare_exchange_strong(expected, signo);
+  char byte = 1;
+  [[maybe_unused]] auto n = ::write(pipe_[1], &byte, 1);  // async-signal-safe; a full pipe is fine
+}
+
+void Interrupt::clear() {
+  signal_.store(0);
+  char buf[64];
+  while (::read(pipe_[0], buf, sizeof buf) > 0) {
+  }
+}
+
+}  // namespace rxerun::sys

@@ -1,0 +1,36 @@
+#pragma once
+// SIGINT/SIGTERM become a flag plus a readable pipe, so that any wait can
+// poll() on it and stop at once. The signal handler only writes to the pipe.
+
+#include <atomic>
+
+namespace rxerun::sys {
+
+class Interrupt {
+ public:
+  Interrupt();  // a pipe, not yet bound to signals
+  ~Interrupt();
+  Interrupt(const Interrupt&) = delete;
+  Interrupt& operator=(const Interrupt&) = delete;
+
+  // Routes SIGINT and SIGTERM to this object until it is destroyed. At most
+  // one Interrupt is bound at a time.
+  void bind_signals();
+
+  bool requested() const { return signal_.load() != 0; }
+  int signal() const { return signal_.load(); }  // 0, SIGINT or SIGTERM
+  int fd() const { return pipe_[0]; }              // readable once requested
+
+  void request(int signo);  // also what the signal handler calls
+
+  // Forgets a request, so that cleanup after Ctrl-C can still wait for
+  // things; a further Ctrl-C is then seen afresh.
+  void clear();
+
+ private:
+  std::atomic<int> signal_{0};
+  int pipe_[2] = {-1, -1};
+  bool bound_ = false;
+};
+
+}  // namespace rxerun::sys

@@ -1,0 +1,43 @@
+# The command line: help, version, step kinds, usage errors, plan.
+source "$(dirname "$0")/lib.sh"
+
+expect_exit 0 "--version" -- "$RXERUN" --version
+contains "$out" "rxerun 0." "version printed"
+expect_exit 0 "--help" -- "$RXERUN" --help
+top_help=$out
+for cmd in run validate plan cleanup steps schema; do
+  contains "$top_help" "$cmd" "--help lists $cmd"
+  expect_exit 0 "$cmd --help" -- "$RXERUN" $cmd --help
+  contains "$out" "Usage" "$cmd --help shows usage"
+done
+expect_exit 2 "no command" -- "$RXERUN"
+expect_exit 2 "an unknown option" -- "$RXERUN" --bogus
+expect_exit 2 "run without a scenario" -- "$RXERUN" run
+
+expect_exit 0 "steps lists the kinds" -- "$RXERUN" steps
+contains "$out" "sleep" "sleep listed"
+contains "$out" "revert" "revert listed"
+expect_exit 0 "steps sleep" -- "$RXERUN" steps sleep
+contains "$out" "duration" "sleep's parameter shown"
+contains "$out" "slept_ms" "sleep's fact shown"
+contains "$out" "example:" "an example shown"
+expect_exit 2 "an unknown kind" -- "$RXERUN" steps slep
+contains "$err" "did you mean 'sleep'" "a near spelling is suggested"
+
+expect_exit 0 "plan changes nothing and lists the actions" -- "$RXERUN" plan scenarios/selftest.yaml
+contains "$out" "sleep 0.1" "plan shows the shell equivalent of a sleep"
+contains "$out" "sleep 0.2" "plan cuts the over-long sleep at its timeout"
+contains "$out" "not previewed" "plan says what it cannot preview"
+[ -e "$RXERUN_STATE_DIR" ] && fail "plan created state: $(ls -R "$RXERUN_STATE_DIR")" || pass "plan touched no state"
+
+expect_exit 0 "validate a good file" -- "$RXERUN" validate scenarios/selftest.yaml
+contains "$out" "ok: scenario 'selftest'" "validate says ok"
+[ -e "$RXERUN_STATE_DIR" ] && fail "validate created state" || pass "validate touched no state"
+
+expect_exit 0 "cleanup with nothing left" -- "$RXERUN" cleanup scenarios/selftest.yaml
+contains "$out" "nothing left to undo" "cleanup says so"
+
+# --keep then cleanup: the journal is replayed by the cleanup command.
+expect_exit 0 "run --keep" -- "$RXERUN" run scenarios/selftest.yaml --keep
+expect_exit 0 "cleanup after --keep" -- "$RXERUN" cleanup scenarios/selftest.yaml
+finish

@@ -1,0 +1,134 @@
+# Bash completion (completions/rxerun.bash): commands, scenario files, options
+# per command, option values, and step kinds asked of the real binary. Runs
+# every check twice: with the bash-completion helpers, and with the script's
+# plain fallback.
+source "$(dirname "$0")/lib.sh"
+
+BASH_COMPLETION=/usr/share/bash-completion/bash_completion
+if [ ! -r "$BASH_COMPLETION" ]; then
+  echo "bash-completion not installed ($BASH_COMPLETION missing)"
+  exit 77
+fi
+# shellcheck disable=SC1090
+source "$BASH_COMPLETION" || { echo "FAIL: cannot source $BASH_COMPLETION"; exit 1; }
+source "$SRC/completions/rxerun.bash" || { echo "FAIL: cannot source completions/rxerun.bash"; exit 1; }
+set +e  # completion functions return non-zero on purpose
+
+func=$(complete -p rxerun 2>/dev/null | sed -n 's/.*-F \([^ ]*\).*/\1/p')
+if [ -z "$func" ]; then
+  echo "FAIL: completions/rxerun.bash registers no completion function for rxerun"
+  exit 1
+fi
+pass "completion function for rxerun: $func"
+
+mkdir -p "$WORK/empty"
+
+# complete ARGS: completes the last word of `rxerun ARGS` (a trailing space
+# starts a new, empty word), with COMP_WORDS split the way bash splits them
+# (also at the COMP_WORDBREAKS characters = and :). Sets $got to the sorted
+# candidates, one space-separated line.
+complete_args() {
+  local args=$1 token piece
+  COMP_WORDS=("$RXERUN")
+  local -a tokens
+  read -r -a tokens <<<"$args"
+  for token in "${tokens[@]}"; do
+    while [[ $token == *[=:]* ]]; do
+      piece=${token%%[=:]*}
+      [ -n "$piece" ] && COMP_WORDS+=("$piece")
+      COMP_WORDS+=("${token:${#piece}:1}")
+      token=${token:${#piece}+1}
+    done
+    [ -n "$token" ] && COMP_WORDS+=("$token")
+  done
+  [[ $args == *" " || -z $args ]] && COMP_WORDS+=("")
+  COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+  COMP_LINE="$RXERUN $args"
+  COMP_POINT=${#COMP_LINE}
+  COMP_TYPE=9
+  COMP_KEY=9
+  COMPREPLY=()
+  local prev=""
+  [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
+  "$func" rxerun "${COMP_WORDS[COMP_CWORD]}" "$prev" >/dev/null 2>"$WORK/comp-err"
+  got=$(printf '%s\n' "${COMPREPLY[@]}" | sed '/^$/d' | LC_ALL=C sort | tr '\n' ' ')
+  got=${got% }
+  if [ -s "$WORK/comp-err" ]; then fail "'rxerun $args' wrote to stderr: $(cat "$WORK/comp-err")"; fi
+}
+
+# complete_in DIR "ARGS": complete_args run from DIR.
+complete_in() {
+  pushd "$1" >/dev/null || { fail "cannot cd to $1"; return 1; }
+  complete_args "$2"
+  popd >/dev/null || exit 1
+}
+
+# expect_completion DIR "ARGS" "WANTED (sorted, space-separated)": exactly.
+expect_completion() {
+  complete_in "$1" "$2"
+  if [ "$got" = "$3" ]; then pass "$mode: 'rxerun $2' -> [$got]"; else
+    fail "$mode: 'rxerun $2' -> [$got], wanted [$3]"
+  fi
+}
+
+# The long options `rxerun CMD --help` prints (without --help), sorted.
+help_options() {
+  "$RXERUN" "$@" --help 2>&1 | grep -oE -- '--[a-z][a-z-]*' | grep -vx -- '--help' | LC_ALL=C sort -u | tr '\n' ' '
+}
+
+kinds=$("$RXERUN" steps | awk '{print $1}' | LC_ALL=C sort | tr '\n' ' ')
+kinds=${kinds% }
+contains "$kinds" "sleep" "the binary lists sleep"
+contains "$kinds" "revert" "the binary lists revert"
+
+all_checks() {
+  expect_completion "$WORK/empty" "pl" "plan"
+  expect_completion "$WORK/empty" "" "cleanup plan run schema steps validate"
+  expect_completion "$SRC" "steps sl" "sleep"
+  expect_completion "$SRC" "steps " "$kinds"
+  complete_in "$SRC" "steps "
+  contains "$(tr ' ' '\n' <<<"$got")" "revert" "$mode: 'steps ' offers revert"
+  contains "$(tr ' ' '\n' <<<"$got")" "sleep" "$mode: 'steps ' offers sleep"
+  expect_completion "$SRC" "steps sleep " ""
+  expect_completion "$SRC" "run --k" "--keep"
+  expect_completion "$SRC" "run --color " "always auto never"
+  expect_completion "$SRC" "run --color=al" "always"
+  expect_completion "$SRC" "cleanup --color n" "never"
+  expect_completion "$SRC" "run scenarios/sel" "scenarios/selftest.yaml"
+  expect_completion "$SRC/scenarios" "validate s" "selftest.yaml"
+  expect_completion "$SRC/scenarios" "validate selftest.yaml s" "selftest.yaml"
+  expect_completion "$SRC/scenarios" "sel" "selftest.yaml"
+  expect_completion "$SRC" "scenarios/selftest.yaml --k" "--keep"
+  expect_completion "$SRC" "run scenarios/selftest.yaml " ""
+  expect_completion "$SRC" "plan --only " ""
+  expect_completion "$SRC" "run --report " "json: junit:"
+  expect_completion "$SRC" "run --report ju" "junit:"
+  expect_completion "$SRC" "run --report json:scenarios/sel" "scenarios/selftest.yaml"
+  expect_completion "$SRC" "validate --" "--help --var"
+  complete_in "$SRC" "validate --"
+  contains "$(tr ' ' '\n' <<<"$got")" "--var" "$mode: 'validate --' offers --var"
+  lacks "$(tr ' ' '\n' <<<"$got")" "--keep" "$mode: 'validate --' does not offer --keep"
+  # Each command's long options are exactly those its --help prints.
+  local cmd want
+  for cmd in run validate plan cleanup steps schema; do
+    want="--help $(help_options "$cmd")"
+    want=$(tr ' ' '\n' <<<"$want" | sed '/^$/d' | LC_ALL=C sort | tr '\n' ' ')
+    expect_completion "$SRC" "$cmd --" "${want% }"
+  done
+}
+
+mode="bash-completion"
+all_checks
+
+# The plain fallback, as on a system without bash-completion's helpers.
+# shellcheck disable=SC2030,SC2031 # the subshell reports its failures as its exit status
+(
+  unset -f _init_completion _filedir __ltrim_colon_completions _get_comp_words_by_ref
+  mode="plain"
+  failures=0
+  all_checks
+  exit "$failures"
+)
+# shellcheck disable=SC2031
+failures=$((failures + $?))
+finish

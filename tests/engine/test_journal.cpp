@@ -1,0 +1,99 @@
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/journal.h"
+
+using namespace rxerun;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path fresh_dir(const char* tag) {
+  auto d = fs::temp_directory_path() / (std::string("rxerun-journal-") + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("journal: entries survive the process and undone ones are forgotten") {
+  auto dir = fresh_dir("persist");
+  {
+    auto j = Journal::open(dir.string(), "lab");
+    REQUIRE(j);
+    auto a = j->append({0, "s1", "veth", "", "delete veth vA", {{"name", "vA"}}});
+    auto b = j->append({0, "s2", "address", "lab", "remove 10.0.0.1/24", {{"cidr", "10.0.0.1/24"}}});
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(*a == 1);
+    CHECK(*b == 2);
+    REQUIRE(j->mark_undone(*a));
+  }
+  auto j = Journal::open(dir.string(), "lab");
+  REQUIRE(j);
+  REQUIRE(j->pending().size() == 1);
+  CHECK(j->pending()[0].seq == 2);
+  CHECK(j->pending()[0].netns == "lab");
+  CHECK(j->pending()[0].args.at("cidr") == "10.0.0.1/24");
+  auto c = j->append({0, "s3", "veth", "", "x", {}});
+  REQUIRE(c);
+  CHECK(*c == 3);  // sequence numbers keep growing across runs
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: a second run of the same scenario is locked out") {
+  auto dir = fresh_dir("lock");
+  auto first = Journal::open(dir.string(), "lab");
+  REQUIRE(first);
+  auto second = Journal::open(dir.string(), "lab");
+  REQUIRE_FALSE(second);
+  CHECK(second.error().message.find("another run of scenario 'lab' is in progress (pid " +
+                                    std::to_string(::getpid()) + ")") == 0);
+  auto other = Journal::open(dir.string(), "other-lab");
+  CHECK(other);  // other scenarios are independent
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: a clean journal removes its file") {
+  auto dir = fresh_dir("clean");
+  auto j = Journal::open(dir.string(), "lab");
+  REQUIRE(j);
+  auto a = j->append({0, "s", "k", "", "x", {}});
+  REQUIRE(a);
+  j->remove_if_clean();
+  CHECK(fs::exists(dir / "lab.journal"));  // still pending
+  REQUIRE(j->mark_undone(*a));
+  j->remove_if_clean();
+  CHECK_FALSE(fs::exists(dir / "lab.journal"));
+  // Appending afterwards starts the file again rather than losing the entry.
+  REQUIRE(j->append({0, "s", "k", "", "y", {}}));
+  CHECK(fs::exists(dir / "lab.journal"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: lines it cannot read are counted, not trusted") {
+  auto dir = fresh_dir("garbage");
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "lab.journal");
+    out << R"({"do":1,"step":"s","kind":"k","args":{}})" << "\n"
+        << "not json\n"
+        << R"({"do":"two","kind":"k"})" << "\n"
+        << R"({"undone":7})" << "\n"
+        << R"({"do":2,"step":"s","kind":"k","args":{})";  // torn
+  }
+  auto j = Journal::open(dir.string(), "lab");
+  REQUIRE(j);
+  CHECK(j->pending().size() == 1);
+  CHECK(j->skipped_lines() == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("journal: in memory it writes nothing") {
+  auto j = Journal::in_memory();
+  REQUIRE(j.append({0, "s", "k", "", "x", {}}));
+  CHECK(j.path().empty());
+  CHECK(j.pending().size() == 1);
+}

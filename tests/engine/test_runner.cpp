@@ -1,0 +1,426 @@
+// The runner's behaviour, observed through fake kinds and virtual time.
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/loader.h"
+#include "engine/runner.h"
+#include "fakes/fake_kinds.h"
+#include "fakes/fake_system.h"
+
+using namespace rxerun;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+struct Harness {
+  fakes::FakeWorld world;
+  Registry registry = fakes::fake_registry(world);
+  fakes::FakeSystem fake;
+  Journal journal = Journal::in_memory();
+  Reporter reporter;  // prints nothing
+
+  Scenario load(const std::string& yaml) {
+    auto r = load_scenario_text(yaml, "test.yaml", registry, {});
+    for (const auto& d : r.diagnostics) FAIL_CHECK(d.to_string());
+    REQUIRE(r.scenario);
+    return *r.scenario;
+  }
+
+  RunReport run(const std::string& yaml, RunOptions options = {}) {
+    Runner runner(registry, fake.system, journal, reporter, options);
+    return runner.run(load(yaml));
+  }
+};
+
+const StepReport& step(const RunReport& r, const std::string& name) {
+  for (const auto& s : r.steps)
+    if (s.name == name) return s;
+  FAIL("no step " << name);
+  return r.steps.front();
+}
+
+}  // namespace
+
+TEST_CASE("runner: steps run in order and cleanup undoes them newest first") {
+  Harness h;
+  auto r = h.run(R"(
+steps:
+  - change: {id: a}
+  - change: {id: b}
+  - check: {}
+  - change: {id: c}
+)");
+  CHECK(r.exit_code == 0);
+  CHECK(h.world.log == Strings{"do a", "do b", "check check-3", "do c", "undo c", "undo b", "undo a"});
+  REQUIRE(r.cleanup.undos.size() == 3);
+  CHECK(r.cleanup.undos[0].summary == "undo c");
+  CHECK(r.cleanup.clean());
+  CHECK(h.journal.pending().empty());
+}
+
+TEST_CASE("runner: a second cleanup does nothing") {
+  Harness h;
+  auto r = h.run("steps:\n  - change: {id: a}\n  - change: {id: b}\n");
+  CHECK(r.cleanup.undos.size() == 2);
+  Runner again(h.registry, h.fake.system, h.journal, h.reporter);
+  auto second = again.cleanup("test", "cleanup");
+  CHECK(second.undos.empty());
+  CHECK(h.world.log == Strings{"do a", "do b", "undo b", "undo a"});
+}
+
+TEST_CASE("runner: a failing step stops the run and what was built is undone") {
+  Harness h;
+  auto r = h.run(R"(
+steps:
+  - change: {id: a}
+  - change: {id: b}
+  - name: bad
+    check: {outcome: fail}
+  - change: {id: c}
+)");
+  CHECK(r.exit_code == 1);
+  CHECK(step(r, "bad").status == StepStatus::Failed);
+  CHECK(step(r, "bad").failures == Strings{"expected ok, got fail: told to fail"});
+  CHECK(step(r, "change-4").status == StepStatus::NotRun);
+  CHECK(h.world.log == Strings{"do a", "do b", "check bad", "undo b", "undo a"});
+}
+
+TEST_CASE("runner: expected failures and timeouts pass, unexpected outcomes fail") {
+  Harness h;
+  auto r = h.run(R"(
+steps:
+  - {name: f, check: {outcome: fail}, expect: fail}
+  - {name: t, check: {outcome: timeout}, expect: timeout}
+  - {name: f2, check: {outcome: ok}, expect: {outcome: fail, value: 0}}
+)");
+  CHECK(step(r, "f").status == StepStatus::Passed);
+  CHECK(step(r, "t").status == StepStatus::Passed);
+  CHECK(step(r, "f2").status == StepStatus::Failed);
+  CHECK(step(r, "f2").failures == Strings{"expected fail, got ok"});
+  CHECK(r.exit_code == 1);
+}
+
+TEST_CASE("runner: a step error exits 3 and is not retried") {
+  Harness h;
+  auto r = h.run("steps:\n  - change: {id: a}\n  - {name: e, check: {outcome: error}, retries: 3, delay: 1s}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(step(r, "e").status == StepStatus::Error);
+  CHECK(step(r, "e").attempts == 1);
+  CHECK(step(r, "e").message == "told to err");
+  CHECK(h.world.log.back() == "undo a");
+}
+
+TEST_CASE("runner: fact matchers decide the step") {
+  Harness h;
+  auto r = h.run(R"(
+steps:
+  - {name: ok, check: {value: 7}, expect: {value: "> 5", text: "~ ^ACT"}}
+  - {name: bad, check: {value: 7}, expect: {value: ">= 100", text: "DOWN", attempt: 1}}
+)");
+  CHECK(step(r, "ok").status == StepStatus::Passed);
+  const auto& bad = step(r, "bad");
+  CHECK(bad.status == StepStatus::Failed);
+  REQUIRE(bad.failures.size() == 2);
+  CHECK(bad.failures[0].find("fact value") == 0);
+  CHECK(bad.failures[1].find("fact text") == 0);
+  CHECK(bad.facts.at("value") == 7);
+}
+
+TEST_CASE("runner: a fact the step did not report is a failure that names what it did report") {
+  Harness h;
+  // The loader refuses undeclared facts, so reach the runner's check with a
+  // fact that is declared but missing: `check` with outcome error reports none.
+  auto sc = h.load("steps:\n  - {name: c, check: {}, expect: {value: 0}}\n");
+  sc.steps[0].expect.facts[0].fact = "nonesuch";
+  Runner runner(h.registry, h.fake.system, h.journal, h.reporter);
+  auto r = runner.run(sc);
+  REQUIRE(r.steps[0].failures.size() == 1);
+  CHECK(r.steps[0].failures[0] == "fact nonesuch was not reported (reported: attempt, text, value)");
+}
+
+TEST_CASE("runner: retries until the expectation holds, a late pass is flaky") {
+  Harness h;
+  auto r = h.run("steps:\n  - {name: s, check: {pass_on_attempt: 3}, retries: 4, delay: 2s}\n");
+  CHECK(step(r, "s").status == StepStatus::Flaky);
+  CHECK(step(r, "s").attempts == 3);
+  CHECK(h.fake.clock.waits == std::vector<Duration>{Duration(2000), Duration(2000)});
+  CHECK(r.exit_code == 0);
+
+  Harness h2;
+  auto r2 = h2.run("steps:\n  - {name: s, check: {pass_on_attempt: 3}, retries: 1}\n");
+  CHECK(step(r2, "s").status == StepStatus::Failed);
+  CHECK(step(r2, "s").attempts == 2);
+  CHECK(r2.exit_code == 1);
+}
+
+TEST_CASE("runner: a step that outlives its timeout ends as timeout") {
+  Harness h;
+  auto r = h.run(R"(
+steps:
+  - {name: long, sleep: {duration: 10s}, timeout: 1s, expect: timeout}
+  - {name: unexpected, sleep: {duration: 10s}, timeout: 500ms}
+)");
+  CHECK(step(r, "long").status == StepStatus::Passed);
+  CHECK(step(r, "long").outcome == Outcome::Timeout);
+  CHECK(step(r, "long").facts.at("slept_ms") == 1000);
+  CHECK(step(r, "long").duration == Duration(1000));
+  CHECK(step(r, "unexpected").status == StepStatus::Failed);
+  CHECK(step(r, "unexpected").outcome == Outcome::Timeout);
+  CHECK(r.exit_code == 1);
+}
+
+TEST_CASE("runner: the engine's default timeout applies to kinds that declare none") {
+  Harness h;
+  RunOptions o;
+  o.default_timeout = Duration(3000);
+  // `sleep` declares none (its duration is the wait); `check` takes the default.
+  auto r = h.run("steps:\n  - {name: s, sleep: {duration: 1m}}\n", o);
+  CHECK(step(r, "s").status == StepStatus::Passed);
+  CHECK(step(r, "s").facts.at("slept_ms") == 60000);
+}
+
+TEST_CASE("runner: revert undoes one step now and reports the facts its undo saw") {
+  Harness h;
+  h.world.packets = 5;
+  auto r = h.run(R"(
+steps:
+  - change: {id: a}
+  - {name: block, fault: {id: f}}
+  - change: {id: b}
+  - {name: lift, revert: block, expect: {packets: "> 0"}}
+)");
+  CHECK(r.exit_code == 0);
+  CHECK(step(r, "lift").facts.at("packets") == 5);
+  CHECK(h.world.log == Strings{"do a", "do f", "do b", "undo f", "undo b", "undo a"});
+
+  Harness h2;
+  h2.world.packets = 0;
+  auto r2 = h2.run("steps:\n  - {name: block, fault: {id: f}}\n  - {name: lift, revert: block, expect: {packets: '> 0'}}\n");
+  CHECK(step(r2, "lift").status == StepStatus::Failed);
+  CHECK(r2.exit_code == 1);
+}
+
+TEST_CASE("runner: a revert whose undo fails is an error, and the change stays for cleanup") {
+  Harness h;
+  h.world.fail_undo = {"f"};
+  auto r = h.run("steps:\n  - {name: block, fault: {id: f}}\n  - {name: lift, revert: block}\n");
+  CHECK(step(r, "lift").status == StepStatus::Error);
+  CHECK(step(r, "lift").message.find("cannot undo f") != std::string::npos);
+  CHECK(r.cleanup.undos.size() == 1);
+  CHECK_FALSE(r.cleanup.clean());
+  CHECK(r.exit_code == 3);
+}
+
+TEST_CASE("runner: cleanup that leaves something behind exits 4 and keeps it in the journal") {
+  Harness h;
+  h.world.fail_undo = {"b"};
+  auto r = h.run("steps:\n  - change: {id: a}\n  - change: {id: b}\n  - change: {id: c}\n");
+  CHECK(r.exit_code == 4);
+  REQUIRE(r.cleanup.undos.size() == 3);
+  CHECK_FALSE(r.cleanup.undos[1].ok);
+  CHECK(r.cleanup.undos[1].error == "cannot undo b: Device or resource busy");
+  // Every other undo still ran.
+  CHECK(h.world.log == Strings{"do a", "do b", "do c", "undo c", "undo a"});
+  REQUIRE(h.journal.pending().size() == 1);
+  CHECK(h.journal.pending()[0].args.at("id") == "b");
+
+  // Residue wins over a failed expectation.
+  Harness h2;
+  h2.world.fail_undo = {"a"};
+  auto r2 = h2.run("steps:\n  - change: {id: a}\n  - check: {outcome: fail}\n");
+  CHECK(r2.exit_code == 4);
+}
+
+TEST_CASE("runner: variables read facts of earlier steps at run time") {
+  Harness h;
+  auto r = h.run(R"(
+steps:
+  - {name: first, check: {value: 42}}
+  - {name: second, check: {value: "{{steps.first.value}}"}, expect: {value: 42}}
+)");
+  CHECK(step(r, "second").status == StepStatus::Passed);
+  CHECK(step(r, "second").facts.at("value") == 42);
+}
+
+TEST_CASE("runner: a run-time value of the wrong type is a step error with its place") {
+  Harness h;
+  auto r = h.run(R"(
+steps:
+  - {name: first, check: {value: 1}}
+  - {name: second, sleep: {duration: "{{steps.first.text}}"}}
+)");
+  CHECK(step(r, "second").status == StepStatus::Error);
+  CHECK(step(r, "second").message.rfind("test.yaml:4:", 0) == 0);
+  CHECK(r.exit_code == 3);
+}
+
+TEST_CASE("runner: --skip and --only choose tagged steps, untagged steps always run") {
+  Harness h;
+  RunOptions o;
+  o.skip = {"slow"};
+  auto r = h.run(R"(
+steps:
+  - {name: base, check: {}}
+  - {name: slow, check: {}, tags: [slow]}
+  - {name: fast, check: {}, tags: fast}
+)",
+                 o);
+  CHECK(step(r, "slow").status == StepStatus::Skipped);
+  CHECK(step(r, "fast").status == StepStatus::Passed);
+
+  Harness h2;
+  RunOptions o2;
+  o2.only = {"slow"};
+  auto r2 = h2.run(R"(
+steps:
+  - {name: base, check: {}}
+  - {name: slow, check: {}, tags: [slow]}
+  - {name: fast, check: {}, tags: fast}
+  - {name: f, fault: {id: x}, tags: fast}
+  - {revert: f}
+)",
+                   o2);
+  CHECK(step(r2, "base").status == StepStatus::Passed);
+  CHECK(step(r2, "slow").status == StepStatus::Passed);
+  CHECK(step(r2, "fast").status == StepStatus::Skipped);
+  CHECK(step(r2, "revert-5").status == StepStatus::Skipped);
+  CHECK(h2.world.log == Strings{"check base", "check slow"});
+  CHECK(r2.exit_code == 0);
+}
+
+TEST_CASE("runner: --keep leaves the lab up for a later cleanup") {
+  Harness h;
+  RunOptions o;
+  o.keep = true;
+  auto r = h.run("steps:\n  - change: {id: a}\n  - change: {id: b}\n", o);
+  CHECK(r.cleanup.kept);
+  CHECK(r.exit_code == 0);
+  CHECK(h.world.log == Strings{"do a", "do b"});
+  CHECK(h.journal.pending().size() == 2);
+  Runner later(h.registry, h.fake.system, h.journal, h.reporter);
+  CHECK(later.cleanup("test", "cleanup").clean());
+  CHECK(h.world.log == Strings{"do a", "do b", "undo b", "undo a"});
+}
+
+TEST_CASE("runner: Ctrl-C during a step stops the run, cleans up and exits 130") {
+  Harness h;
+  auto r = h.run("steps:\n  - change: {id: a}\n  - {name: i, interrupt: {}}\n  - change: {id: b}\n");
+  CHECK(r.interrupted);
+  CHECK(r.exit_code == 130);
+  CHECK(step(r, "i").status == StepStatus::Interrupted);
+  CHECK(step(r, "change-3").status == StepStatus::NotRun);
+  CHECK(h.world.log == Strings{"do a", "interrupt", "undo a"});
+  CHECK_FALSE(h.fake.interrupt.requested());  // cleared so cleanup could wait
+}
+
+TEST_CASE("runner: Ctrl-C during a wait cuts the wait short") {
+  Harness h;
+  h.fake.clock.interrupt_at(h.fake.clock.start() + std::chrono::seconds(3));
+  auto r = h.run("steps:\n  - change: {id: a}\n  - {name: s, sleep: {duration: 1h}}\n");
+  CHECK(r.exit_code == 130);
+  CHECK(step(r, "s").status == StepStatus::Interrupted);
+  CHECK(step(r, "s").duration == Duration(3000));
+  CHECK(h.world.log == Strings{"do a", "undo a"});
+}
+
+TEST_CASE("runner: Ctrl-C during a retry delay stops the retries") {
+  Harness h;
+  h.fake.clock.interrupt_at(h.fake.clock.start() + std::chrono::seconds(1));
+  auto r = h.run("steps:\n  - {name: s, check: {pass_on_attempt: 5}, retries: 9, delay: 10s}\n");
+  CHECK(step(r, "s").status == StepStatus::Interrupted);
+  CHECK(step(r, "s").attempts == 1);
+  CHECK(r.exit_code == 130);
+}
+
+TEST_CASE("runner: a step with netns runs inside it and its undo goes back there") {
+  Harness h;
+  h.fake.netns.existing = {"lab"};
+  auto r = h.run("steps:\n  - {change: {id: a}, netns: lab}\n  - {change: {id: b}}\n");
+  CHECK(r.exit_code == 0);
+  CHECK(h.fake.netns.log == Strings{"enter lab", "leave lab", "enter lab", "leave lab"});
+  CHECK(h.world.netns_at_undo == "lab");  // a is undone last
+  CHECK(h.fake.netns.current.empty());
+}
+
+TEST_CASE("runner: a missing namespace is a step error, an undo in a vanished one is done") {
+  Harness h;
+  auto r = h.run("steps:\n  - {name: x, check: {}, netns: nowhere}\n");
+  CHECK(step(r, "x").status == StepStatus::Error);
+  CHECK(step(r, "x").message.find("'nowhere' does not exist") != std::string::npos);
+  CHECK(r.exit_code == 3);
+
+  Harness h2;
+  h2.fake.netns.existing = {"lab"};
+  RunOptions keep;
+  keep.keep = true;
+  h2.run("steps:\n  - {change: {id: a}, netns: lab}\n", keep);
+  h2.fake.netns.existing.clear();  // the namespace went, and took the change along
+  Runner later(h2.registry, h2.fake.system, h2.journal, h2.reporter);
+  auto c = later.cleanup("test", "cleanup");
+  CHECK(c.clean());
+  CHECK(h2.journal.pending().empty());
+  CHECK(h2.world.log == Strings{"do a"});
+}
+
+TEST_CASE("runner: exit codes") {
+  RunReport r;
+  r.preclean.phase = "preclean";
+  r.cleanup.phase = "cleanup";
+  CHECK(exit_code_for(r) == 0);
+  r.steps.push_back(StepReport{.status = StepStatus::Flaky});
+  CHECK(exit_code_for(r) == 0);
+  r.steps.push_back(StepReport{.status = StepStatus::Failed});
+  CHECK(exit_code_for(r) == 1);
+  r.cleanup.undos.push_back(UndoReport{.ok = false});
+  CHECK(exit_code_for(r) == 4);
+  r.steps.push_back(StepReport{.status = StepStatus::Error});
+  CHECK(exit_code_for(r) == 3);
+  r.interrupted = true;
+  CHECK(exit_code_for(r) == 130);
+}
+
+TEST_CASE("runner: preclean replays what a killed run left in the journal") {
+  namespace fs = std::filesystem;
+  auto dir = fs::temp_directory_path() / ("rxerun-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  Harness h;
+  {
+    // A run that dies (SIGKILL) after two changes: its journal stays.
+    auto j = Journal::open(dir.string(), "test");
+    REQUIRE(j);
+    RunOptions keep;
+    keep.keep = true;
+    Runner runner(h.registry, h.fake.system, *j, h.reporter, keep);
+    runner.run(h.load("steps:\n  - change: {id: a}\n  - change: {id: b}\n"));
+  }
+  // A torn last line, as a crash in the middle of a write leaves it.
+  { std::ofstream(dir / "test.journal", std::ios::app) << R"({"do":3,"step":"x","kind":"chan)"; }
+
+  auto j = Journal::open(dir.string(), "test");
+  REQUIRE(j);
+  CHECK(j->skipped_lines() == 1);
+  REQUIRE(j->pending().size() == 2);
+  h.world.log.clear();
+  Runner next(h.registry, h.fake.system, *j, h.reporter);
+  auto r = next.run(h.load("steps:\n  - change: {id: c}\n"));
+  REQUIRE(r.preclean.undos.size() == 2);
+  CHECK(h.world.log == Strings{"undo b", "undo a", "do c", "undo c"});
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(fs::exists(dir / "test.journal"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("runner: a preclean that cannot undo a leftover stops the run with exit 3") {
+  Harness h;
+  h.world.fail_undo = {"old"};
+  RunOptions keep;
+  keep.keep = true;
+  h.run("steps:\n  - change: {id: old}\n", keep);
+  auto r = h.run("steps:\n  - change: {id: new}\n");
+  CHECK_FALSE(r.preclean.clean());
+  CHECK(r.steps[0].status == StepStatus::NotRun);
+  CHECK(r.exit_code == 3);
+}

@@ -1,0 +1,31 @@
+#pragma once
+// Step kinds for engine tests. They act on a FakeWorld instead of the host,
+// so every engine behaviour (order, undo, revert, retries, Ctrl-C) can be
+// observed without root.
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/kind.h"
+#include "engine/registry.h"
+
+namespace rxerun::fakes {
+
+struct FakeWorld {
+  std::vector<std::string> log;          // "do a", "undo a", "check x"
+  std::set<std::string> fail_undo;       // ids whose undo fails (residue)
+  std::map<std::string, int> attempts;   // by step name
+  long packets = 0;                      // what a `fault` counted when undone
+  std::string netns_at_undo;             // netns current during the last undo
+};
+
+// change {id}: records an inverse, then "does" id.            facts: changed
+// fault {id}: like change; its undo reports {packets}.         facts: packets
+// check {outcome, value, pass_on_attempt}: no change.          facts: value, attempt
+// interrupt {}: Ctrl-C arrives while it runs.
+// plus the real sleep and revert kinds.
+Registry fake_registry(FakeWorld& world);
+
+}  // namespace rxerun::fakes
