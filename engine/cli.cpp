@@ -54,16 +54,18 @@ bool want_color(const std::string& mode) {
 }
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
-  cmd->add_option("--var", o.vars, "set a variable: KEY=VALUE (repeatable; wins over the scenario's vars)");
-  cmd->add_option("--only", o.only, "run tagged steps only when they carry TAG (untagged steps always run)");
-  cmd->add_option("--skip", o.skip, "leave out steps that carry TAG");
+  cmd->add_option("--var", o.vars, "set a variable (repeatable; wins over the scenario's vars)")->type_name("KEY=VALUE");
+  cmd->add_option("--only", o.only, "run tagged steps only when they carry TAG (untagged steps always run)")
+      ->type_name("TAG");
+  cmd->add_option("--skip", o.skip, "leave out steps that carry TAG")->type_name("TAG");
 }
 
 void add_output(CLI::App* cmd, RunCommandOptions& o) {
   auto* v = cmd->add_flag("-v,--verbose", o.verbose, "show every fact, every undo and debug logs");
   cmd->add_flag("-q,--quiet", o.quiet, "show only failures and the summary")->excludes(v);
   cmd->add_option("--color", o.color, "colour: auto (on a terminal, unless NO_COLOR is set), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN");
 }
 
 // Loads and checks one file; prints diagnostics to stderr.
@@ -279,33 +281,34 @@ int run_cli(int argc, char** argv, const Registry& registry) {
 
   RunCommandOptions run_o;
   auto* run = app.add_subcommand("run", "preclean, run the steps in order, clean up");
-  run->add_option("scenario", run_o.scenario, "the scenario file")->required();
+  run->add_option("scenario", run_o.scenario, "the scenario file")->required()->type_name("SCENARIO");
   add_common(run, run_o.common);
   run->add_flag("--keep", run_o.keep, "leave the lab up; `rxerun cleanup SCENARIO` removes it later");
-  run->add_option("--report", run_o.reports, "write a report: json:PATH or junit:PATH (repeatable)");
+  run->add_option("--report", run_o.reports, "write a report: json:PATH or junit:PATH (repeatable)")
+      ->type_name("FORMAT:PATH");
   add_output(run, run_o);
 
   std::vector<std::string> validate_files;
   CommonOptions validate_common;
   auto* validate = app.add_subcommand("validate", "check scenario files; nothing on the host changes");
-  validate->add_option("scenarios", validate_files, "scenario files")->required();
-  validate->add_option("--var", validate_common.vars, "set a variable: KEY=VALUE (repeatable)");
+  validate->add_option("scenarios", validate_files, "scenario files")->required()->type_name("SCENARIO");
+  validate->add_option("--var", validate_common.vars, "set a variable (repeatable)")->type_name("KEY=VALUE");
 
   std::string plan_file;
   CommonOptions plan_common;
   auto* plan = app.add_subcommand("plan", "print the ordered actions, each with its shell equivalent; changes nothing");
-  plan->add_option("scenario", plan_file, "the scenario file")->required();
+  plan->add_option("scenario", plan_file, "the scenario file")->required()->type_name("SCENARIO");
   add_common(plan, plan_common);
 
   RunCommandOptions cleanup_o;
   auto* cleanup = app.add_subcommand("cleanup", "undo whatever a run of the scenario left behind; safe any time");
-  cleanup->add_option("scenario", cleanup_o.scenario, "the scenario file")->required();
-  cleanup->add_option("--var", cleanup_o.common.vars, "set a variable: KEY=VALUE (repeatable)");
+  cleanup->add_option("scenario", cleanup_o.scenario, "the scenario file")->required()->type_name("SCENARIO");
+  cleanup->add_option("--var", cleanup_o.common.vars, "set a variable (repeatable)")->type_name("KEY=VALUE");
   add_output(cleanup, cleanup_o);
 
   std::string steps_kind;
   auto* steps = app.add_subcommand("steps", "list the step kinds; with KIND: its parameters, facts and an example");
-  steps->add_option("kind", steps_kind, "a step kind");
+  steps->add_option("kind", steps_kind, "a step kind")->type_name("KIND");
 
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
 

@@ -593,8 +593,7 @@ class Loader {
     const auto refs = step_references(*r);
     if (refs.empty()) return std::move(r).value();
     if (!step_refs_ok) {
-      error(where, fmt::format("{} cannot read facts of other steps ({{{{steps.{}.{}}}}}): it is needed before any "
-                               "step runs",
+      error(where, fmt::format("{} cannot read facts of other steps ({{{{steps.{}.{}}}}}): only parameters can",
                                what, excerpt(refs.front().step), excerpt(refs.front().fact)));
       return std::nullopt;
     }

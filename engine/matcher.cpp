@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -92,10 +93,20 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// The operand of >, >=, <, <= as JSON: an integer when it is one, else a double.
+// The operand of >, >=, <, <= as JSON: an integer when it is one (64-bit
+// counters stay exact), else a double.
 nlohmann::json number_json(std::string_view text, long double x) {
-  if (text.find_first_of(".eE") == std::string_view::npos && std::fabs(x) < 9.0e18L)
-    return static_cast<long long>(x);
+  if (text.find_first_of(".eE") == std::string_view::npos) {
+    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+    long long i = 0;
+    if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+        ec == std::errc() && end == text.data() + text.size())
+      return i;
+    unsigned long long u = 0;
+    if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), u);
+        ec == std::errc() && end == text.data() + text.size())
+      return u;
+  }
   return static_cast<double>(x);
 }
 

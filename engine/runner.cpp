@@ -33,8 +33,8 @@ std::string join_keys(const nlohmann::json& facts) {
 std::vector<std::string> unmet(const Expectation& expect, const StepResult& result) {
   std::vector<std::string> out;
   if (result.outcome != expect.outcome) {
-    out.push_back(fmt::format("expected {}, got {}{}", to_string(expect.outcome), to_string(result.outcome),
-                              result.message.empty() ? "" : ": " + result.message));
+    // The step's own message travels beside this line (StepReport::message).
+    out.push_back(fmt::format("expected {}, got {}", to_string(expect.outcome), to_string(result.outcome)));
   }
   if (result.outcome == Outcome::Error) return out;
   for (const auto& fe : expect.facts) {

@@ -114,16 +114,16 @@ StepSpec step_with_marks() {
   s.mark = {1, 1};
   s.marks[""] = {1, 3};
   int line = 2;
-  for (const char* p : {"s", "i", "b", "o", "d", "dev", "ns", "addr", "cidr", "list", "e", "sc", "ref", "obj", "req",
+  // No marks for "req" and "obj.dev": a missing parameter has no value to point at.
+  for (const char* p : {"s", "i", "b", "o", "d", "dev", "ns", "addr", "cidr", "list", "e", "sc", "ref", "obj", "nul",
                         "def", "obj.dev", "obj.port", "list.1", "bogus"})
     s.marks[p] = {line++, 5};
   return s;
 }
 
-Diagnostics check(json& params, const std::vector<std::string>& earlier = {"first"}) {
+Diagnostics check(json& params, const StepSpec& step = step_with_marks()) {
   static const KindSpec kind = every_type_kind();
-  static const StepSpec step = step_with_marks();
-  return check_params(kind, params, step, "f.yaml", earlier);
+  return check_params(kind, params, step, "f.yaml", {"first"});
 }
 
 std::string one_error(json params) {
@@ -205,14 +205,24 @@ TEST_CASE("checks: numbers and bools read as text for text types") {
 
 TEST_CASE("checks: missing, unknown and nested parameters") {
   CHECK(one_error(json::object()) == "f.yaml:1:3: missing required parameter 'req' for 'every'");
-  CHECK(one_error({{"req", nullptr}}) == "f.yaml:16:5: missing required parameter 'req' for 'every'");
+  StepSpec with_null = step_with_marks();
+  with_null.marks["req"] = {30, 8};  // `req:` written without a value
+  json null_req = {{"req", nullptr}};
+  auto d = check(null_req, with_null);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].to_string() == "f.yaml:30:8: missing required parameter 'req' for 'every'");
   CHECK(one_error({{"req", "r"}, {"bogus", 1}}) == "f.yaml:21:5: unknown parameter 'bogus' for 'every'");
   CHECK(one_error({{"req", "r"}, {"dfe", 1}}) == "f.yaml:1:3: unknown parameter 'dfe' for 'every' (did you mean "
                                                   "'def'?)");
   CHECK(one_error({{"req", "r"}, {"obj", json::object()}}) ==
+        "f.yaml:18:5: missing required parameter 'obj.dev' for 'every'");
+  StepSpec no_obj_dev = step_with_marks();
+  no_obj_dev.marks.erase("obj.dev");
+  json obj_missing = {{"req", "r"}, {"obj", json::object()}};
+  CHECK(check(obj_missing, no_obj_dev).front().to_string() ==
         "f.yaml:15:5: missing required parameter 'obj.dev' for 'every'");
   CHECK(one_error({{"req", "r"}, {"obj", {{"dev", "x"}, {"port", "p"}}}}) ==
-        "f.yaml:18:5: 'obj.port' must be an integer, got 'p'");
+        "f.yaml:19:5: 'obj.port' must be an integer, got 'p'");
   CHECK(one_error({{"req", "r"}, {"obj", {{"dev", "x"}, {"prot", 1}}}}) ==
         "f.yaml:15:5: unknown parameter 'obj.prot' for 'every' (did you mean 'port'?)");
   CHECK(one_error(json::array()) == "f.yaml:1:3: 'every' takes a mapping of parameters, got a list");
