@@ -11,13 +11,13 @@ _rxerun_commands="run validate plan cleanup steps schema"
 # The options of a command ("" = before any command).
 _rxerun_options() {
   case $1 in
-    run) echo "--help --var --only --skip --keep --report -v --verbose -q --quiet --color" ;;
+    run) echo "--help --var --only --skip --keep --force --report -v --verbose -q --quiet --color" ;;
     validate) echo "--help --var" ;;
     plan) echo "--help --var --only --skip" ;;
     cleanup) echo "--help --var -v --verbose -q --quiet --color" ;;
     steps | schema) echo "--help" ;;
     # Options before a scenario make an implicit run (`rxerun -v lab.yaml`).
-    "") echo "--help -h --version --var --only --skip --keep --report -v --verbose -q --quiet --color" ;;
+    "") echo "--help -h --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color" ;;
   esac
 }
 

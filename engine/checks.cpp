@@ -2,11 +2,11 @@
 
 #include <arpa/inet.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <charconv>
 #include <climits>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "engine/vars.h"
 
@@ -14,7 +14,9 @@ namespace rxerun {
 
 namespace {
 
-bool is_space_or_control(unsigned char c) { return c <= 0x20 || c == 0x7f; }
+bool is_space_or_control(unsigned char c) {
+  return c <= 0x20 || c == 0x7f;
+}
 
 bool set_why(std::string* why, std::string text) {
   if (why) *why = std::move(text);
@@ -61,7 +63,9 @@ bool parses_as(int family, std::string_view text) {
 
 }  // namespace
 
-bool valid_address(std::string_view text) { return parses_as(AF_INET, text) || parses_as(AF_INET6, text); }
+bool valid_address(std::string_view text) {
+  return parses_as(AF_INET, text) || parses_as(AF_INET6, text);
+}
 
 bool valid_cidr(std::string_view text, std::string* why) {
   const std::size_t slash = text.rfind('/');
@@ -75,10 +79,8 @@ bool valid_cidr(std::string_view text, std::string* why) {
     max_prefix = 128;
   else
     return set_why(why, fmt::format("'{}' is not an IPv4 or IPv6 address", excerpt(addr)));
-  const bool digits_only =
-      !prefix.empty() && prefix.size() <= 3 && std::all_of(prefix.begin(), prefix.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      });
+  const bool digits_only = !prefix.empty() && prefix.size() <= 3 &&
+                           std::all_of(prefix.begin(), prefix.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits_only) return set_why(why, fmt::format("prefix '{}' is not a decimal number", excerpt(prefix)));
   int value = 0;
   std::from_chars(prefix.data(), prefix.data() + prefix.size(), value);
@@ -103,7 +105,9 @@ std::vector<std::string> names_of(const std::vector<ParamSpec>& specs) {
   return names;
 }
 
-bool is_scalar(const nlohmann::json& v) { return v.is_string() || v.is_number() || v.is_boolean(); }
+bool is_scalar(const nlohmann::json& v) {
+  return v.is_string() || v.is_number() || v.is_boolean();
+}
 
 std::string lower(std::string s) {
   for (char& c : s)
@@ -151,7 +155,8 @@ class ParamChecker {
       }
     }
     for (auto it = object.begin(); it != object.end(); ++it) {
-      const bool known = std::any_of(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == it.key(); });
+      const bool known =
+          std::any_of(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == it.key(); });
       if (known) continue;
       const std::string path = prefix + it.key();
       if (extra) {
@@ -268,8 +273,8 @@ class ParamChecker {
     must_be(path, "a duration with a unit (500ms, 5s, 1m, 1h)", v);
   }
 
-  void check_name(nlohmann::json& v, const std::string& path,
-                  bool (*valid)(std::string_view, std::string*), std::string_view what) {
+  void check_name(nlohmann::json& v, const std::string& path, bool (*valid)(std::string_view, std::string*),
+                  std::string_view what) {
     if (!want_string(v, path, what)) return;
     std::string why;
     if (!valid(v.get_ref<const std::string&>(), &why))

@@ -21,6 +21,7 @@
 #include "engine/schema.h"
 #include "engine/version.h"
 #include "sys/host_info.h"
+#include "sys/real.h"
 #include "sys/recording.h"
 
 namespace rxerun {
@@ -37,6 +38,7 @@ struct RunCommandOptions {
   std::string scenario;
   CommonOptions common;
   bool keep = false;
+  bool force = false;
   std::vector<std::string> reports;
   bool verbose = false;
   bool quiet = false;
@@ -108,17 +110,16 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   }
   spdlog::debug("journal {}", journal->path());
 
-  sys::RealClock clock;
-  sys::RealNetns netns;
-  sys::Interrupt interrupt;
-  interrupt.bind_signals();
-  sys::System system{clock, netns, interrupt};
+  sys::RealSystem real;
+  real.interrupt().bind_signals();
+  sys::System& system = real.system();
 
   TerminalReporter terminal(stdout, {want_color(o.color), o.quiet     ? Verbosity::Quiet
                                                           : o.verbose ? Verbosity::Verbose
                                                                       : Verbosity::Normal});
   RunOptions ro;
   ro.keep = o.keep;
+  ro.force = o.force;
   ro.only = o.common.only;
   ro.skip = o.common.skip;
   const std::string started = now_iso8601();
@@ -177,20 +178,13 @@ int cmd_cleanup(const RunCommandOptions& o, const Registry& registry) {
     fmt::print(stderr, "rxerun: {}\n", journal.error().message);
     return kExitEnvironment;
   }
-  if (journal->pending().empty()) {
-    journal->remove_if_clean();
-    fmt::print("cleanup {}: nothing left to undo\n", scenario->name);
-    return kExitOk;
-  }
-  sys::RealClock clock;
-  sys::RealNetns netns;
-  sys::Interrupt interrupt;
-  sys::System system{clock, netns, interrupt};
+  sys::RealSystem real;
+  sys::System& system = real.system();
   TerminalReporter terminal(stdout, {want_color(o.color), o.quiet     ? Verbosity::Quiet
                                                           : o.verbose ? Verbosity::Verbose
                                                                       : Verbosity::Normal});
   Runner runner(registry, system, *journal, terminal);
-  CleanupReport report = runner.cleanup(scenario->name, "cleanup");
+  CleanupReport report = runner.cleanup(scenario->name, "cleanup", &*scenario);
   return report.clean() ? kExitOk : kExitResidue;
 }
 
@@ -284,6 +278,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   run->add_option("scenario", run_o.scenario, "the scenario file")->required()->type_name("SCENARIO");
   add_common(run, run_o.common);
   run->add_flag("--keep", run_o.keep, "leave the lab up; `rxerun cleanup SCENARIO` removes it later");
+  run->add_flag("--force", run_o.force,
+                "replace an existing interface or namespace that does not carry rxerun's mark (it is deleted)");
   run->add_option("--report", run_o.reports, "write a report: json:PATH or junit:PATH (repeatable)")
       ->type_name("FORMAT:PATH");
   add_output(run, run_o);

@@ -1,11 +1,13 @@
 #include "engine/diag.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 namespace rxerun {
 
-std::string Diagnostic::to_string() const { return fmt::format("{}:{}:{}: {}", file, mark.line, mark.col, message); }
+std::string Diagnostic::to_string() const {
+  return fmt::format("{}:{}:{}: {}", file, mark.line, mark.col, message);
+}
 
 namespace {
 

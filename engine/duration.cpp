@@ -1,8 +1,8 @@
 #include "engine/duration.h"
 
+#include <fmt/format.h>
 #include <array>
 #include <cstdint>
-#include <fmt/format.h>
 
 namespace rxerun {
 
@@ -20,7 +20,9 @@ constexpr std::array<Unit, 4> kUnits{{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h
 // computed in nanoseconds from now can never overflow.
 constexpr std::int64_t kMaxMs = 100LL * 365 * 24 * 3'600'000;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Digits to an integer, nullopt past `limit`.
 std::optional<std::int64_t> digits_value(std::string_view digits, std::int64_t limit) {
@@ -98,6 +100,8 @@ std::string format_duration(Duration d) {
   return best.empty() ? fmt::format("{}ms", ms) : best;
 }
 
-std::string format_seconds(Duration d) { return fmt::format("{:.2f}s", static_cast<double>(d.count()) / 1000.0); }
+std::string format_seconds(Duration d) {
+  return fmt::format("{:.2f}s", static_cast<double>(d.count()) / 1000.0);
+}
 
 }  // namespace rxerun

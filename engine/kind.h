@@ -78,6 +78,19 @@ struct Kind {
   KindSpec spec;
   std::function<StepResult(const Params&, StepContext&)> run;
   std::function<Result<nlohmann::json>(const nlohmann::json& args, UndoContext&)> undo;
+
+  // Optional. Undoes several of this kind's changes at once (the kernel
+  // deletes many links in one grace period where one at a time costs one
+  // each). Cleanup gathers such undos and runs them after the others: legal
+  // because nothing a later undo does needs the thing to be gone. When the
+  // batch fails, cleanup falls back to undo() one by one.
+  std::function<Result<void>(const std::vector<nlohmann::json>& args, UndoContext&)> undo_batch;
+
+  // Optional. Removes leftovers of a crashed run that the journal does not
+  // know (things that carry the scenario's mark); run by preclean and by
+  // `rxerun cleanup` in rxerun's own namespace and in every namespace the
+  // scenario names. Returns what it removed, in words.
+  std::function<Result<std::vector<std::string>>(UndoContext&)> preclean;
 };
 
 }  // namespace rxerun

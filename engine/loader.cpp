@@ -8,16 +8,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "engine/checks.h"
 #include "engine/vars.h"
@@ -228,7 +231,9 @@ Mark to_mark(const YAML::Mark& m) {
   return Mark{m.line + 1, m.column + 1};
 }
 
-Mark mark_of(const YAML::Node& n) { return to_mark(n.Mark()); }
+Mark mark_of(const YAML::Node& n) {
+  return to_mark(n.Mark());
+}
 
 std::string type_name(const YAML::Node& n) {
   switch (n.Type()) {
@@ -282,8 +287,8 @@ bool valid_scenario_name(std::string_view s) {
 std::string name_from_file(const std::string& file) {
   std::string stem = std::filesystem::path(file).stem().string();
   for (char& c : stem) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '.' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     if (!ok) c = '-';
   }
   std::size_t first = 0;
@@ -297,7 +302,9 @@ const std::vector<std::string> kVmKeys{"kernel"};
 const std::vector<std::string> kCommonKeys{"name", "netns", "expect", "timeout", "retries", "delay", "tags"};
 const std::vector<std::string> kOutcomes{"ok", "fail", "timeout"};
 
-bool is_common_key(const std::string& k) { return std::find(kCommonKeys.begin(), kCommonKeys.end(), k) != kCommonKeys.end(); }
+bool is_common_key(const std::string& k) {
+  return std::find(kCommonKeys.begin(), kCommonKeys.end(), k) != kCommonKeys.end();
+}
 
 // A fact spec such as "DEV.COUNTER": upper-case segments stand for any text.
 bool fact_pattern_matches(const std::string& pattern, const std::string& fact) {
@@ -336,7 +343,7 @@ bool fact_declared(const KindSpec& kind, const std::string& fact) {
 // One step seen before the full pass: its kind key and final name, so that
 // {{steps.X.Y}} can say "comes later" and duplicate names are found.
 struct StepHead {
-  std::string kind;      // "" when the step has none (or several)
+  std::string kind;  // "" when the step has none (or several)
   YAML::Node kind_key;
   std::string name;
   bool named = false;
@@ -365,8 +372,7 @@ class Loader {
     // A node reached twice through an alias would report the same problem twice.
     diags_.erase(std::unique(diags_.begin(), diags_.end(),
                              [](const Diagnostic& a, const Diagnostic& b) {
-                               return a.mark.line == b.mark.line && a.mark.col == b.mark.col &&
-                                      a.message == b.message;
+                               return a.mark.line == b.mark.line && a.mark.col == b.mark.col && a.message == b.message;
                              }),
                  diags_.end());
     result.diagnostics = std::move(diags_);
@@ -402,9 +408,10 @@ class Loader {
       error(*m, fmt::format("nesting deeper than {} levels: a scenario is a shallow mapping", kMaxNesting));
       return;
     }
-    std::vector<YAML::Node> docs;
+    YAML::Node root;
     try {
-      docs = YAML::LoadAll(std::string(text));
+      if (!single_document(text)) return;
+      root = YAML::Load(std::string(text));
     } catch (const YAML::DeepRecursion& e) {
       error(to_mark(e.mark), "nesting too deep for the YAML parser");
       return;
@@ -412,16 +419,42 @@ class Loader {
       error(to_mark(e.mark), fmt::format("YAML syntax error: {}", e.msg));
       return;
     }
-    if (docs.empty() || docs.front().IsNull()) {
+    if (root.IsNull()) {
       error(Mark{}, "empty scenario: expected a mapping with 'steps'");
       return;
     }
-    if (docs.size() > 1) {
-      error(docs[1], "a scenario file holds one YAML document; this is a second one");
-      return;
-    }
-    if (!check_tree(docs.front(), 0)) return;
-    load_top(docs.front());
+    if (!check_tree(root, 0)) return;
+    load_top(root);
+  }
+
+  // False (with a diagnostic) when the text holds more than one document.
+  // yaml-cpp's LoadAll() loops forever on a stray ',' at the top level (each
+  // call yields an empty document without consuming it), so documents are
+  // counted here, two at most; a "document" starting at a ',' is that token.
+  bool single_document(std::string_view text) {
+    struct Counter : YAML::EventHandler {
+      std::vector<YAML::Mark> starts;
+      void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+      void OnDocumentEnd() override {}
+      void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+      void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+      void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+      void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+      void OnSequenceEnd() override {}
+      void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+      void OnMapEnd() override {}
+    };
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    Counter counter;
+    if (!parser.HandleNextDocument(counter) || !parser.HandleNextDocument(counter)) return true;
+    const YAML::Mark second = counter.starts.back();
+    const auto pos = std::min(static_cast<std::size_t>(std::max(second.pos, 0)), text.size());
+    if (text.substr(pos).starts_with(","))
+      error(to_mark(second), "YAML syntax error: unexpected ','");
+    else
+      error(to_mark(second), "a scenario file holds one YAML document; a second one starts here");
+    return false;
   }
 
   // Repeated keys (yaml-cpp keeps both silently), keys that are not strings,
@@ -593,8 +626,8 @@ class Loader {
     const auto refs = step_references(*r);
     if (refs.empty()) return std::move(r).value();
     if (!step_refs_ok) {
-      error(where, fmt::format("{} cannot read facts of other steps ({{{{steps.{}.{}}}}}): only parameters can",
-                               what, excerpt(refs.front().step), excerpt(refs.front().fact)));
+      error(where, fmt::format("{} cannot read facts of other steps ({{{{steps.{}.{}}}}}): only parameters can", what,
+                               excerpt(refs.front().step), excerpt(refs.front().fact)));
       return std::nullopt;
     }
     bool ok = true;
@@ -607,10 +640,11 @@ class Loader {
     const std::string written = fmt::format("{{{{steps.{}.{}}}}}", excerpt(ref.step), excerpt(ref.fact));
     const StepSpec* target = find_loaded(ref.step);
     if (!target) {
-      const bool later = std::any_of(heads_.begin(), heads_.end(), [&](const StepHead& h) { return h.name == ref.step; });
+      const bool later =
+          std::any_of(heads_.begin(), heads_.end(), [&](const StepHead& h) { return h.name == ref.step; });
       if (later)
-        error(where, fmt::format("step '{}' in {} comes later: only earlier steps' facts can be read", ref.step,
-                                 written));
+        error(where,
+              fmt::format("step '{}' in {} comes later: only earlier steps' facts can be read", ref.step, written));
       else
         error(where, fmt::format("unknown step '{}' in {}{}", excerpt(ref.step), written,
                                  did_you_mean(ref.step, loaded_names_)));
@@ -642,8 +676,9 @@ class Loader {
     if (!kind || fact_declared(*kind, fact)) return true;
     std::vector<std::string> names;
     for (const auto& f : kind->facts) names.push_back(f.name);
-    const std::string of = step.kind == kind->name ? fmt::format("'{}'", kind->name)
-                                                    : fmt::format("'{}' (it reverts a '{}' step)", step.kind, kind->name);
+    const std::string of = step.kind == kind->name
+                               ? fmt::format("'{}'", kind->name)
+                               : fmt::format("'{}' (it reverts a '{}' step)", step.kind, kind->name);
     std::string msg = names.empty() ? fmt::format("unknown fact '{}': {} reports no facts", excerpt(fact), of)
                                     : fmt::format("unknown fact '{}' for {}{}; it reports {}", excerpt(fact), of,
                                                   did_you_mean(fact, names), fmt::join(names, ", "));
@@ -699,7 +734,6 @@ class Loader {
       head.kind = kinds.front().first;
       head.kind_key = kinds.front().second;
     }
-    std::string explicit_name;
     for_each_pair(node, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
       if (key == "name" && value.IsScalar() && valid_step_name(value.Scalar())) {
         head.named = true;
@@ -809,7 +843,8 @@ class Loader {
       if (!s) return;
       auto d = parse_duration(*s);
       if (!d)
-        error(value, fmt::format("'{}' must be a duration with a unit (500ms, 5s, 1m, 1h), got '{}'", key, excerpt(*s)));
+        error(value,
+              fmt::format("'{}' must be a duration with a unit (500ms, 5s, 1m, 1h), got '{}'", key, excerpt(*s)));
       else if (key == "timeout")
         step.timeout = *d;
       else
@@ -828,10 +863,11 @@ class Loader {
 
   void load_step_name(const YAML::Node& key_node, const YAML::Node& value) {
     if (!value.IsScalar()) {
-      error(value.IsNull() ? key_node : value, fmt::format("a step's 'name' must be a string, got {}", type_name(value)));
+      error(value.IsNull() ? key_node : value,
+            fmt::format("a step's 'name' must be a string, got {}", type_name(value)));
     } else if (!valid_step_name(value.Scalar())) {
-      error(value, fmt::format("step name '{}' may hold only letters, digits, '_', '.' and '-'",
-                               excerpt(value.Scalar())));
+      error(value,
+            fmt::format("step name '{}' may hold only letters, digits, '_', '.' and '-'", excerpt(value.Scalar())));
     }
   }
 
@@ -930,8 +966,8 @@ class Loader {
     const KindSpec& spec = kind->spec;
     ParamContext ctx{step};
     if (spec.scalar) {
-      step.params = value.IsNull() ? nlohmann::json() : typed(ctx, *spec.scalar, value, spec.scalar->name,
-                                                                mark_of(kind_key));
+      step.params =
+          value.IsNull() ? nlohmann::json() : typed(ctx, *spec.scalar, value, spec.scalar->name, mark_of(kind_key));
     } else if (value.IsMap()) {
       step.params = typed_fields(ctx, spec.params, spec.extra ? &*spec.extra : nullptr, value, "");
     } else {
@@ -982,8 +1018,7 @@ class Loader {
     });
   }
 
-  void load_fact_expectation(StepSpec& step, const std::string& fact, const YAML::Node& fact_key,
-                             const YAML::Node& v) {
+  void load_fact_expectation(StepSpec& step, const std::string& fact, const YAML::Node& fact_key, const YAML::Node& v) {
     if (!step.kind.empty()) check_fact(step, fact, mark_of(fact_key), "");
     if (!v.IsScalar()) {
       std::string why;
@@ -1043,8 +1078,8 @@ Result<std::string> read_file(const std::string& path) {
   if (::fstat(fd.get(), &st) != 0) return make_error(fmt::format("cannot read the scenario: {}", std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) return make_error("is a directory, not a scenario file");
   if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > kMaxScenarioBytes)
-    return make_error(fmt::format("the file is too large ({} bytes): a scenario is at most {} bytes", st.st_size,
-                                  kMaxScenarioBytes));
+    return make_error(
+        fmt::format("the file is too large ({} bytes): a scenario is at most {} bytes", st.st_size, kMaxScenarioBytes));
   std::string data;
   char buf[65536];
   while (data.size() <= kMaxScenarioBytes) {

@@ -1,12 +1,12 @@
 // Fact matchers as written in `expect:` ("> 0", "~ ^ACT", a plain value) and
 // their evaluation against what a step reported.
 
+#include <fmt/format.h>
 #include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 
 #include "engine/checks.h"
 #include "engine/model.h"
@@ -23,15 +23,12 @@ struct OpSpelling {
 };
 
 // Two-character operators first, so that ">=" is not read as ">" "=...".
-constexpr std::array<OpSpelling, 7> kOps{{{"==", Op::Eq},
-                                          {"!=", Op::Ne},
-                                          {">=", Op::Ge},
-                                          {"<=", Op::Le},
-                                          {">", Op::Gt},
-                                          {"<", Op::Lt},
-                                          {"~", Op::Match}}};
+constexpr std::array<OpSpelling, 7> kOps{
+    {{"==", Op::Eq}, {"!=", Op::Ne}, {">=", Op::Ge}, {"<=", Op::Le}, {">", Op::Gt}, {"<", Op::Lt}, {"~", Op::Match}}};
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // A decimal number as a fact or an operand may spell it: -12, 3.5, 1e6. Not
 // hex, inf or nan, which no counter is.
@@ -72,7 +69,9 @@ std::optional<long double> as_number(const nlohmann::json& v) {
 }
 
 // How a value compares as text: strings raw, bools true/false, numbers as JSON.
-std::string as_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string as_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 // How a value is shown in a reason: strings quoted, long ones cut.
 std::string shown(const nlohmann::json& v) {
@@ -168,8 +167,8 @@ Matcher plain_matcher(const nlohmann::json& written) {
   return m;
 }
 
-std::optional<Matcher> operator_matcher(const OpSpelling& spelling, std::string_view whole,
-                                        std::string_view operand, std::string* error) {
+std::optional<Matcher> operator_matcher(const OpSpelling& spelling, std::string_view whole, std::string_view operand,
+                                        std::string* error) {
   Matcher m;
   m.op = spelling.op;
   m.text = std::string(whole);

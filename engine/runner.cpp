@@ -68,6 +68,7 @@ class Runner::Context final : public StepContext {
   }
 
   Result<nlohmann::json> revert(const std::string& step_name) override { return runner_.revert(step_name); }
+  bool force() const override { return runner_.options_.force; }
 
  private:
   Runner& runner_;
@@ -104,7 +105,7 @@ RunReport Runner::run(const Scenario& scenario) {
   reporter_.run_started(scenario);
 
   report.preclean.phase = "preclean";
-  if (!options_.planning && !journal_.pending().empty()) report.preclean = cleanup(scenario.name, "preclean");
+  if (!options_.planning) report.preclean = cleanup(scenario.name, "preclean", &scenario);
 
   bool stop = !report.preclean.clean();
   for (const auto& step : scenario.steps) {
@@ -292,19 +293,93 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   if (!kind || !kind->undo) {
     return finish(make_error("no undo for step kind '" + entry.kind + "' (journal written by another rxerun version?)"));
   }
-  std::unique_ptr<sys::NetnsScope> scope;
-  if (!entry.netns.empty()) {
-    auto entered = sys_.netns.enter(entry.netns);
-    // A namespace that is gone took everything inside it along.
-    if (!entered && entered.error().code == ENOENT) return finish({});
-    if (!entered) return finish(entered.error());
-    scope = std::move(entered).value();
-  }
+  bool gone = false;
+  auto scope = enter(entry.netns, &gone);
+  if (gone) return finish({});  // a namespace that is gone took everything inside it along
+  if (!scope) return finish(scope.error());
   SimpleUndoContext uctx(sys_, scenario_name_);
   auto r = kind->undo(entry.args, uctx);
   if (!r) return finish(r.error());
   if (facts && r->is_object()) facts->update(*r);
   return finish({});
+}
+
+Result<std::unique_ptr<sys::NetnsScope>> Runner::enter(const std::string& netns, bool* gone) {
+  *gone = false;
+  if (netns.empty()) return std::unique_ptr<sys::NetnsScope>();
+  auto entered = sys_.netns.enter(netns);
+  if (!entered && entered.error().code == ENOENT) *gone = true;
+  return entered;
+}
+
+std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries) {
+  const auto start = sys_.clock.now();
+  Result<void> r;
+  {
+    bool gone = false;
+    auto scope = enter(entries.front().netns, &gone);
+    if (!gone) {
+      if (!scope) {
+        r = scope.error();
+      } else {
+        std::vector<nlohmann::json> args;
+        for (const auto& e : entries) args.push_back(e.args);
+        SimpleUndoContext uctx(sys_, scenario_name_);
+        r = kind.undo_batch(args, uctx);
+      }
+    }
+  }
+  std::vector<UndoReport> out;
+  if (!r) {  // find out which one fails, and undo the others anyway
+    for (const auto& e : entries) out.push_back(undo(e, nullptr));
+    return out;
+  }
+  const auto each = since(sys_.clock, start) / static_cast<long>(entries.size());
+  for (const auto& e : entries) {
+    UndoReport ur{.step = e.step, .kind = e.kind, .summary = e.summary, .duration = each};
+    if (auto m = journal_.mark_undone(e.seq); !m) {
+      ur.ok = false;
+      ur.error = m.error().message;
+    }
+    out.push_back(std::move(ur));
+  }
+  return out;
+}
+
+void Runner::remove_marked(const Scenario& scenario, CleanupReport& report) {
+  scenario_name_ = scenario.name;
+  std::vector<std::string> namespaces = {""};
+  for (const auto& s : scenario.steps)
+    if (s.netns && std::find(namespaces.begin(), namespaces.end(), *s.netns) == namespaces.end())
+      namespaces.push_back(*s.netns);
+  for (const auto& kind : registry_.kinds()) {
+    if (!kind.preclean) continue;
+    for (const auto& ns : namespaces) {
+      bool gone = false;
+      auto scope = enter(ns, &gone);
+      if (gone) continue;
+      const auto start = sys_.clock.now();
+      if (!scope) {
+        report.undos.push_back({.kind = kind.spec.name, .summary = "look for leftovers in netns " + ns, .ok = false,
+                                .error = scope.error().message});
+        reporter_.undo_finished(report.undos.back());
+        continue;
+      }
+      SimpleUndoContext uctx(sys_, scenario_name_);
+      auto removed = kind.preclean(uctx);
+      if (!removed) {
+        report.undos.push_back({.kind = kind.spec.name,
+                                .summary = "remove marked leftovers" + (ns.empty() ? "" : " in netns " + ns),
+                                .ok = false, .error = removed.error().message, .duration = since(sys_.clock, start)});
+        reporter_.undo_finished(report.undos.back());
+        continue;
+      }
+      for (const auto& what : *removed) {
+        report.undos.push_back({.kind = kind.spec.name, .summary = what, .duration = since(sys_.clock, start)});
+        reporter_.undo_finished(report.undos.back());
+      }
+    }
+  }
 }
 
 Result<nlohmann::json> Runner::revert(const std::string& step_name) {
@@ -319,16 +394,38 @@ Result<nlohmann::json> Runner::revert(const std::string& step_name) {
   return facts;
 }
 
-CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view phase) {
+CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view phase, const Scenario* marked) {
   scenario_name_ = scenario_name;
   CleanupReport report;
   report.phase = std::string(phase);
   std::vector<JournalEntry> pending = journal_.pending();  // copy: undo() shrinks it
   reporter_.cleanup_started(phase, pending.size());
+  // Newest first; changes of kinds that can undo many at once are gathered
+  // (by kind and namespace, in order of first appearance) and undone last.
+  std::vector<std::pair<const Kind*, std::vector<JournalEntry>>> batches;
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    const Kind* kind = registry_.find(it->kind);
+    if (kind && kind->undo_batch) {
+      auto b = std::find_if(batches.begin(), batches.end(), [&](const auto& x) {
+        return x.first == kind && x.second.front().netns == it->netns;
+      });
+      if (b == batches.end()) {
+        batches.push_back({kind, {*it}});
+      } else {
+        b->second.push_back(*it);
+      }
+      continue;
+    }
     report.undos.push_back(undo(*it, nullptr));
     reporter_.undo_finished(report.undos.back());
   }
+  for (const auto& [kind, entries] : batches) {
+    for (auto& ur : undo_batch(*kind, entries)) {
+      report.undos.push_back(std::move(ur));
+      reporter_.undo_finished(report.undos.back());
+    }
+  }
+  if (marked) remove_marked(*marked, report);
   journal_.remove_if_clean();
   reporter_.cleanup_finished(report);
   return report;

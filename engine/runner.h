@@ -24,6 +24,7 @@ struct RunOptions {
   std::vector<std::string> skip;    // never run steps carrying one of these
   Duration default_timeout{30'000}; // for kinds that declare none
   bool planning = false;            // `plan`: go on past failures; leave out steps that need run-time facts
+  bool force = false;               // --force: steps may replace existing interfaces without rxerun's mark
 };
 
 class Runner {
@@ -34,8 +35,11 @@ class Runner {
   RunReport run(const Scenario& scenario);
 
   // Undoes every change pending in the journal, newest first (the cleanup
-  // command, and a run's preclean and cleanup).
-  CleanupReport cleanup(const std::string& scenario_name, std::string_view phase);
+  // command, and a run's preclean and cleanup). With `marked`, then asks
+  // every kind with a preclean hook to remove what carries that scenario's
+  // mark but is missing from the journal (leftovers of a crashed run), in
+  // rxerun's own namespace and in each namespace the scenario names.
+  CleanupReport cleanup(const std::string& scenario_name, std::string_view phase, const Scenario* marked = nullptr);
 
  private:
   class Context;
@@ -46,6 +50,9 @@ class Runner {
   std::optional<std::string> skip_reason(const Scenario& scenario, const StepSpec& step) const;
   Result<nlohmann::json> revert(const std::string& step_name);
   UndoReport undo(const JournalEntry& entry, nlohmann::json* facts);
+  void remove_marked(const Scenario& scenario, CleanupReport& report);
+  std::vector<UndoReport> undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries);
+  Result<std::unique_ptr<sys::NetnsScope>> enter(const std::string& netns, bool* gone);
   sys::SteadyTime deadline_for(const StepSpec& step, const Kind& kind);
 
   const Registry& registry_;

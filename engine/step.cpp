@@ -63,6 +63,8 @@ StepResult StepResult::error(const Error& e) {
   return error(e.message);
 }
 
+std::string mark_for(const std::string& scenario) { return "rxerun:" + scenario; }
+
 WaitStatus StepContext::sleep_for(Duration d) {
   auto& clock = sys().clock;
   auto start = clock.now();

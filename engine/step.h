@@ -73,6 +73,10 @@ class StepContext {
   // undo observed.
   virtual Result<nlohmann::json> revert(const std::string& step_name) = 0;
 
+  // --force: the user allows replacing an existing interface that does not
+  // carry rxerun's mark.
+  virtual bool force() const { return false; }
+
   // Waits `d`, cut short by the step's deadline or by Ctrl-C.
   WaitStatus sleep_for(Duration d);
 };
@@ -83,5 +87,10 @@ class UndoContext {
   virtual sys::System& sys() = 0;
   virtual const std::string& scenario() const = 0;
 };
+
+// The mark rxerun puts on what it creates (an interface's alias), naming the
+// scenario: "rxerun:veth-pair". Preclean removes marked leftovers; anything
+// without the mark is never deleted.
+std::string mark_for(const std::string& scenario);
 
 }  // namespace rxerun

@@ -13,8 +13,7 @@ constexpr std::string_view kClose = "}}";
 constexpr std::string_view kStepsPrefix = "steps.";
 
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
 std::string_view trim(std::string_view s) {
@@ -35,15 +34,18 @@ struct Placeholder {
 // The placeholder starting at `open` (an offset of "{{"), or an error.
 Result<Placeholder> read_placeholder(std::string_view text, std::size_t open) {
   const std::size_t close = text.find(kClose, open + kOpen.size());
-  if (close == std::string_view::npos) return make_error(fmt::format("unterminated '{{{{' in '{}'", excerpt(text.substr(open))));
+  if (close == std::string_view::npos)
+    return make_error(fmt::format("unterminated '{{{{' in '{}'", excerpt(text.substr(open))));
   Placeholder p;
   p.begin = open;
   p.end = close + kClose.size();
   const std::string_view name = trim(text.substr(open + kOpen.size(), close - open - kOpen.size()));
-  if (name.empty()) return make_error(fmt::format("empty variable name in '{}'", excerpt(text.substr(open, p.end - open))));
+  if (name.empty())
+    return make_error(fmt::format("empty variable name in '{}'", excerpt(text.substr(open, p.end - open))));
   for (char c : name) {
     if (!is_name_char(c))
-      return make_error(fmt::format("invalid variable name '{}': use letters, digits, '_', '.' and '-'", excerpt(name)));
+      return make_error(
+          fmt::format("invalid variable name '{}': use letters, digits, '_', '.' and '-'", excerpt(name)));
   }
   p.name = std::string(name);
   if (name.starts_with(kStepsPrefix)) {
@@ -51,7 +53,8 @@ Result<Placeholder> read_placeholder(std::string_view text, std::size_t open) {
     const std::string_view rest = name.substr(kStepsPrefix.size());
     const std::size_t dot = rest.find('.');
     if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size())
-      return make_error(fmt::format("expected {{{{steps.NAME.FACT}}}}, got '{}'", excerpt(text.substr(open, p.end - open))));
+      return make_error(
+          fmt::format("expected {{{{steps.NAME.FACT}}}}, got '{}'", excerpt(text.substr(open, p.end - open))));
     p.is_step = true;
     p.ref = {std::string(rest.substr(0, dot)), std::string(rest.substr(dot + 1))};
   }
@@ -59,10 +62,11 @@ Result<Placeholder> read_placeholder(std::string_view text, std::size_t open) {
 }
 
 // How a fact reads inside a string: numbers without quotes, strings raw.
-std::string fact_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string fact_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
-Result<std::string> substitute(const Placeholder& p, std::string_view text, const Vars& vars,
-                               const FactLookup* facts) {
+Result<std::string> substitute(const Placeholder& p, std::string_view text, const Vars& vars, const FactLookup* facts) {
   if (p.is_step) {
     if (!facts || !*facts) return std::string(text.substr(p.begin, p.end - p.begin));  // resolved at run time
     auto value = (*facts)(p.ref.step, p.ref.fact);

@@ -5,8 +5,17 @@ namespace rxerun::steps {
 // Sorted by name; the Registry rejects duplicates at start-up.
 std::vector<Kind> all_kinds() {
   return {
+      address_kind(),
+      block_kind(),
+      link_kind(),
+      netem_kind(),
+      netns_kind(),
+      offload_kind(),
+      ping_kind(),
       revert_kind(),
       sleep_kind(),
+      sysctl_kind(),
+      veth_kind(),
   };
 }
 

@@ -12,7 +12,16 @@ namespace rxerun::steps {
 std::vector<Kind> all_kinds();
 
 // One function per kind, each in its own file under steps/.
+Kind address_kind();
+Kind block_kind();
+Kind link_kind();
+Kind netem_kind();
+Kind netns_kind();
+Kind offload_kind();
+Kind ping_kind();
 Kind revert_kind();
 Kind sleep_kind();
+Kind sysctl_kind();
+Kind veth_kind();
 
 }  // namespace rxerun::steps

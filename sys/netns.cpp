@@ -2,11 +2,18 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
+#include <thread>
+
+#include "sys/links_rtnl.h"
 
 namespace rxerun::sys {
 
@@ -36,9 +43,7 @@ Result<std::unique_ptr<NetnsScope>> RealNetns::enter(const std::string& name) {
   if (target < 0) {
     int err = errno;
     ::close(original);
-    return make_error(err == ENOENT ? "network namespace '" + name + "' does not exist"
-                                    : "cannot open " + path,
-                      err);
+    return make_error(err == ENOENT ? "network namespace '" + name + "' does not exist" : "cannot open " + path, err);
   }
   int rc = ::setns(target, CLONE_NEWNET);
   int err = errno;
@@ -48,6 +53,134 @@ Result<std::unique_ptr<NetnsScope>> RealNetns::enter(const std::string& name) {
     return make_error("cannot enter network namespace '" + name + "'", err);
   }
   return std::unique_ptr<NetnsScope>(std::make_unique<RealNetnsScope>(original));
+}
+
+namespace {
+
+constexpr const char* kRunDir = "/run/netns";
+
+std::string path_of(const std::string& name) {
+  return std::string(kRunDir) + "/" + name;
+}
+
+std::string needs_root(int err) {
+  return err == EPERM || err == EACCES ? " (needs root: CAP_SYS_ADMIN)" : "";
+}
+
+// A name `ip netns` could use: a plain file name under /run/netns.
+Result<void> check_name(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return make_error("'" + name + "' is not a network namespace name", EINVAL);
+  return {};
+}
+
+// What `ip netns add` does first (iproute2, ip/ipnetns.c): create /run/netns
+// and make it a shared mount (bind-mounting it onto itself when it is not a
+// mount point yet), so that unmounting a namespace file in one mount
+// namespace unmounts it in all of them and the namespace can be freed. A
+// lock on the directory keeps concurrent callers from stacking mounts.
+Result<void> prepare_run_dir() {
+  if (::mkdir(kRunDir, 0755) != 0 && errno != EEXIST) {
+    const int err = errno;
+    return make_error(std::string("cannot create ") + kRunDir + needs_root(err), err);
+  }
+  int lock = ::open(kRunDir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock >= 0) (void)::flock(lock, LOCK_EX);
+  Result<void> result;
+  bool made_mount = false;
+  while (::mount("", kRunDir, "none", MS_SHARED | MS_REC, nullptr) != 0) {
+    const int err = errno;
+    if (err != EINVAL || made_mount) {
+      result = make_error(std::string("cannot make ") + kRunDir + " a shared mount" + needs_root(err), err);
+      break;
+    }
+    if (::mount(kRunDir, kRunDir, "none", MS_BIND | MS_REC, nullptr) != 0) {
+      const int bind_err = errno;
+      result =
+          make_error(std::string("cannot bind-mount ") + kRunDir + " onto itself" + needs_root(bind_err), bind_err);
+      break;
+    }
+    made_mount = true;
+  }
+  if (lock >= 0) {
+    (void)::flock(lock, LOCK_UN);
+    ::close(lock);
+  }
+  return result;
+}
+
+// Creates the namespace in a helper thread, so that no thread of the caller
+// ever leaves its own namespace: the thread unshares, binds its new
+// namespace onto `path` (which keeps the namespace alive after the thread
+// ends) and brings its loopback up.
+Result<void> bind_new_netns(const std::string& name, const std::string& path) {
+  Result<void> result;
+  try {
+    std::thread helper([&] {
+      if (::unshare(CLONE_NEWNET) != 0) {
+        const int err = errno;
+        result = make_error("cannot create network namespace " + name + needs_root(err), err);
+        return;
+      }
+      if (::mount("/proc/thread-self/ns/net", path.c_str(), "none", MS_BIND, nullptr) != 0) {
+        const int err = errno;
+        result = make_error("cannot bind network namespace " + name + " to " + path + needs_root(err), err);
+        return;
+      }
+      RtnlLinks links;
+      result = links.set_up("lo", true);
+    });
+    helper.join();
+  } catch (const std::system_error& e) {
+    return make_error("cannot start a thread to create network namespace " + name, e.code().value());
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<bool> RealNetns::exists(const std::string& name) {
+  if (auto r = check_name(name); !r) return r.error();
+  struct stat st {};
+  if (::stat(path_of(name).c_str(), &st) == 0) return true;
+  const int err = errno;
+  if (err == ENOENT) return false;
+  return make_error("cannot look at " + path_of(name), err);
+}
+
+Result<void> RealNetns::create(const std::string& name) {
+  if (auto r = check_name(name); !r) return r;
+  if (auto r = prepare_run_dir(); !r) return r;
+  const std::string path = path_of(name);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EEXIST) return make_error("network namespace " + name + " exists", EEXIST);
+    return make_error("cannot create " + path + needs_root(err), err);
+  }
+  ::close(fd);
+  if (auto r = bind_new_netns(name, path); !r) {
+    (void)::umount2(path.c_str(), MNT_DETACH);
+    (void)::unlink(path.c_str());
+    return r;
+  }
+  return {};
+}
+
+Result<void> RealNetns::remove(const std::string& name) {
+  if (auto r = check_name(name); !r) return r;
+  const std::string path = path_of(name);
+  // EINVAL: not a mount point (a file left by an interrupted create).
+  if (::umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
+    const int err = errno;
+    return make_error("cannot unmount " + path + needs_root(err), err);
+  }
+  if (::unlink(path.c_str()) != 0) {
+    const int err = errno;
+    if (err == ENOENT) return make_error("network namespace " + name + " does not exist", ENOENT);
+    return make_error("cannot remove " + path + needs_root(err), err);
+  }
+  return {};
 }
 
 }  // namespace rxerun::sys

@@ -1,6 +1,10 @@
 #include "sys/recording.h"
 
+#include "sys/sysctl.h"
+
 #include <fmt/format.h>
+
+#include <fstream>
 
 #include "engine/duration.h"
 
@@ -35,6 +39,7 @@ WaitResult RecordingClock::wait_until(SteadyTime until, Interrupt&) {
 }
 
 namespace {
+
 class RecordingScope final : public NetnsScope {
  public:
   RecordingScope(ActionLog& log, std::string previous) : log_(log), previous_(std::move(previous)) {}
@@ -44,12 +49,196 @@ class RecordingScope final : public NetnsScope {
   ActionLog& log_;
   std::string previous_;
 };
+
+std::string seconds(Duration d) {
+  std::string s = fmt::format("{:.3f}", d.count() / 1000.0);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::string pct(double v) {
+  std::string s = fmt::format("{:.3f}", v);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s + "%";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<NetnsScope>> RecordingNetns::enter(const std::string& name) {
   auto scope = std::make_unique<RecordingScope>(log_, log_.netns());
   log_.set_netns(name);
   return std::unique_ptr<NetnsScope>(std::move(scope));
+}
+
+Result<bool> RecordingNetns::exists(const std::string& name) { return created_.count(name) > 0; }
+
+Result<void> RecordingNetns::create(const std::string& name) {
+  created_.insert(name);
+  log_.record("create network namespace " + name, "ip netns add " + name);
+  return {};
+}
+
+Result<void> RecordingNetns::remove(const std::string& name) {
+  created_.erase(name);
+  log_.record("delete network namespace " + name, "ip netns del " + name);
+  return {};
+}
+
+LinkInfo* RecordingLinks::find(const std::string& name) {
+  auto it = links_.find({log_.netns(), name});
+  return it == links_.end() ? nullptr : &it->second;
+}
+
+Result<std::optional<LinkInfo>> RecordingLinks::get(const std::string& name) {
+  if (auto* l = find(name)) return std::optional<LinkInfo>(*l);
+  return std::optional<LinkInfo>();
+}
+
+Result<std::vector<LinkInfo>> RecordingLinks::list() {
+  std::vector<LinkInfo> out;
+  for (const auto& [key, info] : links_)
+    if (key.first == log_.netns()) out.push_back(info);
+  return out;
+}
+
+Result<void> RecordingLinks::add_veth(const VethSpec& spec) {
+  std::string cmd = "ip link add " + spec.name;
+  if (spec.mtu) cmd += " mtu " + std::to_string(spec.mtu);
+  cmd += " type veth peer name " + spec.peer;
+  if (!spec.peer_netns.empty()) cmd += " netns " + spec.peer_netns;
+  log_.record("create veth pair " + spec.name + "/" + spec.peer, cmd);
+  const std::string peer_ns = spec.peer_netns.empty() ? log_.netns() : spec.peer_netns;
+  unsigned mtu = spec.mtu ? spec.mtu : 1500;
+  links_[{log_.netns(), spec.name}] = LinkInfo{0, spec.name, "veth", spec.alias, false, false, mtu};
+  links_[{peer_ns, spec.peer}] = LinkInfo{0, spec.peer, "veth", spec.alias, false, false, mtu};
+  if (!spec.alias.empty()) {
+    log_.record("mark " + spec.name, "ip link set " + spec.name + " alias " + spec.alias);
+    std::string peer_cmd = spec.peer_netns.empty() ? "ip link set " : "ip -n " + spec.peer_netns + " link set ";
+    log_.record("mark " + spec.peer, peer_cmd + spec.peer + " alias " + spec.alias);
+  }
+  return {};
+}
+
+Result<void> RecordingLinks::remove(const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    log_.record("delete interface " + n, "ip link del " + n);
+    links_.erase({log_.netns(), n});
+  }
+  return {};
+}
+
+Result<void> RecordingLinks::set_up(const std::string& name, bool up) {
+  log_.record(std::string(up ? "bring up " : "bring down ") + name,
+              "ip link set " + name + (up ? " up" : " down"));
+  if (auto* l = find(name)) l->up = up;
+  return {};
+}
+
+Result<void> RecordingLinks::set_mtu(const std::string& name, unsigned mtu) {
+  log_.record("set the MTU of " + name, "ip link set " + name + " mtu " + std::to_string(mtu));
+  if (auto* l = find(name)) l->mtu = mtu;
+  return {};
+}
+
+Result<void> RecordingLinks::set_alias(const std::string& name, const std::string& alias) {
+  log_.record("mark " + name, "ip link set " + name + " alias " + alias);
+  if (auto* l = find(name)) l->alias = alias;
+  return {};
+}
+
+Result<std::vector<std::string>> RecordingLinks::addresses(const std::string& dev) {
+  return addresses_[{log_.netns(), dev}];
+}
+
+Result<void> RecordingLinks::add_address(const std::string& dev, const std::string& cidr) {
+  log_.record("add " + cidr + " to " + dev, "ip addr add " + cidr + " dev " + dev);
+  addresses_[{log_.netns(), dev}].push_back(cidr);
+  return {};
+}
+
+Result<void> RecordingLinks::remove_address(const std::string& dev, const std::string& cidr) {
+  log_.record("remove " + cidr + " from " + dev, "ip addr del " + cidr + " dev " + dev);
+  std::erase(addresses_[{log_.netns(), dev}], cidr);
+  return {};
+}
+
+Result<std::map<std::string, Feature>> RecordingEthtool::features(const std::string&) {
+  return std::map<std::string, Feature>{};
+}
+
+Result<void> RecordingEthtool::set_features(const std::string& dev, const std::map<std::string, bool>& wanted) {
+  std::string cmd = "ethtool -K " + dev;
+  std::string what;
+  for (const auto& [name, on] : wanted) {
+    cmd += " " + name + (on ? " on" : " off");
+    what += (what.empty() ? "" : ", ") + name + (on ? " on" : " off");
+  }
+  log_.record("set " + what + " on " + dev, cmd);
+  return {};
+}
+
+Result<std::string> RecordingSysctl::read(const std::string& key) {
+  if (auto it = written_.find(key); it != written_.end()) return it->second;
+  if (log_.netns().empty()) {
+    std::ifstream in(sysctl_path(key));
+    std::string value;
+    if (in && std::getline(in, value)) return value;
+  }
+  return std::string("?");
+}
+
+Result<void> RecordingSysctl::write(const std::string& key, const std::string& value) {
+  written_[key] = value;
+  log_.record("set " + key + " to " + value, "sysctl -w " + key + "=" + value);
+  return {};
+}
+
+Result<nlohmann::json> RecordingNft::run(const std::string& command) {
+  log_.record("nftables: " + command, "nft '" + command + "'");
+  return nlohmann::json();
+}
+
+Result<std::optional<std::string>> RecordingQdiscs::root_kind(const std::string& dev) {
+  if (netem_.count({log_.netns(), dev})) return std::optional<std::string>("netem");
+  return std::optional<std::string>();
+}
+
+Result<void> RecordingQdiscs::add_netem(const std::string& dev, const NetemSpec& spec) {
+  std::string cmd = "tc qdisc add dev " + dev + " root netem";
+  if (spec.delay) {
+    cmd += " delay " + format_duration(*spec.delay);
+    if (spec.jitter) cmd += " " + format_duration(*spec.jitter);
+  }
+  if (spec.loss_pct) cmd += " loss " + pct(*spec.loss_pct);
+  if (spec.duplicate_pct) cmd += " duplicate " + pct(*spec.duplicate_pct);
+  if (spec.corrupt_pct) cmd += " corrupt " + pct(*spec.corrupt_pct);
+  if (spec.reorder_pct) cmd += " reorder " + pct(*spec.reorder_pct);
+  if (spec.rate_bytes_per_s) cmd += " rate " + std::to_string(*spec.rate_bytes_per_s * 8) + "bit";
+  log_.record("add netem on " + dev, cmd);
+  netem_.insert({log_.netns(), dev});
+  return {};
+}
+
+Result<QdiscStats> RecordingQdiscs::root_stats(const std::string& dev) {
+  log_.record("read the qdisc statistics of " + dev, "tc -s qdisc show dev " + dev);
+  return QdiscStats{};
+}
+
+Result<void> RecordingQdiscs::remove_root(const std::string& dev) {
+  log_.record("remove the root qdisc of " + dev, "tc qdisc del dev " + dev + " root");
+  netem_.erase({log_.netns(), dev});
+  return {};
+}
+
+Result<PingResult> RecordingPinger::ping(const PingSpec& spec, SteadyTime, Interrupt&) {
+  std::string cmd = "ping -c " + std::to_string(spec.count) + " -i " + seconds(spec.interval);
+  if (!spec.from_dev.empty()) cmd += " -I " + spec.from_dev;
+  if (!spec.from_addr.empty()) cmd += " -I " + spec.from_addr;
+  cmd += " " + spec.to;
+  log_.record("ping " + spec.to, cmd);
+  return PingResult{spec.count, spec.count, std::nullopt, std::nullopt, std::nullopt};
 }
 
 RecordingSystem::RecordingSystem() = default;

@@ -1,10 +1,13 @@
 #pragma once
 // The implementations `rxerun plan` runs a scenario against: they change
 // nothing and note each action with the shell command a person would type.
-// Waits return at once (virtual time moves on).
+// Waits return at once (virtual time moves on). Reads answer from what the
+// plan itself created, so that later steps see earlier steps' work.
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,7 @@ namespace rxerun::sys {
 class ActionLog final : public Recorder {
  public:
   void record(PlannedAction action) override;
+  void record(std::string what, std::string shell) { record(PlannedAction{std::move(what), std::move(shell)}); }
   std::vector<PlannedAction> take();  // the actions since the last take()
 
   // The namespace that later actions happen in ("" for rxerun's own).
@@ -41,6 +45,88 @@ class RecordingNetns final : public Netns {
  public:
   explicit RecordingNetns(ActionLog& log) : log_(log) {}
   Result<std::unique_ptr<NetnsScope>> enter(const std::string& name) override;
+  Result<bool> exists(const std::string& name) override;
+  Result<void> create(const std::string& name) override;
+  Result<void> remove(const std::string& name) override;
+
+ private:
+  ActionLog& log_;
+  std::set<std::string> created_;
+};
+
+// Interfaces the plan created exist (keyed by namespace and name); nothing else does.
+class RecordingLinks final : public Links {
+ public:
+  explicit RecordingLinks(ActionLog& log) : log_(log) {}
+  Result<std::optional<LinkInfo>> get(const std::string& name) override;
+  Result<std::vector<LinkInfo>> list() override;
+  Result<void> add_veth(const VethSpec& spec) override;
+  Result<void> remove(const std::vector<std::string>& names) override;
+  Result<void> set_up(const std::string& name, bool up) override;
+  Result<void> set_mtu(const std::string& name, unsigned mtu) override;
+  Result<void> set_alias(const std::string& name, const std::string& alias) override;
+  Result<std::vector<std::string>> addresses(const std::string& dev) override;
+  Result<void> add_address(const std::string& dev, const std::string& cidr) override;
+  Result<void> remove_address(const std::string& dev, const std::string& cidr) override;
+
+ private:
+  LinkInfo* find(const std::string& name);
+  ActionLog& log_;
+  std::map<std::pair<std::string, std::string>, LinkInfo> links_;  // (netns, name)
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> addresses_;
+};
+
+// Features are unknown in a plan: reads return none, so steps request everything asked for.
+class RecordingEthtool final : public Ethtool {
+ public:
+  explicit RecordingEthtool(ActionLog& log) : log_(log) {}
+  Result<std::map<std::string, Feature>> features(const std::string& dev) override;
+  Result<void> set_features(const std::string& dev, const std::map<std::string, bool>& wanted) override;
+
+ private:
+  ActionLog& log_;
+};
+
+// Reads the real value when it can (reading /proc/sys changes nothing); writes are recorded.
+class RecordingSysctl final : public Sysctl {
+ public:
+  explicit RecordingSysctl(ActionLog& log) : log_(log) {}
+  Result<std::string> read(const std::string& key) override;
+  Result<void> write(const std::string& key, const std::string& value) override;
+
+ private:
+  ActionLog& log_;
+  std::map<std::string, std::string> written_;
+};
+
+class RecordingNft final : public Nft {
+ public:
+  explicit RecordingNft(ActionLog& log) : log_(log) {}
+  Result<nlohmann::json> run(const std::string& command) override;
+
+ private:
+  ActionLog& log_;
+};
+
+class RecordingQdiscs final : public Qdiscs {
+ public:
+  explicit RecordingQdiscs(ActionLog& log) : log_(log) {}
+  Result<bool> netem_available() override { return true; }
+  Result<std::optional<std::string>> root_kind(const std::string& dev) override;
+  Result<void> add_netem(const std::string& dev, const NetemSpec& spec) override;
+  Result<QdiscStats> root_stats(const std::string& dev) override;
+  Result<void> remove_root(const std::string& dev) override;
+
+ private:
+  ActionLog& log_;
+  std::set<std::pair<std::string, std::string>> netem_;
+};
+
+// A ping changes nothing; the plan shows the command and assumes every reply comes back.
+class RecordingPinger final : public Pinger {
+ public:
+  explicit RecordingPinger(ActionLog& log) : log_(log) {}
+  Result<PingResult> ping(const PingSpec& spec, SteadyTime deadline, Interrupt& interrupt) override;
 
  private:
   ActionLog& log_;
@@ -58,7 +144,13 @@ class RecordingSystem {
   RecordingClock clock_{log_};
   RecordingNetns netns_{log_};
   Interrupt interrupt_;
-  System system_{clock_, netns_, interrupt_, &log_};
+  RecordingLinks links_{log_};
+  RecordingEthtool ethtool_{log_};
+  RecordingSysctl sysctl_{log_};
+  RecordingNft nft_{log_};
+  RecordingQdiscs qdiscs_{log_};
+  RecordingPinger pinger_{log_};
+  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, &log_};
 };
 
 }  // namespace rxerun::sys

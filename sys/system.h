@@ -1,15 +1,22 @@
 #pragma once
 // Everything that touches the host, gathered: the engine and the steps reach
 // the outside world only through these interfaces (ninja's DiskInterface
-// habit). Real implementations act; the recording ones (sys/recording.h)
-// only note what would be done, for `rxerun plan`; tests use fakes.
+// habit). Real implementations act (sys/real.h); the recording ones
+// (sys/recording.h) only note what would be done, for `rxerun plan`; tests
+// use fakes (tests/fakes/).
 
 #include <string>
 #include <vector>
 
 #include "sys/clock.h"
+#include "sys/ethtool.h"
 #include "sys/interrupt.h"
+#include "sys/links.h"
 #include "sys/netns.h"
+#include "sys/nft.h"
+#include "sys/ping.h"
+#include "sys/qdisc.h"
+#include "sys/sysctl.h"
 
 namespace rxerun::sys {
 
@@ -30,7 +37,13 @@ struct System {
   Clock& clock;
   Netns& netns;
   Interrupt& interrupt;
-  Recorder* recorder = nullptr;  // set when planning: a step that cannot preview a read says so here
+  Links& links;
+  Ethtool& ethtool;
+  Sysctl& sysctl;
+  Nft& nft;
+  Qdiscs& qdiscs;
+  Pinger& pinger;
+  Recorder* recorder = nullptr;  // set when planning
 };
 
 }  // namespace rxerun::sys

@@ -35,7 +35,7 @@ contains "$out" "ok: scenario 'selftest'" "validate says ok"
 [ -e "$RXERUN_STATE_DIR" ] && fail "validate created state" || pass "validate touched no state"
 
 expect_exit 0 "cleanup with nothing left" -- "$RXERUN" cleanup scenarios/selftest.yaml
-contains "$out" "nothing left to undo" "cleanup says so"
+contains "$out" "nothing to undo" "cleanup says so"
 
 # --keep then cleanup: the journal is replayed by the cleanup command.
 expect_exit 0 "run --keep" -- "$RXERUN" run scenarios/selftest.yaml --keep

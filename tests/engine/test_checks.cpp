@@ -115,8 +115,8 @@ StepSpec step_with_marks() {
   s.marks[""] = {1, 3};
   int line = 2;
   // No marks for "req" and "obj.dev": a missing parameter has no value to point at.
-  for (const char* p : {"s", "i", "b", "o", "d", "dev", "ns", "addr", "cidr", "list", "e", "sc", "ref", "obj", "nul",
-                        "def", "obj.dev", "obj.port", "list.1", "bogus"})
+  for (const char* p : {"s", "i",  "b",   "o",   "d",   "dev", "ns",      "addr",     "cidr",   "list",
+                        "e", "sc", "ref", "obj", "nul", "def", "obj.dev", "obj.port", "list.1", "bogus"})
     s.marks[p] = {line++, 5};
   return s;
 }
@@ -135,10 +135,14 @@ std::string one_error(json params) {
 }  // namespace
 
 TEST_CASE("checks: valid values are normalised and defaults filled in") {
-  json p = {{"s", "x"},        {"i", "5"},         {"b", "true"},          {"o", "off"},
-            {"d", "1.5s"},     {"dev", "vB"},      {"ns", "lab"},          {"addr", "10.0.0.1"},
-            {"cidr", "::1/64"}, {"list", {"10.0.0.1", "::1"}}, {"e", "udp"}, {"sc", 0},
-            {"ref", "first"},  {"obj", {{"dev", "rxe0"}}},     {"req", "r"}};
+  json p = {{"s", "x"},         {"i", "5"},
+            {"b", "true"},      {"o", "off"},
+            {"d", "1.5s"},      {"dev", "vB"},
+            {"ns", "lab"},      {"addr", "10.0.0.1"},
+            {"cidr", "::1/64"}, {"list", {"10.0.0.1", "::1"}},
+            {"e", "udp"},       {"sc", 0},
+            {"ref", "first"},   {"obj", {{"dev", "rxe0"}}},
+            {"req", "r"}};
   auto d = check(p);
   CHECK(d.empty());
   CHECK(p["i"] == json(5));
@@ -212,8 +216,9 @@ TEST_CASE("checks: missing, unknown and nested parameters") {
   REQUIRE(d.size() == 1);
   CHECK(d[0].to_string() == "f.yaml:30:8: missing required parameter 'req' for 'every'");
   CHECK(one_error({{"req", "r"}, {"bogus", 1}}) == "f.yaml:21:5: unknown parameter 'bogus' for 'every'");
-  CHECK(one_error({{"req", "r"}, {"dfe", 1}}) == "f.yaml:1:3: unknown parameter 'dfe' for 'every' (did you mean "
-                                                  "'def'?)");
+  CHECK(one_error({{"req", "r"}, {"dfe", 1}}) ==
+        "f.yaml:1:3: unknown parameter 'dfe' for 'every' (did you mean "
+        "'def'?)");
   CHECK(one_error({{"req", "r"}, {"obj", json::object()}}) ==
         "f.yaml:18:5: missing required parameter 'obj.dev' for 'every'");
   StepSpec no_obj_dev = step_with_marks();
@@ -237,7 +242,9 @@ TEST_CASE("checks: all problems are reported") {
 }
 
 TEST_CASE("checks: {{steps...}} values are accepted until run time") {
-  json p = {{"req", "r"}, {"i", "{{steps.g.index}}"}, {"addr", "{{ steps.g.addr }}"},
+  json p = {{"req", "r"},
+            {"i", "{{steps.g.index}}"},
+            {"addr", "{{ steps.g.addr }}"},
             {"list", {"{{steps.g.a}}", "10.0.0.1"}}};
   CHECK(check(p).empty());
   CHECK(p["i"] == json("{{steps.g.index}}"));

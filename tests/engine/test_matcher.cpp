@@ -21,7 +21,9 @@ std::string parse_error(const json& written) {
   return error;
 }
 
-bool holds(const json& written, const json& actual) { return !parse(written).check(actual).has_value(); }
+bool holds(const json& written, const json& actual) {
+  return !parse(written).check(actual).has_value();
+}
 
 std::string why(const json& written, const json& actual) {
   auto r = parse(written).check(actual);

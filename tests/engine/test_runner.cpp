@@ -8,6 +8,7 @@
 #include "engine/loader.h"
 #include "engine/runner.h"
 #include "fakes/fake_kinds.h"
+#include "fakes/harness.h"
 #include "fakes/fake_system.h"
 
 using namespace rxerun;
@@ -15,24 +16,12 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-struct Harness {
-  fakes::FakeWorld world;
-  Registry registry = fakes::fake_registry(world);
-  fakes::FakeSystem fake;
-  Journal journal = Journal::in_memory();
-  Reporter reporter;  // prints nothing
-
-  Scenario load(const std::string& yaml) {
-    auto r = load_scenario_text(yaml, "test.yaml", registry, {});
-    for (const auto& d : r.diagnostics) FAIL_CHECK(d.to_string());
-    REQUIRE(r.scenario);
-    return *r.scenario;
-  }
-
-  RunReport run(const std::string& yaml, RunOptions options = {}) {
-    Runner runner(registry, fake.system, journal, reporter, options);
-    return runner.run(load(yaml));
-  }
+// The shared harness, with the fake kinds of tests/fakes/fake_kinds.h.
+struct Harness : fakes::Harness {
+  explicit Harness(std::unique_ptr<fakes::FakeWorld> w = std::make_unique<fakes::FakeWorld>())
+      : fakes::Harness(fakes::fake_registry(*w)), world_(std::move(w)), world(*world_) {}
+  std::unique_ptr<fakes::FakeWorld> world_;
+  fakes::FakeWorld& world;
 };
 
 const StepReport& step(const RunReport& r, const std::string& name) {
@@ -341,7 +330,8 @@ TEST_CASE("runner: a step with netns runs inside it and its undo goes back there
   h.fake.netns.existing = {"lab"};
   auto r = h.run("steps:\n  - {change: {id: a}, netns: lab}\n  - {change: {id: b}}\n");
   CHECK(r.exit_code == 0);
-  CHECK(h.fake.netns.log == Strings{"enter lab", "leave lab", "enter lab", "leave lab"});
+  // Preclean looks for marked leftovers in lab, then the step, then its undo.
+  CHECK(h.fake.netns.log == Strings{"enter lab", "leave lab", "enter lab", "leave lab", "enter lab", "leave lab"});
   CHECK(h.world.netns_at_undo == "lab");  // a is undone last
   CHECK(h.fake.netns.current.empty());
 }
@@ -424,4 +414,60 @@ TEST_CASE("runner: a preclean that cannot undo a leftover stops the run with exi
   CHECK_FALSE(r.preclean.clean());
   CHECK(r.steps[0].status == StepStatus::NotRun);
   CHECK(r.exit_code == 3);
+}
+
+TEST_CASE("runner: cleanup undoes batchable changes together, after the others") {
+  Harness h;
+  auto r = h.run(R"(
+steps:
+  - batch: {id: a}
+  - change: {id: x}
+  - batch: {id: b}
+  - change: {id: y}
+  - batch: {id: c}
+)");
+  CHECK(r.exit_code == 0);
+  CHECK(h.world.log == Strings{"do a", "do x", "do b", "do y", "do c", "undo y", "undo x", "batch undo c b a"});
+  CHECK(r.cleanup.undos.size() == 5);
+  CHECK(h.journal.pending().empty());
+}
+
+TEST_CASE("runner: a failing batch falls back to one undo at a time and keeps only the failure") {
+  Harness h;
+  h.world.fail_undo = {"b"};
+  auto r = h.run("steps:\n  - batch: {id: a}\n  - batch: {id: b}\n  - batch: {id: c}\n");
+  CHECK(r.exit_code == 4);
+  CHECK(h.world.log == Strings{"do a", "do b", "do c", "undo c", "undo a"});
+  REQUIRE(h.journal.pending().size() == 1);
+  CHECK(h.journal.pending()[0].args.at("id") == "b");
+}
+
+TEST_CASE("runner: batches are kept apart by namespace") {
+  Harness h;
+  h.fake.netns.existing = {"lab"};
+  auto r = h.run("steps:\n  - batch: {id: a}\n  - {batch: {id: b}, netns: lab}\n  - batch: {id: c}\n");
+  CHECK(r.exit_code == 0);
+  CHECK(h.world.log == Strings{"do a", "do b", "do c", "batch undo c a", "batch undo b"});
+}
+
+TEST_CASE("runner: revert of a batchable step undoes it at once") {
+  Harness h;
+  auto r = h.run("steps:\n  - {name: one, batch: {id: a}}\n  - batch: {id: b}\n  - revert: one\n");
+  CHECK(r.exit_code == 0);
+  CHECK(h.world.log == Strings{"do a", "do b", "undo a", "batch undo b"});
+}
+
+TEST_CASE("runner: preclean removes marked leftovers in every namespace the scenario names") {
+  Harness h;
+  h.fake.netns.existing = {"lab", "other"};
+  h.world.leftovers[""] = {"vA"};
+  h.world.leftovers["lab"] = {"vB"};
+  h.world.leftovers["other"] = {"not-ours-to-look-at"};
+  auto r = h.run("steps:\n  - marked: {}\n  - {check: {}, netns: lab}\n  - {check: {}, netns: gone}\n");
+  REQUIRE(r.preclean.undos.size() == 2);
+  CHECK(r.preclean.undos[0].summary == "removed vA (rxerun:test)");
+  CHECK(r.preclean.undos[1].summary == "removed vB (rxerun:test)");
+  CHECK(h.world.leftovers["other"].size() == 1);
+  // The step in the missing namespace errs; the preclean did not.
+  CHECK(r.preclean.clean());
 }

@@ -58,6 +58,38 @@ Kind check_kind(FakeWorld& w) {
   return Kind{std::move(spec), run, {}};
 }
 
+Kind batch_kind(FakeWorld& w) {
+  Kind k = change_kind(w, "batch", {{"changed", ""}});
+  k.undo_batch = [&w](const std::vector<nlohmann::json>& args, UndoContext&) -> Result<void> {
+    std::string entry = "batch undo";
+    for (const auto& a : args) {
+      auto id = a.at("id").get<std::string>();
+      if (w.fail_undo.count(id)) return make_error("batch refused because of " + id);
+      entry += " " + id;
+    }
+    w.log.push_back(entry);
+    return {};
+  };
+  return k;
+}
+
+Kind marked_kind(FakeWorld& w) {
+  KindSpec spec;
+  spec.name = "marked";
+  spec.summary = "test: owns marked leftovers";
+  auto run = [](const Params&, StepContext&) { return StepResult::ok(); };
+  Kind k{std::move(spec), run, {}};
+  k.preclean = [&w](UndoContext& uctx) -> Result<std::vector<std::string>> {
+    auto* ns = dynamic_cast<FakeNetns*>(&uctx.sys().netns);
+    auto& left = w.leftovers[ns ? ns->current : ""];
+    std::vector<std::string> removed;
+    for (const auto& l : left) removed.push_back("removed " + l + " (" + mark_for(uctx.scenario()) + ")");
+    left.clear();
+    return removed;
+  };
+  return k;
+}
+
 Kind interrupt_kind(FakeWorld& w) {
   KindSpec spec;
   spec.name = "interrupt";
@@ -78,6 +110,8 @@ Registry fake_registry(FakeWorld& world) {
       change_kind(world, "fault", {{"packets", ""}}),
       check_kind(world),
       interrupt_kind(world),
+      batch_kind(world),
+      marked_kind(world),
       steps::sleep_kind(),
       steps::revert_kind(),
   });

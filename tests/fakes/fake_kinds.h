@@ -19,12 +19,15 @@ struct FakeWorld {
   std::map<std::string, int> attempts;   // by step name
   long packets = 0;                      // what a `fault` counted when undone
   std::string netns_at_undo;             // netns current during the last undo
+  std::map<std::string, std::vector<std::string>> leftovers;  // netns -> marked things a crash left
 };
 
 // change {id}: records an inverse, then "does" id.            facts: changed
 // fault {id}: like change; its undo reports {packets}.         facts: packets
 // check {outcome, value, pass_on_attempt}: no change.          facts: value, attempt
 // interrupt {}: Ctrl-C arrives while it runs.
+// batch {id}: like change, and its undo_batch undoes many at once ("batch undo a b").
+// marked {}: no change; its preclean removes world.leftovers of the current netns.
 // plus the real sleep and revert kinds.
 Registry fake_registry(FakeWorld& world);
 

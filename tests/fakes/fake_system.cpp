@@ -1,5 +1,9 @@
 #include "fakes/fake_system.h"
 
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
 namespace rxerun::fakes {
 
 sys::WaitResult FakeClock::wait_until(sys::SteadyTime until, sys::Interrupt& interrupt) {
@@ -39,6 +43,377 @@ Result<std::unique_ptr<sys::NetnsScope>> FakeNetns::enter(const std::string& nam
   current = name;
   log.push_back("enter " + name);
   return std::unique_ptr<sys::NetnsScope>(std::move(scope));
+}
+
+Result<void> FakeNetns::create(const std::string& name) {
+  if (!existing.insert(name).second) return make_error("network namespace '" + name + "' exists", EEXIST);
+  log.push_back("create " + name);
+  if (on_create) on_create(name);
+  return {};
+}
+
+Result<void> FakeNetns::remove(const std::string& name) {
+  if (!existing.erase(name)) return make_error("network namespace '" + name + "' does not exist", ENOENT);
+  log.push_back("remove " + name);
+  if (on_remove) on_remove(name);
+  return {};
+}
+
+FakeLinks::FakeLinks(FakeNetns& netns) : netns_(netns) {
+  netns_.on_create = [this](const std::string& ns) {
+    add_host_link(ns, {.ifindex = 1, .name = "lo", .up = true, .carrier = true, .mtu = 65536});
+  };
+  netns_.on_remove = [this](const std::string& ns) {
+    std::vector<std::string> names;
+    for (const auto& [name, info] : links[ns]) names.push_back(name);
+    for (const auto& name : names) drop(ns, name);
+    links.erase(ns);
+    addrs.erase(ns);
+  };
+}
+
+void FakeLinks::drop(const std::string& netns, const std::string& name) {
+  auto peer = peers.find({netns, name});
+  if (peer != peers.end()) {
+    const auto other = peer->second;
+    peers.erase(peer);
+    peers.erase(other);
+    if (other.first != netns || other.second != name) {
+      links[other.first].erase(other.second);
+      addrs[other.first].erase(other.second);
+    }
+  }
+}
+
+sys::LinkInfo* FakeLinks::find(const std::string& netns, const std::string& name) {
+  auto ns = links.find(netns);
+  if (ns == links.end()) return nullptr;
+  auto it = ns->second.find(name);
+  return it == ns->second.end() ? nullptr : &it->second;
+}
+
+void FakeLinks::add_host_link(const std::string& netns, sys::LinkInfo info) {
+  if (!info.ifindex) info.ifindex = 100 + static_cast<int>(links[netns].size());
+  links[netns][info.name] = info;
+}
+
+Result<std::optional<sys::LinkInfo>> FakeLinks::get(const std::string& name) {
+  if (auto* l = find(netns_.current, name)) return std::optional<sys::LinkInfo>(*l);
+  return std::optional<sys::LinkInfo>();
+}
+
+Result<std::vector<sys::LinkInfo>> FakeLinks::list() {
+  std::vector<sys::LinkInfo> out;
+  for (const auto& [name, info] : links[netns_.current]) out.push_back(info);
+  return out;
+}
+
+Result<void> FakeLinks::add_veth(const sys::VethSpec& spec) {
+  const std::string peer_ns = spec.peer_netns.empty() ? netns_.current : spec.peer_netns;
+  if (!spec.peer_netns.empty() && !netns_.existing.count(spec.peer_netns))
+    return make_error("network namespace '" + spec.peer_netns + "' does not exist", ENOENT);
+  if (find(netns_.current, spec.name) || find(peer_ns, spec.peer)) return make_error("File exists", EEXIST);
+  unsigned mtu = spec.mtu ? spec.mtu : 1500;
+  add_host_link(netns_.current, {0, spec.name, "veth", spec.alias, false, false, mtu});
+  add_host_link(peer_ns, {0, spec.peer, "veth", spec.alias, false, false, mtu});
+  peers[{netns_.current, spec.name}] = {peer_ns, spec.peer};
+  peers[{peer_ns, spec.peer}] = {netns_.current, spec.name};
+  log.push_back("add veth " + spec.name + "/" + spec.peer);
+  return {};
+}
+
+Result<void> FakeLinks::remove(const std::vector<std::string>& names) {
+  ++remove_calls;
+  std::string entry = "remove";
+  for (const auto& n : names) {
+    entry += " " + n;
+    auto* l = find(netns_.current, n);
+    if (!l) continue;
+    // A veth takes its peer along.
+    drop(netns_.current, n);
+    links[netns_.current].erase(n);
+    addrs[netns_.current].erase(n);
+  }
+  log.push_back(entry);
+  return {};
+}
+
+Result<void> FakeLinks::set_up(const std::string& name, bool up) {
+  auto* l = find(netns_.current, name);
+  if (!l) return make_error("no interface " + name, ENODEV);
+  l->up = up;
+  l->carrier = up;
+  log.push_back(std::string(up ? "up " : "down ") + name);
+  return {};
+}
+
+Result<void> FakeLinks::set_mtu(const std::string& name, unsigned mtu) {
+  auto* l = find(netns_.current, name);
+  if (!l) return make_error("no interface " + name, ENODEV);
+  l->mtu = mtu;
+  log.push_back("mtu " + name + " " + std::to_string(mtu));
+  return {};
+}
+
+Result<void> FakeLinks::set_alias(const std::string& name, const std::string& alias) {
+  auto* l = find(netns_.current, name);
+  if (!l) return make_error("no interface " + name, ENODEV);
+  l->alias = alias;
+  log.push_back("alias " + name + " " + alias);
+  return {};
+}
+
+Result<std::vector<std::string>> FakeLinks::addresses(const std::string& dev) {
+  if (!find(netns_.current, dev)) return make_error("no interface " + dev, ENODEV);
+  return addrs[netns_.current][dev];
+}
+
+Result<void> FakeLinks::add_address(const std::string& dev, const std::string& cidr) {
+  if (!find(netns_.current, dev)) return make_error("no interface " + dev, ENODEV);
+  auto& list = addrs[netns_.current][dev];
+  if (std::find(list.begin(), list.end(), cidr) != list.end()) return make_error("File exists", EEXIST);
+  list.push_back(cidr);
+  log.push_back("addr add " + cidr + " " + dev);
+  return {};
+}
+
+Result<void> FakeLinks::remove_address(const std::string& dev, const std::string& cidr) {
+  if (!find(netns_.current, dev)) return make_error("no interface " + dev, ENODEV);
+  auto& list = addrs[netns_.current][dev];
+  auto it = std::find(list.begin(), list.end(), cidr);
+  if (it == list.end()) return make_error("Cannot assign requested address", EADDRNOTAVAIL);
+  list.erase(it);
+  log.push_back("addr del " + cidr + " " + dev);
+  return {};
+}
+
+Result<std::map<std::string, sys::Feature>> FakeEthtool::features(const std::string& dev) {
+  auto it = devs.find(dev);
+  if (it == devs.end()) return make_error("no interface " + dev, ENODEV);
+  return it->second;
+}
+
+Result<void> FakeEthtool::set_features(const std::string& dev, const std::map<std::string, bool>& wanted) {
+  auto it = devs.find(dev);
+  if (it == devs.end()) return make_error("no interface " + dev, ENODEV);
+  if (set_errno != 0) return make_error("setting features of " + dev + " failed", set_errno);
+  std::string entry = "set " + dev;
+  for (const auto& [name, on] : wanted) {
+    auto f = it->second.find(name);
+    if (f == it->second.end()) return make_error("unknown feature " + name, EOPNOTSUPP);
+    if (f->second.fixed && f->second.active != on) return make_error(name + " is fixed", EOPNOTSUPP);
+    f->second.active = on;
+    entry += " " + name + (on ? "=on" : "=off");
+  }
+  log.push_back(entry);
+  return {};
+}
+
+Result<std::string> FakeSysctl::read(const std::string& key) {
+  auto it = values.find(key);
+  if (it == values.end()) return make_error("no sysctl " + key, ENOENT);
+  return it->second;
+}
+
+Result<void> FakeSysctl::write(const std::string& key, const std::string& value) {
+  if (!values.count(key)) return make_error("no sysctl " + key, ENOENT);
+  if (read_only.count(key)) return make_error("cannot write sysctl " + key, EACCES);
+  values[key] = value;
+  log.push_back(key + "=" + value);
+  return {};
+}
+
+Result<nlohmann::json> FakeNft::run(const std::string& command) {
+  if (before_each) before_each(*this);
+  commands.push_back(command);
+  for (const auto& prefix : failing)
+    if (command.rfind(prefix, 0) == 0)
+      return make_error(std::string("Error: ") + std::strerror(error_code), error_code);
+  for (const auto& [prefix, reply] : replies)
+    if (command.rfind(prefix, 0) == 0) return reply;
+  return model(command);
+}
+
+FakeNft::Rule* FakeNft::find_rule(const std::string& table, const std::string& comment) {
+  auto t = tables.find(table);
+  if (t == tables.end()) return nullptr;
+  for (auto& r : t->second.rules)
+    if (r.comment == comment) return &r;
+  return nullptr;
+}
+
+namespace {
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+nlohmann::json nft_doc(nlohmann::json items) {
+  return {{"nftables", std::move(items)}};
+}
+
+}  // namespace
+
+Result<nlohmann::json> FakeNft::model(const std::string& command) {
+  auto enoent = [&] { return make_error("Error: No such file or directory\n" + command, ENOENT); };
+  const auto w = words(command);
+  if (w.size() < 4) return nlohmann::json();
+  const std::string& verb = w[0];
+  const std::string& what = w[1];
+  const std::string family = w[2];
+  const std::string key = family + " " + w[3];
+  auto t = tables.find(key);
+  auto table_json = [&](const Table& tb) {
+    return nlohmann::json{{"table", {{"family", family}, {"name", w[3]}, {"handle", tb.handle}}}};
+  };
+  auto chain_json = [&](const std::string& name, const std::string& hook) {
+    nlohmann::json c = {{"family", family}, {"table", w[3]}, {"name", name}};
+    if (!hook.empty()) {
+      c["type"] = "filter";
+      c["hook"] = hook;
+      c["prio"] = 0;
+      c["policy"] = "accept";
+    }
+    return nlohmann::json{{"chain", c}};
+  };
+  auto rule_json = [&](const Rule& r) {
+    nlohmann::json j = {{"family", family},
+                        {"table", w[3]},
+                        {"chain", r.chain},
+                        {"handle", r.handle},
+                        {"expr", {{{"counter", {{"packets", r.packets}, {"bytes", r.bytes}}}}}}};
+    if (!r.comment.empty()) j["comment"] = r.comment;
+    return nlohmann::json{{"rule", j}};
+  };
+  auto has_chain = [&](const Table& tb, const std::string& name) {
+    return std::any_of(tb.chains.begin(), tb.chains.end(), [&](const auto& c) { return c.first == name; });
+  };
+
+  if (what == "table") {
+    if (verb == "list") {
+      if (t == tables.end()) return enoent();
+      nlohmann::json items = {{{"metainfo", {{"json_schema_version", 1}}}}, table_json(t->second)};
+      for (const auto& [name, hook] : t->second.chains) {
+        items.push_back(chain_json(name, hook));
+        for (const auto& r : t->second.rules)
+          if (r.chain == name) items.push_back(rule_json(r));
+      }
+      return nft_doc(items);
+    }
+    if (verb == "add") {
+      if (t == tables.end()) t = tables.emplace(key, Table{.handle = next_table_handle++}).first;
+      return nft_doc({{{"add", table_json(t->second)}}});
+    }
+    if (verb == "delete") {
+      if (t == tables.end()) return enoent();
+      tables.erase(t);
+      return nlohmann::json();
+    }
+  }
+  if (w.size() < 5) return nlohmann::json();
+  const std::string& chain = w[4];
+  if (what == "chain") {
+    if (t == tables.end()) return enoent();
+    if (verb == "add") {
+      std::string hook;
+      auto pos = std::find(w.begin(), w.end(), "hook");
+      if (pos != w.end() && pos + 1 != w.end()) hook = *(pos + 1);
+      if (!has_chain(t->second, chain)) t->second.chains.emplace_back(chain, hook);
+      return nft_doc({{{"add", chain_json(chain, hook)}}});
+    }
+    if (verb == "delete") {
+      if (!has_chain(t->second, chain)) return enoent();
+      for (const auto& r : t->second.rules)
+        if (r.chain == chain) return make_error("Error: Could not process rule: Device or resource busy", EBUSY);
+      std::erase_if(t->second.chains, [&](const auto& c) { return c.first == chain; });
+      return nlohmann::json();
+    }
+  }
+  if (what == "rule") {
+    if (t == tables.end() || !has_chain(t->second, chain)) return enoent();
+    auto& rules = t->second.rules;
+    if (verb == "add") {
+      // "add rule FAMILY TABLE CHAIN <text> [comment "C"]"
+      const std::string prefix = verb + " " + what + " " + family + " " + w[3] + " " + chain + " ";
+      if (command.rfind(prefix, 0) != 0)
+        return make_error("Error: syntax error (the fake wants single spaces)", EINVAL);
+      std::string text = command.substr(prefix.size());
+      Rule r{.handle = t->second.next_handle++, .chain = chain};
+      auto c = text.find(" comment \"");
+      if (c != std::string::npos) {
+        r.comment = text.substr(c + 10, text.size() - c - 11);
+        text = text.substr(0, c);
+      }
+      r.text = text;
+      rules.push_back(r);
+      return nft_doc({{{"add", rule_json(r)}}});
+    }
+    if (verb == "delete" && w.size() >= 7 && w[5] == "handle") {
+      const long long handle = std::stoll(w[6]);
+      auto n = std::erase_if(rules, [&](const Rule& r) { return r.chain == chain && r.handle == handle; });
+      if (n == 0) return enoent();
+      return nlohmann::json();
+    }
+  }
+  return nlohmann::json();
+}
+
+Result<std::optional<std::string>> FakeQdiscs::root_kind(const std::string& dev) {
+  auto it = root.find(dev);
+  if (it == root.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
+}
+
+Result<void> FakeQdiscs::add_netem(const std::string& dev, const sys::NetemSpec& spec) {
+  if (!netem) return make_error("netem is not available", ENOENT);
+  root[dev] = "netem";
+  specs[dev] = spec;
+  log.push_back("netem " + dev);
+  return {};
+}
+
+Result<sys::QdiscStats> FakeQdiscs::root_stats(const std::string& dev) {
+  if (!root.count(dev)) return make_error("no qdisc on " + dev, ENOENT);
+  return stats;
+}
+
+Result<void> FakeQdiscs::remove_root(const std::string& dev) {
+  if (!root.erase(dev)) return make_error("no qdisc on " + dev, ENOENT);
+  specs.erase(dev);
+  log.push_back("remove " + dev);
+  return {};
+}
+
+Result<sys::PingResult> FakePinger::ping(const sys::PingSpec& spec, sys::SteadyTime deadline, sys::Interrupt&) {
+  calls.push_back(spec);
+  if (error) return *error;
+  sys::PingResult r;
+  r.sent = spec.count;
+  if (takes && clock) {
+    // The ping stops at the deadline with what it has sent by then.
+    const auto now = clock->now();
+    if (deadline - now < *takes) {
+      const auto left = std::chrono::duration_cast<Duration>(deadline - now);
+      r.sent = std::max(1, static_cast<int>(spec.count * left.count() / std::max<long long>(1, takes->count())));
+      clock->advance(left);
+    } else {
+      clock->advance(*takes);
+    }
+  }
+  if (!send_error.empty()) {
+    r.send_errors = r.sent;
+    r.send_error = send_error;
+  }
+  r.received = send_error.empty() ? (replies ? std::min(*replies, r.sent) : r.sent) : 0;
+  if (r.received > 0) {
+    r.rtt_min_ms = 0.05;
+    r.rtt_avg_ms = 0.07;
+    r.rtt_max_ms = 0.1;
+  }
+  return r;
 }
 
 }  // namespace rxerun::fakes

@@ -1,8 +1,13 @@
 #pragma once
 // Fakes of sys/ for engine and step tests: virtual time that jumps instead of
-// waiting, a scheduled Ctrl-C, and namespaces that are only names.
+// waiting, a scheduled Ctrl-C, and an in-memory model of namespaces,
+// interfaces, addresses, features, sysctls, nftables commands, qdiscs and
+// ping replies. Each fake keeps a log of the calls that change something.
 
+#include <cerrno>
 #include <csignal>
+#include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -34,17 +39,148 @@ class FakeClock final : public sys::Clock {
 class FakeNetns final : public sys::Netns {
  public:
   Result<std::unique_ptr<sys::NetnsScope>> enter(const std::string& name) override;
+  Result<bool> exists(const std::string& name) override { return existing.count(name) > 0; }
+  Result<void> create(const std::string& name) override;
+  Result<void> remove(const std::string& name) override;
 
-  std::set<std::string> existing;      // names that can be entered
-  std::vector<std::string> log;        // "enter lab", "leave lab"
-  std::string current;                 // "" outside any
+  std::set<std::string> existing;  // names that can be entered
+  std::vector<std::string> log;    // "enter lab", "leave lab", "create lab", "remove lab"
+  std::string current;             // "" outside any
+  // Set by FakeLinks: a new namespace gets its lo, a removed one takes its interfaces along.
+  std::function<void(const std::string&)> on_create, on_remove;
+};
+
+// Interfaces per namespace ("" is rxerun's own).
+class FakeLinks final : public sys::Links {
+ public:
+  explicit FakeLinks(FakeNetns& netns);
+  Result<std::optional<sys::LinkInfo>> get(const std::string& name) override;
+  Result<std::vector<sys::LinkInfo>> list() override;
+  Result<void> add_veth(const sys::VethSpec& spec) override;
+  Result<void> remove(const std::vector<std::string>& names) override;
+  Result<void> set_up(const std::string& name, bool up) override;
+  Result<void> set_mtu(const std::string& name, unsigned mtu) override;
+  Result<void> set_alias(const std::string& name, const std::string& alias) override;
+  Result<std::vector<std::string>> addresses(const std::string& dev) override;
+  Result<void> add_address(const std::string& dev, const std::string& cidr) override;
+  Result<void> remove_address(const std::string& dev, const std::string& cidr) override;
+
+  // Puts an interface there as if the host had it.
+  void add_host_link(const std::string& netns, sys::LinkInfo info);
+  sys::LinkInfo* find(const std::string& netns, const std::string& name);
+  // Forgets a veth's pairing and deletes its other end (not `name` itself).
+  void drop(const std::string& netns, const std::string& name);
+
+  std::map<std::string, std::map<std::string, sys::LinkInfo>> links;  // netns -> name -> info
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> addrs;  // netns -> dev -> cidrs
+  std::vector<std::string> log;  // "add veth vA/vB", "remove vA vB", "up vA", "mtu vA 9000", "addr add ...", ...
+  int remove_calls = 0;          // how many remove() calls (batching is visible here)
+  // A veth's two ends, both ways: (netns, name) -> (netns, name). Deleting one
+  // end deletes the other, as the kernel does.
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> peers;
+
+ private:
+  FakeNetns& netns_;
+};
+
+class FakeEthtool final : public sys::Ethtool {
+ public:
+  Result<std::map<std::string, sys::Feature>> features(const std::string& dev) override;
+  Result<void> set_features(const std::string& dev, const std::map<std::string, bool>& wanted) override;
+
+  std::map<std::string, std::map<std::string, sys::Feature>> devs;  // dev -> features
+  std::vector<std::string> log;
+  int set_errno = 0;  // set_features() fails with this errno when not 0 (EPERM: not root)
+};
+
+class FakeSysctl final : public sys::Sysctl {
+ public:
+  Result<std::string> read(const std::string& key) override;
+  Result<void> write(const std::string& key, const std::string& value) override;
+
+  std::map<std::string, std::string> values;
+  std::vector<std::string> log;
+  std::set<std::string> read_only;  // keys whose write() fails with EACCES
+};
+
+// Records commands; answers from `replies` (command prefix -> JSON) when one matches.
+// Otherwise a small in-memory nftables answers the commands the block kind
+// sends (add/list/delete of tables, chains and rules; JSON as libnftables
+// prints it with echo and handles); other commands answer null.
+class FakeNft final : public sys::Nft {
+ public:
+  Result<nlohmann::json> run(const std::string& command) override;
+
+  struct Rule {
+    long long handle = 0;
+    std::string chain;
+    std::string text;     // as added, without the comment
+    std::string comment;  // "" when none
+    long long packets = 0;
+    long long bytes = 0;
+  };
+  struct Table {
+    long long handle = 0;
+    std::vector<std::pair<std::string, std::string>> chains;  // name, hook ("" for a regular chain)
+    std::vector<Rule> rules;
+    long long next_handle = 1;
+  };
+  // The rules carrying `comment` in a table ("inet rxerun-test"); null when none.
+  Rule* find_rule(const std::string& table, const std::string& comment);
+
+  std::vector<std::string> commands;
+  std::vector<std::pair<std::string, nlohmann::json>> replies;
+  std::set<std::string> failing;        // command prefixes that fail
+  std::map<std::string, Table> tables;  // "FAMILY NAME" -> contents
+  long long next_table_handle = 1;
+  int error_code = ENOENT;  // the errno `failing` commands report
+  // Called before each command: a test moves counters here as if traffic flowed.
+  std::function<void(FakeNft&)> before_each;
+
+ private:
+  Result<nlohmann::json> model(const std::string& command);
+};
+
+class FakeQdiscs final : public sys::Qdiscs {
+ public:
+  Result<bool> netem_available() override { return netem; }
+  Result<std::optional<std::string>> root_kind(const std::string& dev) override;
+  Result<void> add_netem(const std::string& dev, const sys::NetemSpec& spec) override;
+  Result<sys::QdiscStats> root_stats(const std::string& dev) override;
+  Result<void> remove_root(const std::string& dev) override;
+
+  bool netem = true;
+  std::map<std::string, std::string> root;  // dev -> kind
+  std::map<std::string, sys::NetemSpec> specs;
+  sys::QdiscStats stats;
+  std::vector<std::string> log;
+};
+
+// Answers every ping with `replies` of the `count` sent.
+class FakePinger final : public sys::Pinger {
+ public:
+  explicit FakePinger(FakeClock* clock = nullptr) : clock(clock) {}
+  Result<sys::PingResult> ping(const sys::PingSpec& spec, sys::SteadyTime deadline, sys::Interrupt& interrupt) override;
+
+  std::optional<int> replies;  // unset: all
+  std::vector<sys::PingSpec> calls;
+  std::optional<Error> error;     // set: ping() fails with it (could not run)
+  std::string send_error;         // set: every request was refused with this text, nothing came back
+  std::optional<Duration> takes;  // set: virtual time a whole ping takes; cut short at the deadline
+  FakeClock* clock = nullptr;     // moved on by `takes`
 };
 
 struct FakeSystem {
   FakeClock clock;
   FakeNetns netns;
   sys::Interrupt interrupt;
-  sys::System system{clock, netns, interrupt};
+  FakeLinks links{netns};
+  FakeEthtool ethtool;
+  FakeSysctl sysctl;
+  FakeNft nft;
+  FakeQdiscs qdiscs;
+  FakePinger pinger{&clock};
+  sys::System system{clock, netns, interrupt, links, ethtool, sysctl, nft, qdiscs, pinger};
 };
 
 }  // namespace rxerun::fakes

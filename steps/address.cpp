@@ -1,0 +1,110 @@
+// address: an IPv4 or IPv6 address/prefix on an interface. An address that
+// is there already is left as it is (changed=false) and no undo is recorded:
+// it was not rxerun's to remove. Undo removes the address; an address or
+// interface that is gone is success.
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "engine/step.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+struct Cidr {
+  int family = 0;
+  std::string address;  // canonical text (inet_ntop)
+  int prefix = 0;
+  std::string text() const { return address + "/" + std::to_string(prefix); }
+};
+
+// "10.0.0.1/24", "fd00::1/64"; no prefix means the full length.
+std::optional<Cidr> parse(const std::string& text) {
+  const auto slash = text.find('/');
+  const std::string addr = text.substr(0, slash);
+  unsigned char buf[16];
+  Cidr c;
+  if (inet_pton(AF_INET, addr.c_str(), buf) == 1)
+    c.family = AF_INET;
+  else if (inet_pton(AF_INET6, addr.c_str(), buf) == 1)
+    c.family = AF_INET6;
+  else
+    return std::nullopt;
+  const int max = c.family == AF_INET ? 32 : 128;
+  c.prefix = max;
+  if (slash != std::string::npos) {
+    const std::string p = text.substr(slash + 1);
+    if (p.empty() || p.size() > 3 || !std::all_of(p.begin(), p.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      return std::nullopt;
+    c.prefix = std::stoi(p);
+    if (c.prefix > max) return std::nullopt;
+  }
+  char out[INET6_ADDRSTRLEN];
+  inet_ntop(c.family, buf, out, sizeof(out));
+  c.address = out;
+  return c;
+}
+
+StepResult run_address(const Params& params, StepContext& ctx) {
+  const std::string dev = params.str("dev");
+  const std::string cidr = params.str("cidr");
+  auto wanted = parse(cidr);
+  if (!wanted) return StepResult::error(params.where("cidr") + ": '" + cidr + "' is not an address/prefix");
+  auto& links = ctx.sys().links;
+
+  auto present = links.addresses(dev);
+  if (!present) {
+    if (present.error().code == ENODEV) return StepResult::error("no interface " + dev + " (create it first)");
+    return StepResult::error(present.error());
+  }
+  const nlohmann::json facts_unchanged = {{"changed", false}, {"address", wanted->text()}};
+  for (const auto& text : *present) {
+    auto have = parse(text);
+    if (!have || have->family != wanted->family || have->address != wanted->address) continue;
+    if (have->prefix == wanted->prefix) return StepResult::ok(facts_unchanged);
+    // IPv6 knows an address once, whatever its prefix.
+    if (wanted->family == AF_INET6)
+      return StepResult::error(dev + " has " + wanted->address + " already, as " + have->text() +
+                               " (not rxerun's): remove it or ask for that prefix");
+  }
+
+  if (auto r = ctx.will_change({{"dev", dev}, {"cidr", wanted->text()}}, "remove " + wanted->text() + " from " + dev);
+      !r)
+    return StepResult::error(r.error());
+  if (auto r = links.add_address(dev, wanted->text()); !r) return StepResult::error(r.error());
+  return StepResult::ok({{"changed", true}, {"address", wanted->text()}});
+}
+
+Result<nlohmann::json> undo_address(const nlohmann::json& args, UndoContext& ctx) {
+  const std::string dev = args.at("dev").get<std::string>();
+  const std::string cidr = args.at("cidr").get<std::string>();
+  auto r = ctx.sys().links.remove_address(dev, cidr);
+  if (!r && r.error().code != EADDRNOTAVAIL && r.error().code != ENODEV) return r.error();
+  return nlohmann::json::object();
+}
+
+}  // namespace
+
+Kind address_kind() {
+  KindSpec spec;
+  spec.name = "address";
+  spec.summary = "Add an IPv4 or IPv6 address to an interface; undo removes it.";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
+      {.name = "cidr", .type = ParamType::Cidr, .required = true, .help = "address/prefix: 10.10.0.1/24, fd00::1/64"},
+  };
+  spec.facts = {
+      {"changed", "whether the step added the address (false: it was there, and is left there)"},
+      {"address", "the address/prefix, as the kernel writes it"},
+  };
+  spec.example =
+      "- veth: {name: vB, peer: vA}\n"
+      "- address: {dev: vB, cidr: 10.10.0.2/24}\n";
+  return Kind{std::move(spec), run_address, undo_address};
+}
+
+}  // namespace rxerun::steps

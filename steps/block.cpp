@@ -1,0 +1,332 @@
+// block: failure injection with nftables. Every rule of a run lives in one
+// table that belongs to the run, `inet rxerun-SCENARIO`, in one base chain
+// per hook; the host's own ruleset is never listed, flushed or changed. The
+// rule counts what it hit; undo reads that count (what `revert` reports, the
+// proof that a fault was hit), deletes the rule, then the chain and the
+// table once nothing else of the run is left in them.
+
+#include <algorithm>
+#include <cerrno>
+
+#include "engine/step.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+constexpr const char* kFamily = "inet";
+
+std::string table_for(const std::string& scenario) {
+  return "rxerun-" + scenario;
+}
+
+// Names the step, so that undo finds the rule again in a later process (the
+// handle is known only after the rule exists, too late for the journal).
+std::string comment_for(const std::string& step) {
+  std::string c = "rxerun step " + step;
+  if (c.size() > 127) c.resize(127);  // NFT_USERDATA_MAXLEN is 256; comments are kept short
+  return c;
+}
+
+bool has_ports(const std::string& proto) {
+  return proto == "udp" || proto == "tcp" || proto == "sctp" || proto == "dccp" || proto == "udplite";
+}
+
+// The nft match for the protocol: `meta l4proto` names it for both families
+// of an inet table.
+std::string proto_match(const std::string& proto) {
+  if (proto == "icmpv6") return "meta l4proto ipv6-icmp";
+  return "meta l4proto " + proto;
+}
+
+bool is_enoent(const Error& e) {
+  return e.code == ENOENT;
+}
+
+// The {"nftables": [...]} items of a listing; empty for null output.
+const nlohmann::json& items_of(const nlohmann::json& listing) {
+  static const nlohmann::json kEmpty = nlohmann::json::array();
+  if (listing.is_object() && listing.contains("nftables") && listing["nftables"].is_array()) return listing["nftables"];
+  return kEmpty;
+}
+
+struct Counted {
+  long long packets = 0;
+  long long bytes = 0;
+};
+
+Counted counter_of(const nlohmann::json& rule) {
+  Counted c;
+  if (!rule.contains("expr") || !rule["expr"].is_array()) return c;
+  for (const auto& e : rule["expr"]) {
+    if (!e.is_object() || !e.contains("counter") || !e["counter"].is_object()) continue;
+    c.packets += e["counter"].value("packets", 0LL);
+    c.bytes += e["counter"].value("bytes", 0LL);
+  }
+  return c;
+}
+
+// What a listing of the run's table holds.
+struct TableView {
+  bool exists = false;
+  std::vector<std::string> chains;
+  std::vector<nlohmann::json> rules;  // the "rule" objects
+  int others = 0;                     // sets, maps, objects: anything not ours to reason about
+
+  static TableView of(const nlohmann::json& listing) {
+    TableView v;
+    for (const auto& item : items_of(listing)) {
+      if (!item.is_object() || item.empty()) continue;
+      const std::string what = item.begin().key();
+      if (what == "metainfo") continue;
+      if (what == "table") {
+        v.exists = true;
+      } else if (what == "chain") {
+        v.chains.push_back(item["chain"].value("name", ""));
+      } else if (what == "rule") {
+        v.rules.push_back(item["rule"]);
+      } else {
+        ++v.others;
+      }
+    }
+    return v;
+  }
+
+  bool has_chain(const std::string& name) const {
+    return std::find(chains.begin(), chains.end(), name) != chains.end();
+  }
+  std::vector<const nlohmann::json*> rules_with(const std::string& chain, const std::string& comment) const {
+    std::vector<const nlohmann::json*> out;
+    for (const auto& r : rules)
+      if (r.value("chain", "") == chain && r.value("comment", "") == comment) out.push_back(&r);
+    return out;
+  }
+  std::size_t rules_in(const std::string& chain) const {
+    return std::count_if(rules.begin(), rules.end(),
+                         [&](const nlohmann::json& r) { return r.value("chain", "") == chain; });
+  }
+};
+
+// Lists the run's table; a table that is not there lists as empty.
+Result<TableView> read_table(sys::Nft& nft, const std::string& table) {
+  auto listed = nft.run(std::string("list table ") + kFamily + " " + table);
+  if (!listed) {
+    if (is_enoent(listed.error())) return TableView{};
+    return listed.error();
+  }
+  return TableView::of(*listed);
+}
+
+// The handle of the rule an `add rule` echoed back; 0 when not echoed (plan).
+long long echoed_handle(const nlohmann::json& echo) {
+  for (const auto& item : items_of(echo)) {
+    const nlohmann::json* rule = nullptr;
+    if (item.contains("add") && item["add"].contains("rule")) rule = &item["add"]["rule"];
+    if (item.contains("rule")) rule = &item["rule"];
+    if (rule && rule->contains("handle")) return (*rule)["handle"].get<long long>();
+  }
+  return 0;
+}
+
+StepResult run_block(const Params& params, StepContext& ctx) {
+  const std::string proto = params.has("proto") ? params.str("proto") : "";
+  const std::string hook = params.str("hook");
+  const std::string action = params.str("action");
+  const std::string dev = params.has("dev") ? params.str("dev") : "";
+  const bool has_port = params.has("port");
+
+  if (has_port && proto.empty())
+    return StepResult::error(params.where("port") + ": `port` needs `proto` (udp, tcp, sctp, dccp or udplite)");
+  if (proto.empty() && dev.empty())
+    return StepResult::error(params.where("") +
+                             ": block needs `proto` or `dev` (or both): blocking everything "
+                             "on a hook would cut the host off");
+  if (has_port && !has_ports(proto))
+    return StepResult::error(params.where("port") + ": " + proto +
+                             " has no ports: leave out `port`, or use udp, "
+                             "tcp, sctp, dccp or udplite");
+  if (dev.find_first_of("\"\\") != std::string::npos)
+    return StepResult::error(params.where("dev") +
+                             ": an interface name with a quote or backslash cannot be "
+                             "matched by nftables");
+
+  std::string match;
+  if (!dev.empty()) match += std::string(hook == "output" ? "oifname" : "iifname") + " \"" + dev + "\" ";
+  if (has_port) {
+    match += proto + " dport " + std::to_string(params.integer("port")) + " ";
+  } else if (!proto.empty()) {
+    match += proto_match(proto) + " ";
+  }
+  const std::string table = table_for(ctx.scenario());
+  const std::string comment = comment_for(ctx.step().name);
+  const std::string rule_text = match + "counter " + action + " comment \"" + comment + "\"";
+
+  StepResult result;
+  if (hook == "output" && has_port && params.integer("port") == 4791 && (proto == "udp" || proto == "udplite")) {
+    result.hints.push_back(
+        "dropping UDP 4791 on the output hook wedges rxe: it retries the send about 100,000 times a second, a CPU "
+        "spins and rping hangs (a killed client stays a zombie) until the rule goes; block on the input hook of "
+        "the receiving side instead");
+  }
+
+  auto& nft = ctx.sys().nft;
+  auto view = read_table(nft, table);
+  if (!view) return StepResult::error(view.error());
+
+  const std::string where = std::string(kFamily) + " " + table + " " + hook;
+  auto found = view->rules_with(hook, comment);
+  const bool changed = found.empty();
+  // The table is the run's own: whatever carries this step's comment there
+  // goes at cleanup, found or made now.
+  if (auto r = ctx.will_change(
+          {{"family", kFamily}, {"table", table}, {"chain", hook}, {"comment", comment}},
+          "delete the nftables rule '" + comment + "' from " + where + " (then the chain and the table when empty)");
+      !r) {
+    return StepResult::error(r.error());
+  }
+
+  long long handle = 0;
+  Counted counted;
+  if (!changed) {
+    handle = found.front()->value("handle", 0LL);
+    for (const auto* r : found) {
+      Counted c = counter_of(*r);
+      counted.packets += c.packets;
+      counted.bytes += c.bytes;
+    }
+  } else {
+    if (!view->exists) {
+      if (auto r = nft.run(std::string("add table ") + kFamily + " " + table); !r) return StepResult::error(r.error());
+    }
+    if (!view->has_chain(hook)) {
+      auto r = nft.run("add chain " + where + " { type filter hook " + hook + " priority 0 ; policy accept ; }");
+      if (!r) return StepResult::error(r.error());
+    }
+    auto added = nft.run("add rule " + where + " " + rule_text);
+    if (!added) return StepResult::error(added.error());
+    handle = echoed_handle(*added);
+  }
+
+  result.outcome = Outcome::Ok;
+  result.facts = {{"changed", changed},
+                  {"table", std::string(kFamily) + " " + table},
+                  {"chain", hook},
+                  {"rule", rule_text},
+                  {"packets", counted.packets},
+                  {"bytes", counted.bytes}};
+  if (handle) result.facts["handle"] = handle;
+  if (!result.hints.empty()) result.facts["warning"] = result.hints.front();
+  return result;
+}
+
+Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx) {
+  const std::string family = args.value("family", kFamily);
+  const std::string table = args.value("table", "");
+  const std::string chain = args.value("chain", "");
+  const std::string comment = args.value("comment", "");
+  if (table.empty() || chain.empty() || comment.empty())
+    return make_error("block undo: the journal entry names no table, chain or comment");
+  auto& nft = ctx.sys().nft;
+
+  auto listed = nft.run("list table " + family + " " + table);
+  if (!listed) {
+    if (is_enoent(listed.error())) return nlohmann::json::object();  // the table is gone: nothing left to undo
+    return listed.error();
+  }
+  const TableView view = TableView::of(*listed);
+  if (!view.exists) return nlohmann::json::object();
+
+  nlohmann::json facts = nlohmann::json::object();
+  auto mine = view.rules_with(chain, comment);
+  Counted counted;
+  for (const auto* rule : mine) {
+    Counted c = counter_of(*rule);
+    counted.packets += c.packets;
+    counted.bytes += c.bytes;
+    auto r = nft.run("delete rule " + family + " " + table + " " + chain + " handle " +
+                     std::to_string(rule->value("handle", 0LL)));
+    if (!r && !is_enoent(r.error())) return r.error();
+  }
+  if (!mine.empty()) facts = {{"packets", counted.packets}, {"bytes", counted.bytes}};
+
+  // Other steps' rules keep the chain; other chains (or anything else) keep the table.
+  const bool chain_empty = view.rules_in(chain) == mine.size();
+  bool chain_gone = !view.has_chain(chain);
+  if (!chain_gone && chain_empty) {
+    auto r = nft.run("delete chain " + family + " " + table + " " + chain);
+    if (!r && !is_enoent(r.error())) return r.error();
+    chain_gone = true;
+  }
+  const std::size_t chains_left = view.chains.size() - (view.has_chain(chain) && chain_gone ? 1 : 0);
+  if (chain_gone && chains_left == 0 && view.others == 0) {
+    auto r = nft.run("delete table " + family + " " + table);
+    if (!r && !is_enoent(r.error())) return r.error();
+  }
+  return facts;
+}
+
+// The run's table belongs to the run by its name: a crashed run's leftover
+// goes whole.
+Result<std::vector<std::string>> preclean_block(UndoContext& ctx) {
+  const std::string table = table_for(ctx.scenario());
+  auto& nft = ctx.sys().nft;
+  auto view = read_table(nft, table);
+  if (!view) return view.error();
+  if (!view->exists) return std::vector<std::string>{};
+  auto r = nft.run(std::string("delete table ") + kFamily + " " + table);
+  if (!r && !is_enoent(r.error())) return r.error();
+  return std::vector<std::string>{"nftables table " + std::string(kFamily) + " " + table};
+}
+
+}  // namespace
+
+Kind block_kind() {
+  KindSpec spec;
+  spec.name = "block";
+  spec.summary =
+      "Drop or reject packets with an nftables rule in the run's own table (inet rxerun-SCENARIO); the rule "
+      "counts what it hit. Warning: dropping UDP 4791 on the output hook wedges rxe until the rule goes.";
+  spec.params = {
+      {.name = "proto",
+       .type = ParamType::Enum,
+       .help = "the protocol to block; with `dev` alone, everything on that interface",
+       .choices = {"dccp", "icmp", "icmpv6", "sctp", "tcp", "udp", "udplite"}},
+      {.name = "port",
+       .type = ParamType::Int,
+       .help = "destination port (udp, tcp, sctp, dccp, udplite only): 4791 is RoCEv2",
+       .min = 1,
+       .max = 65535},
+      {.name = "hook",
+       .type = ParamType::Enum,
+       .default_value = "input",
+       .help = "where: input (arriving for this host), output (leaving it; UDP 4791 there wedges rxe), forward",
+       .choices = {"forward", "input", "output"}},
+      {.name = "dev",
+       .type = ParamType::IfName,
+       .help = "only packets arriving on (input, forward) or leaving by (output) this interface"},
+      {.name = "action",
+       .type = ParamType::Enum,
+       .default_value = "drop",
+       .help = "drop (silently) or reject (answer with ICMP port unreachable)",
+       .choices = {"drop", "reject"}},
+  };
+  spec.facts = {
+      {"changed", "whether the rule was added now (false: this step's rule was already there)"},
+      {"table", "the run's nftables table, `inet rxerun-SCENARIO`"},
+      {"chain", "the base chain, named after its hook"},
+      {"rule", "the rule as nft prints it"},
+      {"handle", "the rule's nftables handle"},
+      {"packets", "packets the rule counted: 0 when added; a `revert` reports the final count"},
+      {"bytes", "bytes the rule counted: 0 when added; a `revert` reports the final count"},
+      {"warning", "set when the rule is known to hurt more than the test (UDP 4791 on output)"},
+  };
+  spec.example =
+      "- name: no-roce\n"
+      "  block: {proto: udp, port: 4791, hook: input}\n"
+      "- revert: no-roce\n"
+      "  expect: {packets: \">= 0\"}   # the count the rule reached\n";
+  return Kind{std::move(spec), run_block, undo_block, {}, preclean_block};
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,261 @@
+// netem: loss, delay, jitter, duplication, corruption, reordering and a rate
+// limit on an interface, as a netem root qdisc (`tc qdisc add dev D root
+// netem ...`). Undo removes it and reports its final statistics, so that a
+// `revert` can prove what the fault hit.
+//
+// Spelling of the values (this parser's, documented in the parameters):
+// - percentages: a number (5, 0.5) or a string with or without '%' ("5%"), 0..100;
+// - delay, jitter: durations ("10ms", "1s");
+// - rate: a number with tc's units: bit, kbit, mbit, gbit, tbit (powers of
+//   1000), kibit, mibit, gibit, tibit (powers of 1024), and bps, kbps, mbps,
+//   gbps, tbps, kibps, mibps, gibps, tibps for bytes per second; a bare number
+//   is bits per second.
+//
+// Only a root qdisc the kernel attached by default is replaced; one somebody
+// added is not rxerun's, and the step stops. A kernel without netem stops
+// the step before it changes anything, naming the lab VM.
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+
+#include "engine/step.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+// Root qdiscs the kernel attaches by itself (handle 0; net.core.default_qdisc).
+bool is_default_qdisc(const std::string& kind) {
+  static const char* const kDefaults[] = {"noqueue", "noop",  "pfifo_fast", "mq",   "fq_codel", "fq",
+                                          "sfq",     "pfifo", "bfifo",      "cake", "fq_pie"};
+  for (const char* d : kDefaults)
+    if (kind == d) return true;
+  return false;
+}
+
+// A number followed by `suffix` (optional) and nothing else.
+std::optional<double> number(std::string text, std::string* unit) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(begin, &end);
+  if (end == begin || errno != 0 || !std::isfinite(v)) return std::nullopt;
+  std::string rest(end);
+  while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.erase(rest.begin());
+  for (auto& c : rest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  *unit = rest;
+  return v;
+}
+
+Result<double> percent(const Params& params, const std::string& key) {
+  const auto& v = params.at(key);
+  double pct = 0;
+  if (v.is_number()) {
+    pct = v.get<double>();
+  } else {
+    std::string unit;
+    auto n = number(params.str(key), &unit);
+    if (!n || !(unit.empty() || unit == "%"))
+      return make_error(params.where(key) + ": " + key + " is a percentage: 5, 0.5 or \"5%\" (got '" + params.str(key) +
+                        "')");
+    pct = *n;
+  }
+  if (pct < 0 || pct > 100) return make_error(params.where(key) + ": " + key + " must lie between 0 and 100 %");
+  return pct;
+}
+
+// tc's rate units, as bytes per second.
+Result<std::uint64_t> rate(const Params& params) {
+  std::string unit;
+  auto n = number(params.str("rate"), &unit);
+  struct Unit {
+    const char* name;
+    double bytes;  // bytes per second for one of it
+  };
+  static const Unit kUnits[] = {
+      {"", 1 / 8.0},
+      {"bit", 1 / 8.0},
+      {"kbit", 1e3 / 8},
+      {"mbit", 1e6 / 8},
+      {"gbit", 1e9 / 8},
+      {"tbit", 1e12 / 8},
+      {"kibit", 1024.0 / 8},
+      {"mibit", 1048576.0 / 8},
+      {"gibit", 1073741824.0 / 8},
+      {"tibit", 1099511627776.0 / 8},
+      {"bps", 1},
+      {"kbps", 1e3},
+      {"mbps", 1e6},
+      {"gbps", 1e9},
+      {"tbps", 1e12},
+      {"kibps", 1024.0},
+      {"mibps", 1048576.0},
+      {"gibps", 1073741824.0},
+      {"tibps", 1099511627776.0},
+  };
+  if (n && *n > 0) {
+    for (const auto& u : kUnits) {
+      if (unit != u.name) continue;
+      const double bytes = std::round(*n * u.bytes);
+      if (bytes < 1 || bytes > 1.8e19) break;
+      return static_cast<std::uint64_t>(bytes);
+    }
+  }
+  return make_error(params.where("rate") +
+                    ": rate is a positive number with a unit as tc spells it: 100kbit, 1mbit, "
+                    "1gbit, 10mbps (bytes), ... (got '" +
+                    params.str("rate") + "')");
+}
+
+Result<sys::NetemSpec> spec_of(const Params& params) {
+  sys::NetemSpec spec;
+  struct Pct {
+    const char* key;
+    std::optional<double> sys::NetemSpec::*field;
+  };
+  static const Pct kPcts[] = {{"loss", &sys::NetemSpec::loss_pct},
+                              {"duplicate", &sys::NetemSpec::duplicate_pct},
+                              {"corrupt", &sys::NetemSpec::corrupt_pct},
+                              {"reorder", &sys::NetemSpec::reorder_pct}};
+  for (const auto& p : kPcts) {
+    if (!params.has(p.key)) continue;
+    auto v = percent(params, p.key);
+    if (!v) return v.error();
+    spec.*(p.field) = *v;
+  }
+  if (params.has("delay")) spec.delay = params.duration("delay");
+  if (params.has("jitter")) spec.jitter = params.duration("jitter");
+  if (params.has("rate")) {
+    auto r = rate(params);
+    if (!r) return r.error();
+    spec.rate_bytes_per_s = *r;
+  }
+  const bool any = spec.loss_pct || spec.duplicate_pct || spec.corrupt_pct || spec.reorder_pct || spec.delay ||
+                   spec.jitter || spec.rate_bytes_per_s;
+  if (!any)
+    return make_error(params.where("dev") +
+                      ": netem needs at least one of loss, delay, jitter, duplicate, corrupt, reorder, rate");
+  const bool has_delay = spec.delay && spec.delay->count() > 0;
+  if (spec.jitter && !has_delay) return make_error(params.where("jitter") + ": jitter needs a delay");
+  if (spec.reorder_pct && !has_delay)
+    return make_error(params.where("reorder") +
+                      ": reorder needs a delay (netem reorders by sending some packets "
+                      "at once and delaying the others)");
+  return spec;
+}
+
+nlohmann::json stats_facts(const sys::QdiscStats& s) {
+  return {{"packets", s.packets},
+          {"bytes", s.bytes},
+          {"drops", s.drops},
+          {"overlimits", s.overlimits},
+          {"requeues", s.requeues}};
+}
+
+StepResult run_netem(const Params& params, StepContext& ctx) {
+  const std::string dev = params.str("dev");
+  auto spec = spec_of(params);
+  if (!spec) return StepResult::error(spec.error());
+  auto& qdiscs = ctx.sys().qdiscs;
+
+  auto available = qdiscs.netem_available();
+  if (!available) return StepResult::error(available.error());
+  if (!*available) {
+    StepResult r = StepResult::error(
+        "netem is not available in this kernel (CONFIG_NET_SCH_NETEM); run the scenario in the lab VM: rxerun --vm "
+        "...");
+    r.hints.push_back("rxerun vm setup prepares the lab VM once; rxerun --vm SCENARIO runs the scenario there");
+    return r;
+  }
+  auto root = qdiscs.root_kind(dev);
+  if (!root) {
+    if (root.error().code == ENODEV) return StepResult::error("no interface " + dev + " (create it first)");
+    return StepResult::error(root.error());
+  }
+  if (*root && !is_default_qdisc(**root))
+    return StepResult::error(
+        dev + " has a root qdisc '" + **root +
+        "' that rxerun did not add; rxerun will not replace it (remove it with `tc qdisc del dev " + dev +
+        " root` if it is a leftover, or use another interface)");
+
+  if (auto r = ctx.will_change({{"dev", dev}}, "remove netem from " + dev); !r) return StepResult::error(r.error());
+  if (auto r = qdiscs.add_netem(dev, *spec); !r) {
+    if (r.error().code == EEXIST)
+      return StepResult::error(dev + " has a root qdisc that somebody added (" + r.error().message +
+                               "); rxerun will not replace it");
+    return StepResult::error(r.error());
+  }
+  auto stats = qdiscs.root_stats(dev);
+  if (!stats) return StepResult::error(stats.error());
+  nlohmann::json facts = stats_facts(*stats);
+  facts["changed"] = true;
+  return StepResult::ok(facts);
+}
+
+// Removes the root qdisc when it is a netem; reports its last statistics. A
+// default root means it is gone already; any other kind is not rxerun's.
+Result<nlohmann::json> undo_netem(const nlohmann::json& args, UndoContext& ctx) {
+  const std::string dev = args.at("dev").get<std::string>();
+  auto& qdiscs = ctx.sys().qdiscs;
+  auto root = qdiscs.root_kind(dev);
+  if (!root) {
+    if (root.error().code == ENODEV) return nlohmann::json::object();  // the interface went, and its qdisc with it
+    return root.error();
+  }
+  if (!*root || is_default_qdisc(**root)) return nlohmann::json::object();
+  if (**root != "netem")
+    return make_error("the root qdisc of " + dev + " is '" + **root + "', not rxerun's netem: left alone");
+  nlohmann::json facts = nlohmann::json::object();
+  if (auto stats = qdiscs.root_stats(dev)) facts = stats_facts(*stats);
+  if (auto r = qdiscs.remove_root(dev); !r && r.error().code != ENOENT && r.error().code != ENODEV) return r.error();
+  return facts;
+}
+
+}  // namespace
+
+Kind netem_kind() {
+  KindSpec spec;
+  spec.name = "netem";
+  spec.summary =
+      "Loss, delay, jitter, duplication, corruption, reordering or a rate limit on an interface (a netem root qdisc); "
+      "undo removes it and reports its statistics.";
+  const std::string pct = " (a percentage: 5, 0.5 or \"5%\")";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface whose egress is disturbed"},
+      {.name = "loss", .type = ParamType::Scalar, .help = "share of packets dropped" + pct},
+      {.name = "delay", .type = ParamType::Duration, .help = "delay added to every packet: 10ms, 1s"},
+      {.name = "jitter", .type = ParamType::Duration, .help = "random variation of the delay (needs delay): 2ms"},
+      {.name = "duplicate", .type = ParamType::Scalar, .help = "share of packets sent twice" + pct},
+      {.name = "corrupt", .type = ParamType::Scalar, .help = "share of packets with one bit flipped" + pct},
+      {.name = "reorder",
+       .type = ParamType::Scalar,
+       .help = "share of packets sent at once, ahead of the delayed others (needs delay)" + pct},
+      {.name = "rate",
+       .type = ParamType::String,
+       .help = "egress rate limit with tc's units: 100kbit, 1mbit, 1gbit (bits/s), 10mbps (bytes/s); a bare number "
+               "is bits/s"},
+  };
+  spec.facts = {
+      {"changed", "whether the step added the qdisc"},
+      {"packets", "packets the qdisc has sent (after the step: 0; on revert: the total)"},
+      {"bytes", "bytes the qdisc has sent"},
+      {"drops", "packets the qdisc dropped (netem's loss shows here)"},
+      {"overlimits", "packets held back by the rate limit"},
+      {"requeues", "packets requeued"},
+  };
+  spec.example =
+      "- veth: {name: vB, peer: vA}\n"
+      "- name: lossy\n"
+      "  netem: {dev: vB, loss: 30%, delay: 10ms, jitter: 2ms, rate: 10mbit}\n"
+      "- name: lift\n"
+      "  revert: lossy\n";
+  return Kind{std::move(spec), run_netem, undo_netem};
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,121 @@
+// netns: a named network namespace, as `ip netns add` makes it (visible to
+// `ip netns`), its loopback up. A namespace has no alias of its own, so
+// rxerun marks its loopback: lo's alias is the scenario's mark. That is how
+// the step recognises a leftover of this scenario (adopted), and how its undo
+// knows that the namespace it is about to delete is rxerun's: an unmarked
+// namespace is never deleted, except one the user replaced with --force.
+
+#include "engine/step.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+// lo's alias inside `name`; "" when it has none (or no lo).
+Result<std::string> loopback_alias(sys::System& sys, const std::string& name) {
+  auto scope = sys.netns.enter(name);
+  if (!scope) return scope.error();
+  auto lo = sys.links.get("lo");
+  if (!lo) return lo.error();
+  return *lo ? (*lo)->alias : std::string();
+}
+
+Result<void> mark_loopback(sys::System& sys, const std::string& name, const std::string& mark) {
+  auto scope = sys.netns.enter(name);
+  if (!scope) return scope.error();
+  return sys.links.set_alias("lo", mark);
+}
+
+StepResult run_netns(const Params& params, StepContext& ctx) {
+  const std::string name = params.str("name");
+  const std::string mark = mark_for(ctx.scenario());
+  auto& sys = ctx.sys();
+  const nlohmann::json args = {{"name", name}};
+  const std::string summary = "delete network namespace " + name;
+
+  auto exists = sys.netns.exists(name);
+  if (!exists) return StepResult::error(exists.error());
+  if (*exists) {
+    auto alias = loopback_alias(sys, name);
+    if (!alias) return StepResult::error(alias.error());
+    if (*alias == mark) {
+      // This scenario's own (an earlier step of this run, or a leftover the
+      // journal lost): adopt it, and make sure cleanup removes it.
+      if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+      return StepResult::ok({{"changed", false}});
+    }
+    if (!ctx.force())
+      return StepResult::error("network namespace " + name +
+                               " exists; rxerun will not take over what it did not create (delete it with `ip netns "
+                               "del " +
+                               name + "`, choose another name, or run with --force to replace it)");
+    if (auto r = sys.netns.remove(name); !r && r.error().code != ENOENT) return StepResult::error(r.error());
+  }
+
+  if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+  if (auto r = sys.netns.create(name); !r) return StepResult::error(r.error());
+  if (auto r = mark_loopback(sys, name, mark); !r) return StepResult::error(r.error());
+  return StepResult::ok({{"changed", true}});
+}
+
+// Deletes the namespace when it carries the mark. The marked interfaces in
+// it go first, in one kernel operation: a veth whose other end sits in
+// another namespace then disappears at once, not whenever the kernel gets
+// round to freeing the namespace.
+Result<nlohmann::json> undo_netns(const nlohmann::json& args, UndoContext& ctx) {
+  const std::string name = args.at("name").get<std::string>();
+  const std::string mark = mark_for(ctx.scenario());
+  auto& sys = ctx.sys();
+  auto exists = sys.netns.exists(name);
+  if (!exists) return exists.error();
+  if (!*exists) return nlohmann::json::object();
+  {
+    auto scope = sys.netns.enter(name);
+    if (!scope) {
+      if (scope.error().code == ENOENT) return nlohmann::json::object();
+      return scope.error();
+    }
+    auto links = sys.links.list();
+    if (!links) return links.error();
+    std::optional<std::string> lo_alias;  // every namespace has a lo; `plan` models none
+    std::vector<std::string> marked;
+    for (const auto& l : *links) {
+      if (l.name == "lo")
+        lo_alias = l.alias;
+      else if (l.alias == mark)
+        marked.push_back(l.name);
+    }
+    if (lo_alias && *lo_alias != mark)
+      return make_error("network namespace " + name + " does not carry rxerun's mark (lo's alias is '" + *lo_alias +
+                        "', not '" + mark + "'): left alone");
+    if (!marked.empty())
+      if (auto r = sys.links.remove(marked); !r) return r.error();
+  }
+  if (auto r = sys.netns.remove(name); !r && r.error().code != ENOENT) return r.error();
+  return nlohmann::json::object();
+}
+
+}  // namespace
+
+Kind netns_kind() {
+  KindSpec spec;
+  spec.name = "netns";
+  spec.summary = "Create a named network namespace (as `ip netns add`), its loopback up; undo deletes it.";
+  spec.params = {
+      {.name = "name",
+       .type = ParamType::NetnsName,
+       .required = true,
+       .help = "the namespace's name, as `ip netns` lists it (/run/netns/NAME); other steps enter it with `netns:`"},
+  };
+  spec.facts = {
+      {"changed", "whether the step created the namespace (false: this scenario's own was there already)"},
+  };
+  spec.example =
+      "- netns: {name: lab}\n"
+      "- link: {dev: lo, up: true}\n"
+      "  netns: lab\n";
+  return Kind{std::move(spec), run_netns, undo_netns};
+}
+
+}  // namespace rxerun::steps

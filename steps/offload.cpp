@@ -1,0 +1,284 @@
+// offload: turn netdev features (what `ethtool -K` sets) on or off. Takes
+// ethtool's short and long names (gro, generic-receive-offload) and the
+// kernel's feature strings (rx-gro); reads the features first, changes only
+// those that differ, and its undo puts back the values it found.
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/diag.h"
+#include "engine/step.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+// ethtool's off_flag_def: the names `ethtool -K` takes for groups of kernel
+// features, with a pattern (at most one '*') of the features they stand for.
+struct Alias {
+  std::string_view short_name;
+  std::string_view long_name;
+  std::string_view pattern;
+};
+
+constexpr Alias kAliases[] = {
+    {"rx", "rx-checksumming", "rx-checksum"},
+    {"tx", "tx-checksumming", "tx-checksum-*"},
+    {"sg", "scatter-gather", "tx-scatter-gather*"},
+    {"tso", "tcp-segmentation-offload", "tx-tcp*-segmentation"},
+    {"ufo", "udp-fragmentation-offload", "tx-udp-fragmentation"},
+    {"gso", "generic-segmentation-offload", "tx-generic-segmentation"},
+    {"gro", "generic-receive-offload", "rx-gro"},
+    {"lro", "large-receive-offload", "rx-lro"},
+    {"rxvlan", "rx-vlan-offload", "rx-vlan-hw-parse"},
+    {"txvlan", "tx-vlan-offload", "tx-vlan-hw-insert"},
+    {"ntuple", "ntuple-filters", "rx-ntuple-filter"},
+    {"rxhash", "receive-hashing", "rx-hashing"},
+    // rxerun's shorthands for two kernel features ethtool names only in full.
+    {"gro-hw", "", "rx-gro-hw"},
+    {"gro-list", "", "rx-gro-list"},
+};
+
+const Alias* find_alias(std::string_view name) {
+  for (const auto& a : kAliases)
+    if (name == a.short_name || (!a.long_name.empty() && name == a.long_name)) return &a;
+  return nullptr;
+}
+
+// As ethtool matches them: a literal name, or prefix*suffix.
+bool pattern_match(std::string_view name, std::string_view pattern) {
+  const auto star = pattern.find('*');
+  if (star == std::string_view::npos) return name == pattern;
+  const auto prefix = pattern.substr(0, star);
+  const auto suffix = pattern.substr(star + 1);
+  return name.size() >= prefix.size() + suffix.size() && name.starts_with(prefix) && name.ends_with(suffix);
+}
+
+std::string on_off(bool on) {
+  return on ? "on" : "off";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+using Features = std::map<std::string, sys::Feature>;
+
+// One name the user asked for and the kernel features behind it.
+struct Request {
+  std::string name;  // as written: gro, tso, rx-gro
+  bool on = false;
+  std::vector<std::string> members;  // kernel feature names
+};
+
+// The changeable members of a group, when it has any: those are what `ethtool
+// -K` acts on (tx-checksum-fcoe-crc stays off on a veth whatever `tx` says).
+std::vector<std::string> considered(const Request& r, const Features& f) {
+  std::vector<std::string> out;
+  for (const auto& m : r.members)
+    if (!f.at(m).fixed) out.push_back(m);
+  return out.empty() ? r.members : out;
+}
+
+// A name's value as `ethtool -k` shows a group: on when any member is on.
+std::string value_of(const Request& r, const Features& f) {
+  for (const auto& m : considered(r, f))
+    if (f.at(m).active) return "on";
+  return "off";
+}
+
+Result<std::vector<Request>> resolve(const Params& params, const std::string& dev, const Features& features) {
+  std::vector<Request> out;
+  for (const auto& [key, value] : params.raw().items()) {
+    if (key == "dev" || value.is_null()) continue;
+    Request r{.name = key, .on = value.get<bool>()};
+    if (const Alias* a = find_alias(key)) {
+      for (const auto& [name, _] : features)
+        if (pattern_match(name, a->pattern)) r.members.push_back(name);
+    } else if (features.count(key)) {
+      r.members.push_back(key);
+    } else {
+      std::vector<std::string> known;
+      for (const auto& a : kAliases) {
+        known.emplace_back(a.short_name);
+        if (!a.long_name.empty()) known.emplace_back(a.long_name);
+      }
+      for (const auto& [name, _] : features) known.push_back(name);
+      return make_error(params.where(key) + ": " + dev + " has no offload feature '" + excerpt(key) + "'" +
+                        did_you_mean(key, known) + "; `ethtool -k " + dev + "` lists them, or use gro, gso, tso, " +
+                        "sg, rx, tx, lro, ...");
+    }
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) return make_error("offload on " + dev + " names no feature: add one, such as 'gro: off'");
+  return out;
+}
+
+// What must change, kernel name -> value; an error when a feature the
+// request needs changed is fixed, or when two names disagree on one feature.
+Result<std::map<std::string, bool>> changes_for(const std::vector<Request>& requests, const std::string& dev,
+                                                const Features& features) {
+  std::map<std::string, std::pair<bool, std::string>> asked;  // kernel name -> value, and the name that asked
+  std::map<std::string, bool> change;
+  for (const auto& r : requests) {
+    if (r.members.empty()) {
+      // A group this kernel has no feature for (ufo): off holds already.
+      if (r.on) return make_error(dev + ": this kernel has no feature behind '" + r.name + "', so it cannot be on");
+      continue;
+    }
+    std::vector<std::string> fixed;
+    for (const auto& m : considered(r, features)) {
+      if (auto [it, fresh] = asked.try_emplace(m, r.on, r.name); !fresh && it->second.first != r.on)
+        return make_error("offload on " + dev + ": '" + it->second.second + "' and '" + r.name +
+                          "' ask for different values of " + m);
+      const sys::Feature& f = features.at(m);
+      if (f.active == r.on) continue;
+      if (f.fixed) {
+        fixed.push_back(m);
+        continue;
+      }
+      change[m] = r.on;
+    }
+    if (!fixed.empty())
+      return make_error(dev + ": " + join(fixed) + (fixed.size() == 1 ? " is" : " are") + " fixed by the driver (" +
+                        on_off(!r.on) + "), so '" + r.name + ": " + on_off(r.on) +
+                        "' cannot be done; leave it out of the step");
+  }
+  return change;
+}
+
+StepResult run_offload(const Params& params, StepContext& ctx) {
+  const std::string dev = params.str("dev");
+  auto& ethtool = ctx.sys().ethtool;
+  auto found = ethtool.features(dev);
+  if (!found) return StepResult::error(found.error());
+
+  if (found->empty()) {
+    // Planning: the recording Ethtool knows no features; show the request as written.
+    std::map<std::string, bool> wanted;
+    nlohmann::json facts = {{"changed", true}};
+    std::vector<std::string> names;
+    for (const auto& [key, value] : params.raw().items()) {
+      if (key == "dev" || value.is_null()) continue;
+      wanted[key] = value.get<bool>();
+      facts[key + ".after"] = on_off(value.get<bool>());
+      names.push_back(key);
+    }
+    if (auto r =
+            ctx.will_change({{"dev", dev}, {"restore", nlohmann::json::object()}, {"names", nlohmann::json::object()}},
+                            "restore " + join(names) + " on " + dev + " to the values found");
+        !r)
+      return StepResult::error(r.error());
+    if (auto r = ethtool.set_features(dev, wanted); !r) return StepResult::error(r.error());
+    return StepResult::ok(facts);
+  }
+
+  auto requests = resolve(params, dev, *found);
+  if (!requests) return StepResult::error(requests.error());
+  auto change = changes_for(*requests, dev, *found);
+  if (!change) return StepResult::error(change.error());
+
+  nlohmann::json facts = nlohmann::json::object();
+  for (const auto& r : *requests) facts[r.name + ".before"] = value_of(r, *found);
+  if (change->empty()) {
+    for (const auto& r : *requests) facts[r.name + ".after"] = value_of(r, *found);
+    facts["changed"] = false;
+    return StepResult::ok(facts);
+  }
+
+  nlohmann::json restore = nlohmann::json::object();
+  for (const auto& [name, _] : *change) restore[name] = found->at(name).active;
+  nlohmann::json names = nlohmann::json::object();
+  std::vector<std::string> asked;
+  for (const auto& r : *requests) {
+    names[r.name] = r.members;
+    asked.push_back(r.name);
+  }
+  if (auto r = ctx.will_change({{"dev", dev}, {"restore", restore}, {"names", names}},
+                               "restore " + join(asked) + " on " + dev + " to the values found");
+      !r)
+    return StepResult::error(r.error());
+  if (auto r = ethtool.set_features(dev, *change); !r) return StepResult::error(r.error());
+
+  auto now = ethtool.features(dev);
+  if (!now) return StepResult::error(now.error());
+  for (const auto& r : *requests) {
+    // A feature may vanish only if the device was replaced meanwhile; show what was asked then.
+    bool all_known = std::all_of(r.members.begin(), r.members.end(), [&](const auto& m) { return now->count(m); });
+    facts[r.name + ".after"] = all_known ? value_of(r, *now) : on_off(r.on);
+  }
+  facts["changed"] = true;
+  return StepResult::ok(facts);
+}
+
+// Puts back the values found, for the features the step changed; a device
+// that is gone has nothing left to restore.
+Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx) {
+  const std::string dev = args.at("dev").get<std::string>();
+  auto& ethtool = ctx.sys().ethtool;
+  auto now = ethtool.features(dev);
+  if (!now) {
+    if (now.error().code == ENODEV) return nlohmann::json::object();
+    return now.error();
+  }
+  const nlohmann::json restore = args.value("restore", nlohmann::json::object());
+  const nlohmann::json names = args.value("names", nlohmann::json::object());
+  nlohmann::json facts = nlohmann::json::object();
+  for (const auto& [name, members] : names.items()) {
+    Request r{.name = name, .members = members.get<std::vector<std::string>>()};
+    if (std::all_of(r.members.begin(), r.members.end(), [&](const auto& m) { return now->count(m); }))
+      facts[name + ".after"] = value_of(r, *now);
+  }
+  std::map<std::string, bool> back;
+  for (const auto& [name, value] : restore.items()) {
+    auto it = now->find(name);
+    const bool want = value.get<bool>();
+    // Planning (no features known) restores blindly; otherwise only what differs.
+    if (now->empty() || (it != now->end() && it->second.active != want)) back[name] = want;
+  }
+  if (!back.empty())
+    if (auto r = ethtool.set_features(dev, back); !r) return r.error();
+  // A plan cannot know the values found; say what cleanup will do instead of nothing.
+  if (now->empty() && restore.empty() && ctx.sys().recorder)
+    ctx.sys().recorder->record({"restore the offload features of " + dev + " to the values found", ""});
+  return facts;
+}
+
+}  // namespace
+
+Kind offload_kind() {
+  KindSpec spec;
+  spec.name = "offload";
+  spec.summary = "Turn netdev offload features on or off (what `ethtool -K` does); undo restores the values found.";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
+  };
+  spec.extra = ParamSpec{.name = "FEATURE",
+                         .type = ParamType::OnOff,
+                         .help =
+                             "on or off for a feature: ethtool's names (gro, gso, tso, sg, rx, tx, lro, rxvlan, "
+                             "txvlan, ntuple, rxhash, or their long forms) or the kernel's (rx-gro, "
+                             "tx-tcp-segmentation, rx-gro-hw, ...)"};
+  spec.facts = {
+      {"NAME.before",
+       "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
+       "changeable features is)"},
+      {"NAME.after", "on or off: the feature after the step"},
+      {"changed", "whether the step changed any feature"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- veth: {name: vA, peer: vB}\n"
+      "- offload: {dev: vB, gro: off, gso: off, tso: off}\n"
+      "  expect: {gro.after: \"off\"}\n";
+  return Kind{std::move(spec), run_offload, undo_offload};
+}
+
+}  // namespace rxerun::steps

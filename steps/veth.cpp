@@ -1,0 +1,207 @@
+// veth: a pair of virtual Ethernet interfaces, optionally with the peer in
+// another namespace. Both ends carry the scenario's mark as their alias
+// (product.md, cleanup model); undo deletes `name` and the peer goes with it.
+//
+// An interface already there under one of the two names:
+// - marked with this scenario's mark, a veth, and matching (both ends there,
+//   the MTU asked for): adopted, changed=false, its undo recorded again;
+// - marked but not matching: a leftover of this scenario, deleted and made anew;
+// - unmarked: the step stops (exit 3) and deletes nothing, unless --force, in
+//   which case it is deleted and ours created.
+//
+// Undo never deletes a link whose alias is not the mark. Many veths are
+// deleted in one kernel operation (undo_batch), and preclean deletes every
+// veth in the namespace that carries the mark.
+
+#include <algorithm>
+
+#include "engine/step.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+struct End {
+  std::string name;
+  std::string netns;  // "" where the step runs
+};
+
+// The link of that name in that namespace ("" for the step's own).
+Result<std::optional<sys::LinkInfo>> look(sys::System& sys, const End& end) {
+  std::unique_ptr<sys::NetnsScope> scope;
+  if (!end.netns.empty()) {
+    auto entered = sys.netns.enter(end.netns);
+    if (!entered) {
+      if (entered.error().code == ENOENT)
+        return make_error("network namespace " + end.netns + " does not exist (create it first with a netns step)",
+                          ENOENT);
+      return entered.error();
+    }
+    scope = std::move(entered).value();
+  }
+  return sys.links.get(end.name);
+}
+
+Result<void> delete_link(sys::System& sys, const End& end) {
+  std::unique_ptr<sys::NetnsScope> scope;
+  if (!end.netns.empty()) {
+    auto entered = sys.netns.enter(end.netns);
+    if (!entered) return entered.error();
+    scope = std::move(entered).value();
+  }
+  return sys.links.remove({end.name});
+}
+
+std::string where(const End& end) {
+  return end.netns.empty() ? end.name : end.name + " (netns " + end.netns + ")";
+}
+
+std::string not_ours(const End& end, const sys::LinkInfo& l) {
+  return "interface " + where(end) + " exists and does not carry rxerun's mark (its alias is '" + l.alias +
+         "'); rxerun will not take over or delete what it did not create: delete or rename it, choose another "
+         "name, or run with --force to replace it";
+}
+
+StepResult run_veth(const Params& params, StepContext& ctx) {
+  auto& sys = ctx.sys();
+  const std::string mark = mark_for(ctx.scenario());
+  const End self{params.str("name"), ""};
+  const End peer{params.str("peer"), params.has("peer_netns") ? params.str("peer_netns") : ""};
+  const unsigned mtu = params.has("mtu") ? static_cast<unsigned>(params.integer("mtu")) : 0;
+  if (peer.netns.empty() && self.name == peer.name)
+    return StepResult::error(params.where("peer") + ": the peer needs a name of its own (" + peer.name +
+                             " is the first end's)");
+
+  const nlohmann::json args = {{"name", self.name}, {"peer", peer.name}, {"peer_netns", peer.netns}};
+  const std::string summary = "delete veth pair " + self.name + "/" + peer.name;
+
+  auto found_self = look(sys, self);
+  if (!found_self) return StepResult::error(found_self.error());
+  auto found_peer = look(sys, peer);
+  if (!found_peer) return StepResult::error(found_peer.error());
+
+  auto ours = [&](const std::optional<sys::LinkInfo>& l) { return l && l->alias == mark && l->kind == "veth"; };
+  auto fits = [&](const std::optional<sys::LinkInfo>& l) { return ours(l) && (mtu == 0 || l->mtu == mtu); };
+  if (fits(*found_self) && fits(*found_peer)) {
+    if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+    return StepResult::ok({{"changed", false}, {"mtu", (*found_self)->mtu}, {"replaced", false}});
+  }
+
+  // Decide about both ends before deleting anything.
+  bool replaced = false;
+  for (const auto* pair : {&found_self, &found_peer}) {
+    const auto& l = **pair;
+    const End& end = pair == &found_self ? self : peer;
+    if (!l || l->alias == mark) continue;
+    if (!ctx.force()) return StepResult::error(not_ours(end, *l));
+    replaced = true;
+  }
+  if (*found_self)
+    if (auto r = delete_link(sys, self); !r) return StepResult::error(r.error());
+  if (*found_peer) {
+    // Gone already when it was the first end's peer.
+    auto still = look(sys, peer);
+    if (!still) return StepResult::error(still.error());
+    if (*still)
+      if (auto r = delete_link(sys, peer); !r) return StepResult::error(r.error());
+  }
+
+  if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+  sys::VethSpec spec{self.name, peer.name, peer.netns, mtu, mark};
+  if (auto r = sys.links.add_veth(spec); !r) return StepResult::error(r.error());
+  auto made = sys.links.get(self.name);
+  if (!made) return StepResult::error(made.error());
+  const unsigned now_mtu = *made ? (*made)->mtu : mtu;
+  return StepResult::ok({{"changed", true}, {"mtu", now_mtu}, {"replaced", replaced}});
+}
+
+std::string left_alone(const std::string& name, const sys::LinkInfo& l, const std::string& mark) {
+  return "interface " + name + " does not carry rxerun's mark (its alias is '" + l.alias + "', not '" + mark +
+         "'): left alone";
+}
+
+Result<nlohmann::json> undo_veth(const nlohmann::json& args, UndoContext& ctx) {
+  const std::string name = args.at("name").get<std::string>();
+  const std::string mark = mark_for(ctx.scenario());
+  auto& links = ctx.sys().links;
+  auto l = links.get(name);
+  if (!l) return l.error();
+  if (!*l) return nlohmann::json::object();  // gone (a deleted namespace takes its links along)
+  if ((*l)->alias != mark) return make_error(left_alone(name, **l, mark));
+  if (auto r = links.remove({name}); !r) return r.error();
+  return nlohmann::json::object();
+}
+
+// Many pairs in one kernel operation: the kernel waits one grace period per
+// operation, not per link. Only marked links are deleted; any other is left
+// and reported (cleanup then undoes the entries one by one, which names it).
+Result<void> undo_veth_batch(const std::vector<nlohmann::json>& all, UndoContext& ctx) {
+  const std::string mark = mark_for(ctx.scenario());
+  auto& links = ctx.sys().links;
+  auto present = links.list();
+  if (!present) return present.error();
+  std::vector<std::string> names;
+  std::string problems;
+  for (const auto& args : all) {
+    const std::string name = args.at("name").get<std::string>();
+    auto it = std::find_if(present->begin(), present->end(), [&](const sys::LinkInfo& l) { return l.name == name; });
+    if (it == present->end()) continue;
+    if (it->alias != mark) {
+      problems += (problems.empty() ? "" : "; ") + left_alone(name, *it, mark);
+      continue;
+    }
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  if (!names.empty())
+    if (auto r = links.remove(names); !r) return r;
+  if (!problems.empty()) return make_error(problems);
+  return {};
+}
+
+// Leftovers of a crashed run that the journal does not know: every veth here
+// that carries this scenario's mark.
+Result<std::vector<std::string>> preclean_veth(UndoContext& ctx) {
+  const std::string mark = mark_for(ctx.scenario());
+  auto& links = ctx.sys().links;
+  auto present = links.list();
+  if (!present) return present.error();
+  std::vector<std::string> names, removed;
+  for (const auto& l : *present)
+    if (l.alias == mark && l.kind == "veth") names.push_back(l.name);
+  if (names.empty()) return removed;
+  if (auto r = links.remove(names); !r) return r.error();
+  for (const auto& n : names) removed.push_back("deleted interface " + n + " (marked " + mark + ")");
+  return removed;
+}
+
+}  // namespace
+
+Kind veth_kind() {
+  KindSpec spec;
+  spec.name = "veth";
+  spec.summary = "Create a veth pair, optionally with the peer in another namespace; undo deletes it.";
+  spec.params = {
+      {.name = "name", .type = ParamType::IfName, .required = true, .help = "the first end, where the step runs"},
+      {.name = "peer", .type = ParamType::IfName, .required = true, .help = "the other end"},
+      {.name = "peer_netns",
+       .type = ParamType::NetnsName,
+       .help = "a namespace (made by a netns step, or `ip netns add`) to put the peer in; unset: beside the first end"},
+      {.name = "mtu",
+       .type = ParamType::Int,
+       .help = "MTU of both ends; unset: the kernel's default (1500)",
+       .min = 68,
+       .max = 65535},
+  };
+  spec.facts = {
+      {"changed", "whether the step created the pair (false: this scenario's own pair was there already)"},
+      {"mtu", "the MTU of the first end after the step"},
+      {"replaced", "whether an interface without rxerun's mark was deleted to make room (only with --force)"},
+  };
+  spec.example =
+      "- netns: {name: lab}\n"
+      "- veth: {name: vB, peer: vA, peer_netns: lab, mtu: 1500}\n";
+  return Kind{std::move(spec), run_veth, undo_veth, undo_veth_batch, preclean_veth};
+}
+
+}  // namespace rxerun::steps

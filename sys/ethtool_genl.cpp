@@ -1,0 +1,345 @@
+#include "sys/ethtool_genl.h"
+
+#include <linux/ethtool.h>
+#include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <set>
+#include <vector>
+
+namespace rxerun::sys {
+
+namespace {
+
+struct SockFree {
+  void operator()(nl_sock* s) const { nl_socket_free(s); }
+};
+struct MsgFree {
+  void operator()(nl_msg* m) const { nlmsg_free(m); }
+};
+struct CbPut {
+  void operator()(nl_cb* c) const { nl_cb_put(c); }
+};
+using SockPtr = std::unique_ptr<nl_sock, SockFree>;
+using MsgPtr = std::unique_ptr<nl_msg, MsgFree>;
+using CbPtr = std::unique_ptr<nl_cb, CbPut>;
+
+// A string attribute, safe against a missing terminator.
+std::string attr_string(const nlattr* a) {
+  const auto* p = static_cast<const char*>(nla_data(a));
+  return std::string(p, ::strnlen(p, static_cast<std::size_t>(nla_len(a))));
+}
+
+// What one request brought back: the replies went to the caller's handler;
+// here the kernel's errno and its extended-ACK message, if any.
+struct Exchange {
+  std::function<void(nlmsghdr*)> on_reply;
+  bool done = false;
+  int error = 0;
+  std::string message;
+};
+
+int on_valid(nl_msg* msg, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  if (ex->on_reply) ex->on_reply(nlmsg_hdr(msg));
+  return NL_OK;
+}
+
+int on_ack(nl_msg*, void* arg) {
+  static_cast<Exchange*>(arg)->done = true;
+  return NL_STOP;
+}
+
+// Keeps the errno and the kernel's own words (NLMSGERR_ATTR_MSG), which say
+// far more than the errno ("no device matches name", "bit name not found").
+int on_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  ex->done = true;
+  ex->error = -err->error;
+  auto* hdr = reinterpret_cast<nlmsghdr*>(reinterpret_cast<char*>(err) - NLMSG_HDRLEN);
+  if (hdr->nlmsg_flags & NLM_F_ACK_TLVS) {
+    std::size_t offset = NLMSG_HDRLEN + sizeof(nlmsgerr);
+    if (!(hdr->nlmsg_flags & NLM_F_CAPPED)) offset += NLMSG_ALIGN(err->msg.nlmsg_len - NLMSG_HDRLEN);
+    if (offset < hdr->nlmsg_len) {
+      nlattr* tb[NLMSGERR_ATTR_MAX + 1] = {};
+      auto* attrs = reinterpret_cast<nlattr*>(reinterpret_cast<char*>(hdr) + offset);
+      if (nla_parse(tb, NLMSGERR_ATTR_MAX, attrs, static_cast<int>(hdr->nlmsg_len - offset), nullptr) == 0) {
+        if (tb[NLMSGERR_ATTR_MSG]) {
+          ex->message = attr_string(tb[NLMSGERR_ATTR_MSG]);
+        } else if (tb[NLMSGERR_ATTR_MISS_TYPE]) {
+          ex->message = "the kernel misses attribute " + std::to_string(nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE])) +
+                        " in the request (a newer kernel than rxerun knows?)";
+        }
+      }
+    }
+  }
+  return NL_STOP;
+}
+
+// One generic netlink socket talking to the "ethtool" family; opened per
+// call, so it lives in the namespace the caller is in now.
+class EthtoolSocket {
+ public:
+  static Result<EthtoolSocket> open(const std::string& dev) {
+    SockPtr sk(nl_socket_alloc());
+    if (!sk) return make_error("cannot allocate a netlink socket", ENOMEM);
+    if (int e = genl_connect(sk.get()); e < 0)
+      return make_error(std::string("cannot open a generic netlink socket: ") + nl_geterror(e), EIO);
+    const int one = 1;
+    // Best effort: older kernels lack extended ACK; errors then carry only errno.
+    (void)::setsockopt(nl_socket_get_fd(sk.get()), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
+    const int family = genl_ctrl_resolve(sk.get(), ETHTOOL_GENL_NAME);
+    if (family < 0)
+      return make_error("cannot change offloads of " + dev +
+                            ": this kernel has no ethtool netlink interface (needs Linux 5.6 or later with "
+                            "CONFIG_ETHTOOL_NETLINK)",
+                        EOPNOTSUPP);
+    return EthtoolSocket(std::move(sk), family, dev);
+  }
+
+  // A request message for `cmd`, with the header naming the device when `header_attr` is set.
+  Result<MsgPtr> message(std::uint8_t cmd, int header_attr) {
+    MsgPtr msg(nlmsg_alloc());
+    if (!msg) return make_error("cannot allocate a netlink message", ENOMEM);
+    if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family_, 0, 0, cmd, ETHTOOL_GENL_VERSION))
+      return make_error("cannot build an ethtool netlink message", EMSGSIZE);
+    if (header_attr) {
+      nlattr* hdr = nla_nest_start(msg.get(), header_attr | NLA_F_NESTED);
+      if (!hdr || nla_put_string(msg.get(), ETHTOOL_A_HEADER_DEV_NAME, dev_.c_str()) < 0)
+        return make_error("cannot build an ethtool netlink message", EMSGSIZE);
+      nla_nest_end(msg.get(), hdr);
+    }
+    return msg;
+  }
+
+  // Sends `msg`, hands every reply to `on_reply` and waits for the kernel's ACK.
+  Result<void> exchange(nl_msg* msg, std::function<void(nlmsghdr*)> on_reply, const std::string& what) {
+    CbPtr cb(nl_cb_alloc(NL_CB_DEFAULT));
+    if (!cb) return make_error("cannot allocate netlink callbacks", ENOMEM);
+    Exchange ex{std::move(on_reply)};
+    nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, on_valid, &ex);
+    nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, on_ack, &ex);
+    nl_cb_err(cb.get(), NL_CB_CUSTOM, on_error, &ex);
+    if (int e = nl_send_auto(sk_.get(), msg); e < 0)
+      return make_error(what + ": cannot send to the kernel: " + nl_geterror(e), EIO);
+    while (!ex.done) {
+      const int e = nl_recvmsgs(sk_.get(), cb.get());
+      if (e < 0 && !ex.done) return make_error(what + ": " + nl_geterror(e), EIO);
+    }
+    if (ex.error != 0) return kernel_error(ex.error, ex.message, what);
+    return {};
+  }
+
+  const std::string& dev() const { return dev_; }
+
+ private:
+  EthtoolSocket(SockPtr sk, int family, std::string dev) : sk_(std::move(sk)), family_(family), dev_(std::move(dev)) {}
+
+  Error kernel_error(int code, const std::string& kernel_says, const std::string& what) const {
+    const std::string detail = kernel_says.empty() ? std::string(std::strerror(code)) : kernel_says;
+    switch (code) {
+      case ENODEV: return make_error("no interface " + dev_ + " in this namespace (" + detail + ")", code);
+      case EPERM:
+      case EACCES: return make_error(what + ": needs root (CAP_NET_ADMIN) (" + detail + ")", code);
+      case EOPNOTSUPP:
+        if (!kernel_says.empty()) return make_error(what + ": " + kernel_says, code);
+        return make_error(what + ": the driver of " + dev_ + " does not support it", code);
+      default: return make_error(what + ": " + detail, code);
+    }
+  }
+
+  SockPtr sk_;
+  int family_;
+  std::string dev_;
+};
+
+// The attributes of a generic netlink message of the ethtool family.
+template <int Max>
+bool parse_reply(nlmsghdr* nlh, std::uint8_t cmd, nlattr* (&tb)[Max + 1]) {
+  auto* gh = static_cast<genlmsghdr*>(nlmsg_data(nlh));
+  if (gh->cmd != cmd) return false;
+  return nla_parse(tb, Max, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), nullptr) == 0;
+}
+
+// A verbose bitset (ETHTOOL_A_BITSET_BITS): name -> value of each bit it
+// lists. With NOMASK the list holds exactly the bits that are set; without
+// it, the bits in the mask, each with a VALUE flag when set.
+std::map<std::string, bool> parse_bitset(nlattr* attr, const std::vector<std::string>& names) {
+  std::map<std::string, bool> out;
+  nlattr* tb[ETHTOOL_A_BITSET_MAX + 1] = {};
+  if (!attr || nla_parse_nested(tb, ETHTOOL_A_BITSET_MAX, attr, nullptr) < 0 || !tb[ETHTOOL_A_BITSET_BITS]) return out;
+  const bool nomask = tb[ETHTOOL_A_BITSET_NOMASK] != nullptr;
+  nlattr* bit;
+  int rem;
+  nla_for_each_nested(bit, tb[ETHTOOL_A_BITSET_BITS], rem) {
+    if (nla_type(bit) != ETHTOOL_A_BITSET_BITS_BIT) continue;
+    nlattr* bt[ETHTOOL_A_BITSET_BIT_MAX + 1] = {};
+    if (nla_parse_nested(bt, ETHTOOL_A_BITSET_BIT_MAX, bit, nullptr) < 0) continue;
+    std::string name;
+    if (bt[ETHTOOL_A_BITSET_BIT_NAME]) {
+      name = attr_string(bt[ETHTOOL_A_BITSET_BIT_NAME]);
+    } else if (bt[ETHTOOL_A_BITSET_BIT_INDEX]) {
+      const auto index = nla_get_u32(bt[ETHTOOL_A_BITSET_BIT_INDEX]);
+      if (index < names.size()) name = names[index];
+    }
+    if (name.empty()) continue;
+    out[name] = nomask || bt[ETHTOOL_A_BITSET_BIT_VALUE] != nullptr;
+  }
+  return out;
+}
+
+// Every feature name the kernel knows (the ETH_SS_FEATURES string set), by
+// index: a FEATURES_GET reply names only the bits that are set, and a
+// feature set in none of its bitsets is still one `ethtool -k` shows.
+Result<std::vector<std::string>> feature_names(EthtoolSocket& sock) {
+  // Newer kernels insist on the header; naming the device is allowed for a global set.
+  auto msg = sock.message(ETHTOOL_MSG_STRSET_GET, ETHTOOL_A_STRSET_HEADER);
+  if (!msg) return msg.error();
+  nlattr* sets = nla_nest_start(msg->get(), ETHTOOL_A_STRSET_STRINGSETS | NLA_F_NESTED);
+  nlattr* set = sets ? nla_nest_start(msg->get(), ETHTOOL_A_STRINGSETS_STRINGSET | NLA_F_NESTED) : nullptr;
+  if (!set || nla_put_u32(msg->get(), ETHTOOL_A_STRINGSET_ID, ETH_SS_FEATURES) < 0)
+    return make_error("cannot build an ethtool netlink message", EMSGSIZE);
+  nla_nest_end(msg->get(), set);
+  nla_nest_end(msg->get(), sets);
+
+  std::vector<std::string> names;
+  auto r = sock.exchange(
+      msg->get(),
+      [&](nlmsghdr* nlh) {
+        nlattr* tb[ETHTOOL_A_STRSET_MAX + 1] = {};
+        if (!parse_reply<ETHTOOL_A_STRSET_MAX>(nlh, ETHTOOL_MSG_STRSET_GET_REPLY, tb) ||
+            !tb[ETHTOOL_A_STRSET_STRINGSETS])
+          return;
+        nlattr* s;
+        int rem;
+        nla_for_each_nested(s, tb[ETHTOOL_A_STRSET_STRINGSETS], rem) {
+          nlattr* st[ETHTOOL_A_STRINGSET_MAX + 1] = {};
+          if (nla_parse_nested(st, ETHTOOL_A_STRINGSET_MAX, s, nullptr) < 0 || !st[ETHTOOL_A_STRINGSET_ID] ||
+              nla_get_u32(st[ETHTOOL_A_STRINGSET_ID]) != ETH_SS_FEATURES || !st[ETHTOOL_A_STRINGSET_STRINGS])
+            continue;
+          nlattr* str;
+          int rem2;
+          nla_for_each_nested(str, st[ETHTOOL_A_STRINGSET_STRINGS], rem2) {
+            nlattr* at[ETHTOOL_A_STRING_MAX + 1] = {};
+            if (nla_parse_nested(at, ETHTOOL_A_STRING_MAX, str, nullptr) < 0 || !at[ETHTOOL_A_STRING_INDEX] ||
+                !at[ETHTOOL_A_STRING_VALUE])
+              continue;
+            const auto index = nla_get_u32(at[ETHTOOL_A_STRING_INDEX]);
+            if (index > 4096) continue;  // a bitmap of features, not a table of this size
+            if (names.size() <= index) names.resize(index + 1);
+            names[index] = attr_string(at[ETHTOOL_A_STRING_VALUE]);
+          }
+        }
+      },
+      "reading the names of netdev features");
+  if (!r) return r.error();
+  return names;
+}
+
+}  // namespace
+
+Result<std::map<std::string, Feature>> GenlEthtool::features(const std::string& dev) {
+  auto sock = EthtoolSocket::open(dev);
+  if (!sock) return sock.error();
+  auto names = feature_names(*sock);
+  if (!names) return names.error();
+  auto msg = sock->message(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_A_FEATURES_HEADER);
+  if (!msg) return msg.error();
+
+  std::map<std::string, bool> hw, active, nochange;
+  bool got = false;
+  auto r = sock->exchange(
+      msg->get(),
+      [&](nlmsghdr* nlh) {
+        nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
+        if (!parse_reply<ETHTOOL_A_FEATURES_MAX>(nlh, ETHTOOL_MSG_FEATURES_GET_REPLY, tb)) return;
+        got = true;
+        hw = parse_bitset(tb[ETHTOOL_A_FEATURES_HW], *names);
+        active = parse_bitset(tb[ETHTOOL_A_FEATURES_ACTIVE], *names);
+        nochange = parse_bitset(tb[ETHTOOL_A_FEATURES_NOCHANGE], *names);
+      },
+      "reading the offload features of " + dev);
+  if (!r) return r.error();
+  if (!got) return make_error("reading the offload features of " + dev + ": the kernel sent no reply", EIO);
+
+  auto on = [](const std::map<std::string, bool>& set, const std::string& name) {
+    auto it = set.find(name);
+    return it != set.end() && it->second;
+  };
+  std::map<std::string, Feature> out;
+  std::set<std::string> all;
+  for (const auto& n : *names)
+    if (!n.empty()) all.insert(n);
+  for (const auto* set : {&hw, &active, &nochange})
+    for (const auto& [n, _] : *set) all.insert(n);
+  for (const auto& n : all) out[n] = Feature{.active = on(active, n), .fixed = !on(hw, n) || on(nochange, n)};
+  return out;
+}
+
+Result<void> GenlEthtool::set_features(const std::string& dev, const std::map<std::string, bool>& wanted) {
+  if (wanted.empty()) return {};
+  auto sock = EthtoolSocket::open(dev);
+  if (!sock) return sock.error();
+  // Flags 0: the kernel replies with what it could not set (no OMIT_REPLY).
+  auto msg = sock->message(ETHTOOL_MSG_FEATURES_SET, ETHTOOL_A_FEATURES_HEADER);
+  if (!msg) return msg.error();
+  // A bitset without NOMASK: only the named bits change, each to its VALUE.
+  nlattr* set = nla_nest_start(msg->get(), ETHTOOL_A_FEATURES_WANTED | NLA_F_NESTED);
+  nlattr* bits = set ? nla_nest_start(msg->get(), ETHTOOL_A_BITSET_BITS | NLA_F_NESTED) : nullptr;
+  if (!bits) return make_error("cannot build an ethtool netlink message", EMSGSIZE);
+  for (const auto& [name, on] : wanted) {
+    nlattr* bit = nla_nest_start(msg->get(), ETHTOOL_A_BITSET_BITS_BIT | NLA_F_NESTED);
+    if (!bit || nla_put_string(msg->get(), ETHTOOL_A_BITSET_BIT_NAME, name.c_str()) < 0 ||
+        (on && nla_put_flag(msg->get(), ETHTOOL_A_BITSET_BIT_VALUE) < 0))
+      return make_error("cannot build an ethtool netlink message", EMSGSIZE);
+    nla_nest_end(msg->get(), bit);
+  }
+  nla_nest_end(msg->get(), bits);
+  nla_nest_end(msg->get(), set);
+
+  // The reply's WANTED bitset lists the requested bits whose result differs
+  // from the request, each with the value asked for.
+  std::map<std::string, bool> refused;
+  bool got = false;
+  std::string what;
+  for (const auto& [name, on] : wanted) what += (what.empty() ? "" : ", ") + name + (on ? " on" : " off");
+  auto r = sock->exchange(
+      msg->get(),
+      [&](nlmsghdr* nlh) {
+        nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
+        if (!parse_reply<ETHTOOL_A_FEATURES_MAX>(nlh, ETHTOOL_MSG_FEATURES_SET_REPLY, tb)) return;
+        got = true;
+        refused = parse_bitset(tb[ETHTOOL_A_FEATURES_WANTED], {});
+      },
+      "setting " + what + " on " + dev);
+  if (!r) return r.error();
+
+  if (!got) {
+    // No reply (an older kernel): read back what happened.
+    auto now = features(dev);
+    if (!now) return now.error();
+    for (const auto& [name, on] : wanted) {
+      auto it = now->find(name);
+      if (it == now->end() || it->second.active != on) refused[name] = on;
+    }
+  }
+  if (refused.empty()) return {};
+  std::string list;
+  for (const auto& [name, on] : refused) list += (list.empty() ? "" : ", ") + name + (on ? " on" : " off");
+  return make_error("the kernel would not set " + list + " on " + dev +
+                        " (fixed by the driver, or it depends on a feature that is off)",
+                    EOPNOTSUPP);
+}
+
+}  // namespace rxerun::sys

@@ -1,0 +1,389 @@
+#include "sys/links_rtnl.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/rtnetlink.h>
+#include <netlink/addr.h>
+#include <netlink/cache.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "sys/rtnl_socket.h"
+
+namespace rxerun::sys {
+
+namespace {
+
+struct LinkPut {
+  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
+};
+struct AddrPut {
+  void operator()(rtnl_addr* a) const { rtnl_addr_put(a); }
+};
+struct NlAddrPut {
+  void operator()(nl_addr* a) const { nl_addr_put(a); }
+};
+struct CacheFree {
+  void operator()(nl_cache* c) const { nl_cache_free(c); }
+};
+using LinkPtr = std::unique_ptr<rtnl_link, LinkPut>;
+using AddrPtr = std::unique_ptr<rtnl_addr, AddrPut>;
+using NlAddrPtr = std::unique_ptr<nl_addr, NlAddrPut>;
+using CachePtr = std::unique_ptr<nl_cache, CacheFree>;
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string str_or_empty(const char* s) {
+  return s ? std::string(s) : std::string();
+}
+
+LinkInfo info_of(rtnl_link* l) {
+  LinkInfo info;
+  info.ifindex = rtnl_link_get_ifindex(l);
+  info.name = str_or_empty(rtnl_link_get_name(l));
+  info.kind = str_or_empty(rtnl_link_get_type(l));
+  info.alias = str_or_empty(rtnl_link_get_ifalias(l));
+  const unsigned flags = rtnl_link_get_flags(l);
+  info.up = flags & IFF_UP;
+  info.carrier = flags & IFF_LOWER_UP;
+  info.mtu = rtnl_link_get_mtu(l);
+  return info;
+}
+
+// A link as the kernel has it now; nullopt when no link has that name.
+Result<LinkPtr> fetch(RtnlSocket& sock, const std::string& name) {
+  rtnl_link* raw = nullptr;
+  auto r = sock.check(rtnl_link_get_kernel(sock.get(), 0, name.c_str(), &raw), "cannot read interface " + name);
+  if (!r) return r.error();
+  return LinkPtr(raw);
+}
+
+Result<std::optional<LinkPtr>> fetch_if_present(RtnlSocket& sock, const std::string& name) {
+  auto l = fetch(sock, name);
+  if (!l) {
+    if (l.error().code == ENODEV) return std::optional<LinkPtr>();
+    return l.error();
+  }
+  return std::optional<LinkPtr>(std::move(l).value());
+}
+
+Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint32_t>* groups = nullptr) {
+  nl_cache* raw = nullptr;
+  if (auto r = sock.check(rtnl_link_alloc_cache(sock.get(), AF_UNSPEC, &raw), "cannot list interfaces"); !r)
+    return r.error();
+  CachePtr cache(raw);
+  std::vector<LinkInfo> out;
+  for (nl_object* o = nl_cache_get_first(cache.get()); o; o = nl_cache_get_next(o)) {
+    auto* l = reinterpret_cast<rtnl_link*>(o);
+    out.push_back(info_of(l));
+    if (groups) (*groups)[rtnl_link_get_ifindex(l)] = rtnl_link_get_group(l);
+  }
+  return out;
+}
+
+// Applies `changes` to the link named `name` (RTM_NEWLINK on an existing
+// link, libnl falls back to RTM_SETLINK).
+Result<void> change(const std::string& name, const std::string& what, const std::function<void(rtnl_link*)>& fill) {
+  auto sock = RtnlSocket::open();
+  if (!sock) return sock.error();
+  auto orig = fetch(*sock, name);
+  if (!orig) return orig.error();
+  LinkPtr changes(rtnl_link_alloc());
+  if (!changes) return make_error("out of memory", ENOMEM);
+  fill(changes.get());
+  return sock->check(rtnl_link_change(sock->get(), orig->get(), changes.get(), 0), what);
+}
+
+// RTM_SETLINK by index with one u32 attribute.
+Result<void> set_u32(RtnlSocket& sock, int ifindex, int attr, std::uint32_t value, const std::string& what) {
+  nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, 0);
+  if (!msg) return make_error("out of memory", ENOMEM);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = ifindex;
+  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || nla_put_u32(msg, attr, value) < 0) {
+    nlmsg_free(msg);
+    return make_error("netlink message too large", EMSGSIZE);
+  }
+  return sock.send(msg, what);
+}
+
+Result<void> delete_index(RtnlSocket& sock, int ifindex, const std::string& name) {
+  nl_msg* msg = nlmsg_alloc_simple(RTM_DELLINK, 0);
+  if (!msg) return make_error("out of memory", ENOMEM);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = ifindex;
+  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) {
+    nlmsg_free(msg);
+    return make_error("netlink message too large", EMSGSIZE);
+  }
+  auto r = sock.send(msg, "cannot delete interface " + name);
+  if (!r && r.error().code == ENODEV) return {};  // gone already (a veth's peer goes with it)
+  return r;
+}
+
+// `ip link del group G`: one RTM_DELLINK, one unregister batch in the kernel.
+Result<void> delete_group(RtnlSocket& sock, std::uint32_t group) {
+  nl_msg* msg = nlmsg_alloc_simple(RTM_DELLINK, 0);
+  if (!msg) return make_error("out of memory", ENOMEM);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = 0;
+  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || nla_put_u32(msg, IFLA_GROUP, group) < 0) {
+    nlmsg_free(msg);
+    return make_error("netlink message too large", EMSGSIZE);
+  }
+  return sock.send(msg, "cannot delete interface group " + std::to_string(group));
+}
+
+// A group number no link in the namespace uses: the batch deletion must take
+// the links named, and nothing else.
+std::uint32_t unused_group(const std::map<int, std::uint32_t>& groups) {
+  std::set<std::uint32_t> used;
+  for (const auto& [index, g] : groups) used.insert(g);
+  std::uint32_t g = 0x52580000u | (static_cast<std::uint32_t>(::getpid()) & 0xffffu);  // "RX" + pid
+  while (g == 0 || used.count(g)) ++g;
+  return g;
+}
+
+Result<void> remove_one_by_one(RtnlSocket& sock, const std::vector<std::pair<int, std::string>>& links) {
+  for (const auto& [index, name] : links)
+    if (auto r = delete_index(sock, index, name); !r) return r;
+  return {};
+}
+
+Result<NlAddrPtr> parse_cidr(const std::string& cidr) {
+  nl_addr* raw = nullptr;
+  if (int rc = nl_addr_parse(cidr.c_str(), AF_UNSPEC, &raw); rc < 0)
+    return make_error("'" + cidr + "' is not an address/prefix", EINVAL);
+  NlAddrPtr addr(raw);
+  const int family = nl_addr_get_family(addr.get());
+  if (family != AF_INET && family != AF_INET6)
+    return make_error("'" + cidr + "' is not an IPv4 or IPv6 address", EINVAL);
+  return addr;
+}
+
+std::string format_cidr(nl_addr* a, unsigned prefix) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(nl_addr_get_family(a), nl_addr_get_binary_addr(a), buf, sizeof(buf));
+  return std::string(buf) + "/" + std::to_string(prefix);
+}
+
+Result<int> ifindex_of(RtnlSocket& sock, const std::string& dev) {
+  auto l = fetch(sock, dev);
+  if (!l) {
+    if (l.error().code == ENODEV) return make_error("no interface " + dev, ENODEV);
+    return l.error();
+  }
+  return rtnl_link_get_ifindex(l->get());
+}
+
+Result<AddrPtr> addr_request(RtnlSocket& sock, const std::string& dev, const std::string& cidr) {
+  auto index = ifindex_of(sock, dev);
+  if (!index) return index.error();
+  auto local = parse_cidr(cidr);
+  if (!local) return local.error();
+  AddrPtr a(rtnl_addr_alloc());
+  if (!a) return make_error("out of memory", ENOMEM);
+  rtnl_addr_set_ifindex(a.get(), *index);
+  rtnl_addr_set_family(a.get(), nl_addr_get_family(local->get()));
+  if (int rc = rtnl_addr_set_local(a.get(), local->get()); rc < 0)
+    return make_error("cannot use address " + cidr, errno_of_nl(rc));
+  rtnl_addr_set_prefixlen(a.get(), static_cast<int>(nl_addr_get_prefixlen(local->get())));
+  return a;
+}
+
+}  // namespace
+
+Result<std::optional<LinkInfo>> RtnlLinks::get(const std::string& name) {
+  auto sock = RtnlSocket::open();
+  if (!sock) return sock.error();
+  auto l = fetch_if_present(*sock, name);
+  if (!l) return l.error();
+  if (!*l) return std::optional<LinkInfo>();
+  return std::optional<LinkInfo>(info_of((*l)->get()));
+}
+
+Result<std::vector<LinkInfo>> RtnlLinks::list() {
+  auto sock = RtnlSocket::open();
+  if (!sock) return sock.error();
+  return list_on(*sock);
+}
+
+Result<void> RtnlLinks::add_veth(const VethSpec& spec) {
+  auto sock = RtnlSocket::open();
+  if (!sock) return sock.error();
+  LinkPtr link(rtnl_link_veth_alloc());
+  if (!link) return make_error("out of memory", ENOMEM);
+  LinkPtr peer(rtnl_link_veth_get_peer(link.get()));  // a reference of its own
+  rtnl_link_set_name(link.get(), spec.name.c_str());
+  rtnl_link_set_name(peer.get(), spec.peer.c_str());
+  if (spec.mtu) {
+    rtnl_link_set_mtu(link.get(), spec.mtu);
+    rtnl_link_set_mtu(peer.get(), spec.mtu);
+  }
+  std::unique_ptr<Fd> ns_fd;
+  const std::string ns_path = "/run/netns/" + spec.peer_netns;
+  if (!spec.peer_netns.empty()) {
+    ns_fd = std::make_unique<Fd>(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (ns_fd->get() < 0) {
+      int err = errno;
+      return make_error(
+          err == ENOENT ? "network namespace " + spec.peer_netns + " does not exist" : "cannot open " + ns_path, err);
+    }
+    rtnl_link_set_ns_fd(peer.get(), ns_fd->get());
+  }
+  const std::string pair = spec.name + "/" + spec.peer;
+  auto added =
+      sock->check(rtnl_link_add(sock->get(), link.get(), NLM_F_CREATE | NLM_F_EXCL), "cannot create veth pair " + pair);
+  if (!added) return added;
+  if (spec.alias.empty()) return {};
+
+  // The kernel takes no alias when it creates a link: mark both ends now. A
+  // link left without its mark would be one rxerun may not delete, so a
+  // failure here takes the pair away again.
+  auto mark = [&]() -> Result<void> {
+    if (auto r = set_alias(spec.name, spec.alias); !r) return r;
+    if (spec.peer_netns.empty()) return set_alias(spec.peer, spec.alias);
+    auto peer_sock = RtnlSocket::open_in(ns_path);
+    if (!peer_sock) return peer_sock.error();
+    auto p = fetch(*peer_sock, spec.peer);
+    if (!p) return p.error();
+    LinkPtr changes(rtnl_link_alloc());
+    rtnl_link_set_ifalias(changes.get(), spec.alias.c_str());
+    return peer_sock->check(rtnl_link_change(peer_sock->get(), p->get(), changes.get(), 0),
+                            "cannot mark interface " + spec.peer);
+  };
+  if (auto r = mark(); !r) {
+    if (auto l = fetch_if_present(*sock, spec.name); l && *l)
+      (void)delete_index(*sock, rtnl_link_get_ifindex((*l)->get()), spec.name);
+    return r;
+  }
+  return {};
+}
+
+Result<void> RtnlLinks::remove(const std::vector<std::string>& names) {
+  auto sock = RtnlSocket::open();
+  if (!sock) return sock.error();
+  std::map<int, std::uint32_t> groups;
+  auto links = list_on(*sock, &groups);
+  if (!links) return links.error();
+
+  std::vector<std::pair<int, std::string>> targets;  // (ifindex, name), present ones only
+  for (const auto& n : names) {
+    auto it = std::find_if(links->begin(), links->end(), [&](const LinkInfo& l) { return l.name == n; });
+    if (it != links->end() &&
+        std::none_of(targets.begin(), targets.end(), [&](const auto& t) { return t.first == it->ifindex; }))
+      targets.emplace_back(it->ifindex, n);
+  }
+  if (targets.empty()) return {};
+  if (targets.size() == 1) return remove_one_by_one(*sock, targets);
+
+  // Several: tag them with a group no other link has, check that exactly
+  // they carry it, and delete the group in one operation (one grace period
+  // in the kernel instead of one per link). Any surprise: one by one.
+  const std::uint32_t group = unused_group(groups);
+  bool tagged = true;
+  for (const auto& [index, name] : targets) {
+    if (auto r = set_u32(*sock, index, IFLA_GROUP, group, "cannot tag interface " + name); !r) {
+      if (r.error().code == ENODEV) continue;
+      tagged = false;
+      break;
+    }
+  }
+  if (tagged) {
+    std::map<int, std::uint32_t> now;
+    auto again = list_on(*sock, &now);
+    if (again) {
+      std::set<int> wanted;
+      for (const auto& t : targets) wanted.insert(t.first);
+      bool only_ours = std::all_of(now.begin(), now.end(),
+                                   [&](const auto& e) { return e.second != group || wanted.count(e.first); });
+      if (only_ours && delete_group(*sock, group)) return {};
+    }
+  }
+  return remove_one_by_one(*sock, targets);
+}
+
+Result<void> RtnlLinks::set_up(const std::string& name, bool up) {
+  return change(name, std::string(up ? "cannot bring up " : "cannot bring down ") + name, [&](rtnl_link* c) {
+    if (up)
+      rtnl_link_set_flags(c, IFF_UP);
+    else
+      rtnl_link_unset_flags(c, IFF_UP);
+  });
+}
+
+Result<void> RtnlLinks::set_mtu(const std::string& name, unsigned mtu) {
+  return change(name, "cannot set the MTU of " + name + " to " + std::to_string(mtu),
+                [&](rtnl_link* c) { rtnl_link_set_mtu(c, mtu); });
+}
+
+Result<void> RtnlLinks::set_alias(const std::string& name, const std::string& alias) {
+  return change(name, "cannot set the alias of " + name,
+                [&](rtnl_link* c) { rtnl_link_set_ifalias(c, alias.c_str()); });
+}
+
+Result<std::vector<std::string>> RtnlLinks::addresses(const std::string& dev) {
+  auto sock = RtnlSocket::open();
+  if (!sock) return sock.error();
+  auto index = ifindex_of(*sock, dev);
+  if (!index) return index.error();
+  nl_cache* raw = nullptr;
+  if (auto r = sock->check(rtnl_addr_alloc_cache(sock->get(), &raw), "cannot list addresses"); !r) return r.error();
+  CachePtr cache(raw);
+  std::vector<std::string> out;
+  for (nl_object* o = nl_cache_get_first(cache.get()); o; o = nl_cache_get_next(o)) {
+    auto* a = reinterpret_cast<rtnl_addr*>(o);
+    if (rtnl_addr_get_ifindex(a) != *index) continue;
+    nl_addr* local = rtnl_addr_get_local(a);
+    if (!local) continue;
+    const int family = nl_addr_get_family(local);
+    if (family != AF_INET && family != AF_INET6) continue;
+    out.push_back(format_cidr(local, static_cast<unsigned>(rtnl_addr_get_prefixlen(a))));
+  }
+  return out;
+}
+
+Result<void> RtnlLinks::add_address(const std::string& dev, const std::string& cidr) {
+  auto sock = RtnlSocket::open();
+  if (!sock) return sock.error();
+  auto a = addr_request(*sock, dev, cidr);
+  if (!a) return a.error();
+  return sock->check(rtnl_addr_add(sock->get(), a->get(), NLM_F_EXCL), "cannot add " + cidr + " to " + dev);
+}
+
+Result<void> RtnlLinks::remove_address(const std::string& dev, const std::string& cidr) {
+  auto sock = RtnlSocket::open();
+  if (!sock) return sock.error();
+  auto a = addr_request(*sock, dev, cidr);
+  if (!a) return a.error();
+  return sock->check(rtnl_addr_delete(sock->get(), a->get(), 0), "cannot remove " + cidr + " from " + dev);
+}
+
+}  // namespace rxerun::sys

@@ -1,0 +1,24 @@
+#pragma once
+// Links over rtnetlink with libnl-route. Every call opens its socket in the
+// thread's current network namespace (a netlink socket stays bound to the
+// namespace it was created in), so callers may setns between calls.
+
+#include "sys/links.h"
+
+namespace rxerun::sys {
+
+class RtnlLinks final : public Links {
+ public:
+  Result<std::optional<LinkInfo>> get(const std::string& name) override;
+  Result<std::vector<LinkInfo>> list() override;
+  Result<void> add_veth(const VethSpec& spec) override;
+  Result<void> remove(const std::vector<std::string>& names) override;
+  Result<void> set_up(const std::string& name, bool up) override;
+  Result<void> set_mtu(const std::string& name, unsigned mtu) override;
+  Result<void> set_alias(const std::string& name, const std::string& alias) override;
+  Result<std::vector<std::string>> addresses(const std::string& dev) override;
+  Result<void> add_address(const std::string& dev, const std::string& cidr) override;
+  Result<void> remove_address(const std::string& dev, const std::string& cidr) override;
+};
+
+}  // namespace rxerun::sys

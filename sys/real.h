@@ -1,0 +1,35 @@
+#pragma once
+// The real system: every interface of sys/system.h wired to the kernel.
+
+#include "sys/clock.h"
+#include "sys/ethtool_genl.h"
+#include "sys/interrupt.h"
+#include "sys/links_rtnl.h"
+#include "sys/netns.h"
+#include "sys/nft_lib.h"
+#include "sys/ping_icmp.h"
+#include "sys/qdisc_rtnl.h"
+#include "sys/sysctl_proc.h"
+#include "sys/system.h"
+
+namespace rxerun::sys {
+
+class RealSystem {
+ public:
+  System& system() { return system_; }
+  Interrupt& interrupt() { return interrupt_; }
+
+ private:
+  RealClock clock_;
+  RealNetns netns_;
+  Interrupt interrupt_;
+  RtnlLinks links_;
+  GenlEthtool ethtool_;
+  ProcSysctl sysctl_;
+  LibNft nft_;
+  RtnlQdiscs qdiscs_;
+  IcmpPinger pinger_;
+  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_};
+};
+
+}  // namespace rxerun::sys

@@ -1,0 +1,56 @@
+#pragma once
+// One rtnetlink socket (libnl) for one call, with the kernel's own error
+// reporting: extended ACK is turned on, and the errno and message of a
+// refused request are kept, so that an error names the kernel's reason
+// ("Exclusivity flag on, cannot override") and not only libnl's code.
+// Shared by RtnlLinks, RtnlQdiscs and RealNetns; not part of sys/'s interface.
+
+#include <memory>
+#include <string>
+
+#include "engine/result.h"
+
+struct nl_sock;
+struct nl_msg;
+
+namespace rxerun::sys {
+
+class RtnlSocket {
+ public:
+  // A socket bound to the calling thread's current network namespace (a
+  // netlink socket stays in the namespace it was created in).
+  static Result<RtnlSocket> open();
+  // A socket bound to the namespace at `netns_path` (/run/netns/NAME): the
+  // thread enters it only while the socket is created.
+  static Result<RtnlSocket> open_in(const std::string& netns_path);
+
+  RtnlSocket(RtnlSocket&& other) noexcept;
+  RtnlSocket& operator=(RtnlSocket&&) = delete;
+  ~RtnlSocket();
+
+  nl_sock* get() const { return sock_; }
+
+  // Turns a libnl return code into a Result: `what` says what was asked
+  // ("cannot delete vA"); the error carries the kernel's errno and its
+  // extended-ACK message when it sent one. EPERM says which capability.
+  Result<void> check(int rc, const std::string& what);
+
+  // Sends a message built by hand and waits for the kernel's ACK; takes
+  // ownership of `msg`.
+  Result<void> send(nl_msg* msg, const std::string& what);
+
+  struct Ack {
+    int code = 0;         // errno of the last refused request, 0 when none
+    std::string message;  // the kernel's extended-ACK text, "" when none
+  };
+
+ private:
+  explicit RtnlSocket(nl_sock* sock);
+  nl_sock* sock_;
+  std::unique_ptr<Ack> ack_;  // the error callback writes here: a stable address
+};
+
+// errno for a libnl error code (libnl's own mapping is one-way).
+int errno_of_nl(int nl_error);
+
+}  // namespace rxerun::sys

@@ -1,0 +1,64 @@
+#!/bin/bash
+# A short libFuzzer run of the scenario loader (CTest test fuzz.loader).
+#
+# usage: bash run.sh SOURCE_DIR BUILD_DIR
+#   Configures a separate clang build in BUILD_DIR (-DRXERUN_FUZZ=ON), builds
+#   loader_fuzz and runs it over a copy of tests/fuzz/corpus for FUZZ_SECONDS
+#   (default 30). Exits non-zero on any crash, leak, timeout or out-of-memory;
+#   77 (skip) when clang++-14 or libFuzzer is not installed.
+
+set -u
+
+src=${1:?usage: run.sh SOURCE_DIR BUILD_DIR}
+build=${2:?usage: run.sh SOURCE_DIR BUILD_DIR}
+seconds=${FUZZ_SECONDS:-30}
+cxx=${FUZZ_CXX:-clang++-14}
+
+if ! command -v "$cxx" >/dev/null; then
+  echo "skip: $cxx not found (apt-get install clang-14 libclang-rt-14-dev)"
+  exit 77
+fi
+
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' >"$probe/p.cpp"
+if ! "$cxx" -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" 2>"$probe/err"; then
+  echo "skip: $cxx cannot link libFuzzer (apt-get install libclang-rt-14-dev):"
+  sed 's/^/  /' "$probe/err" | head -5
+  exit 77
+fi
+
+echo "== configuring $build"
+mkdir -p "$build"
+cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DRXERUN_FUZZ=ON -DRXERUN_TESTS=OFF >"$build/configure.log" 2>&1 || {
+  cat "$build/configure.log"
+  echo "FAIL: configuring the fuzz build"
+  exit 1
+}
+echo "== building loader_fuzz"
+cmake --build "$build" --target loader_fuzz -j2 || {
+  echo "FAIL: building loader_fuzz"
+  exit 1
+}
+
+corpus=$probe/corpus
+artifacts=$build/fuzz-artifacts
+mkdir -p "$corpus" "$artifacts"
+cp "$src"/tests/fuzz/corpus/* "$corpus"/
+
+echo "== fuzzing the loader for ${seconds}s"
+# libFuzzer exits 77 on a crash by default, which CTest would read as "skipped".
+"$build/tests/fuzz/loader_fuzz" "$corpus" \
+  -dict="$src/tests/fuzz/yaml.dict" \
+  -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=16384 \
+  -error_exitcode=1 -timeout_exitcode=1 \
+  -artifact_prefix="$artifacts/" -print_final_stats=1 2>"$build/fuzz.log"
+rc=$?
+tail -25 "$build/fuzz.log"
+if ((rc != 0)); then
+  echo "FAIL: loader_fuzz exit $rc; reproduce with: $build/tests/fuzz/loader_fuzz $artifacts/<crash-file>"
+  ls -l "$artifacts"
+  exit 1
+fi
+echo "fuzz.loader: 1 passed, 0 failed"

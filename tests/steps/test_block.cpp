@@ -1,0 +1,329 @@
+// block: the nftables fault, against the in-memory nftables of FakeNft.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "engine/plan.h"
+#include "engine/step.h"
+#include "fakes/harness.h"
+#include "steps/kinds.h"
+#include "sys/recording.h"
+
+using namespace rxerun;
+using fakes::step_named;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+constexpr const char* kTable = "inet rxerun-test";
+
+bool mentions(const Strings& commands, const std::string& text) {
+  return std::any_of(commands.begin(), commands.end(),
+                     [&](const std::string& c) { return c.find(text) != std::string::npos; });
+}
+
+// Commands that change something (everything but `list`).
+Strings changes(const Strings& commands) {
+  Strings out;
+  for (const auto& c : commands)
+    if (c.rfind("list ", 0) != 0) out.push_back(c);
+  return out;
+}
+
+// Every rule in the fake counts `n` more packets per command, as if traffic flowed.
+void traffic(fakes::FakeNft& nft, long long n) {
+  nft.before_each = [n](fakes::FakeNft& self) {
+    for (auto& [name, table] : self.tables)
+      for (auto& r : table.rules) {
+        r.packets += n;
+        r.bytes += 84 * n;
+      }
+  };
+}
+
+struct TestUndoContext final : UndoContext {
+  explicit TestUndoContext(sys::System& s) : sys_(s) {}
+  sys::System& sys() override { return sys_; }
+  const std::string& scenario() const override { return name_; }
+  sys::System& sys_;
+  std::string name_ = "test";
+};
+
+}  // namespace
+
+TEST_CASE("block: adds a counting rule in the run's own table and cleanup removes table and chain") {
+  fakes::Harness h;
+  auto r = h.run_keep("steps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n");
+  REQUIRE(r.exit_code == 0);
+  CHECK(changes(h.fake.nft.commands) ==
+        Strings{"add table inet rxerun-test",
+                "add chain inet rxerun-test input { type filter hook input priority 0 ; policy accept ; }",
+                "add rule inet rxerun-test input udp dport 4791 counter drop comment \"rxerun step blk\""});
+  const auto& facts = step_named(r, "blk").facts;
+  CHECK(facts["changed"] == true);
+  CHECK(facts["table"] == kTable);
+  CHECK(facts["chain"] == "input");
+  CHECK(facts["packets"] == 0);
+  CHECK(facts["handle"].get<long long>() > 0);
+  CHECK_FALSE(facts.contains("warning"));
+  REQUIRE(h.fake.nft.find_rule(kTable, "rxerun step blk") != nullptr);
+  CHECK(h.fake.nft.find_rule(kTable, "rxerun step blk")->handle == facts["handle"].get<long long>());
+
+  auto c = h.cleanup();
+  CHECK(c.clean());
+  CHECK(h.fake.nft.tables.empty());
+  CHECK(h.fake.nft.commands.back() == "delete table inet rxerun-test");
+
+  // Cleanup twice: the second finds nothing to do.
+  h.fake.nft.commands.clear();
+  auto again = h.cleanup();
+  CHECK(again.undos.empty());
+  CHECK(h.fake.nft.commands.empty());
+}
+
+TEST_CASE("block: a revert reports the packets and bytes the rule counted") {
+  fakes::Harness h;
+  traffic(h.fake.nft, 2);
+  auto r = h.run(R"(
+steps:
+  - name: blk
+    block: {proto: icmp}
+  - name: lift
+    revert: blk
+    expect: {packets: "> 0", bytes: "> 0"}
+  - name: after
+    sleep: {duration: 1ms}
+)");
+  CHECK(r.exit_code == 0);
+  const auto& lift = step_named(r, "lift");
+  CHECK(lift.status == StepStatus::Passed);
+  CHECK(lift.facts["packets"].get<long long>() > 0);
+  CHECK(lift.facts["bytes"] == 84 * lift.facts["packets"].get<long long>());
+  CHECK(h.fake.nft.tables.empty());  // the revert took the table along; cleanup had nothing left
+  CHECK(r.cleanup.clean());
+  CHECK(mentions(h.fake.nft.commands, "add rule inet rxerun-test input meta l4proto icmp counter drop"));
+}
+
+TEST_CASE("block: a second apply finds its rule and changes nothing") {
+  fakes::Harness h;
+  traffic(h.fake.nft, 1);
+  // The first attempt sees 0 packets (the rule is new) and is retried: the
+  // second finds the rule it made and reports its count, adding nothing.
+  auto r = h.run_keep(R"(
+steps:
+  - name: blk
+    block: {proto: tcp, port: 22, action: reject}
+    expect: {packets: "> 0"}
+    retries: 1
+)");
+  REQUIRE(r.exit_code == 0);
+  const auto& s = step_named(r, "blk");
+  CHECK(s.status == StepStatus::Flaky);
+  CHECK(s.facts["changed"] == false);
+  CHECK(s.facts["packets"].get<long long>() > 0);
+  CHECK(std::count_if(h.fake.nft.commands.begin(), h.fake.nft.commands.end(),
+                      [](const std::string& c) { return c.rfind("add rule", 0) == 0; }) == 1);
+  CHECK(h.fake.nft.tables.at(kTable).rules.size() == 1);
+  CHECK(h.cleanup().clean());
+  CHECK(h.fake.nft.tables.empty());
+}
+
+TEST_CASE("block: a later run's preclean removes the table a crashed run left") {
+  fakes::Harness h;
+  const std::string yaml = "steps:\n  - name: blk\n    block: {proto: tcp, port: 22}\n";
+  REQUIRE(h.run_keep(yaml).exit_code == 0);
+  h.journal = Journal::in_memory();  // the journal is lost; the table is still there
+  auto r = h.run(yaml);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(r.preclean.undos.empty());
+  CHECK(step_named(r, "blk").facts["changed"] == true);
+  CHECK(h.fake.nft.tables.empty());
+}
+
+TEST_CASE("block: steps share the table and a chain per hook, each undo leaves the others' rules") {
+  fakes::Harness h;
+  auto r = h.run_keep(R"(
+steps:
+  - name: a
+    block: {proto: udp, port: 4791}
+  - name: b
+    block: {proto: icmp, dev: vB}
+  - name: c
+    block: {proto: tcp, hook: output, dev: vB}
+  - name: d
+    block: {dev: vA, hook: forward, action: reject}
+  - name: lift-a
+    revert: a
+)");
+  REQUIRE(r.exit_code == 0);
+  const auto& t = h.fake.nft.tables.at(kTable);
+  CHECK(t.chains.size() == 3);
+  CHECK(t.rules.size() == 3);  // a was reverted; b keeps the input chain
+  CHECK(h.fake.nft.find_rule(kTable, "rxerun step a") == nullptr);
+  REQUIRE(h.fake.nft.find_rule(kTable, "rxerun step b") != nullptr);
+  CHECK(h.fake.nft.find_rule(kTable, "rxerun step b")->text == "iifname \"vB\" meta l4proto icmp counter drop");
+  CHECK(h.fake.nft.find_rule(kTable, "rxerun step c")->text == "oifname \"vB\" meta l4proto tcp counter drop");
+  CHECK(h.fake.nft.find_rule(kTable, "rxerun step d")->text == "iifname \"vA\" counter reject");
+  CHECK(h.fake.nft.find_rule(kTable, "rxerun step d")->chain == "forward");
+  // Only one `add table` and one `add chain` per hook.
+  CHECK(std::count_if(h.fake.nft.commands.begin(), h.fake.nft.commands.end(),
+                      [](const std::string& c) { return c.rfind("add table", 0) == 0; }) == 1);
+  CHECK(std::count_if(h.fake.nft.commands.begin(), h.fake.nft.commands.end(),
+                      [](const std::string& c) { return c.rfind("add chain inet rxerun-test input", 0) == 0; }) == 1);
+
+  CHECK(h.cleanup().clean());
+  CHECK(h.fake.nft.tables.empty());
+}
+
+TEST_CASE("block: the host's own tables are never touched") {
+  fakes::Harness h;
+  h.fake.nft.tables["inet filter"] = {.handle = 7,
+                                      .chains = {{"input", "input"}},
+                                      .rules = {{.handle = 3, .chain = "input", .text = "tcp dport 22 accept"}}};
+  h.fake.nft.tables["inet rxerun-other"] = {.handle = 8};  // another scenario's
+  auto r = h.run("steps:\n  - name: blk\n    block: {proto: udp}\n");
+  CHECK(r.exit_code == 0);
+  CHECK(h.fake.nft.tables.size() == 2);
+  CHECK(h.fake.nft.tables.count("inet filter") == 1);
+  CHECK(h.fake.nft.tables.at("inet filter").rules.size() == 1);
+  CHECK(h.fake.nft.tables.count("inet rxerun-other") == 1);
+  for (const auto& c : h.fake.nft.commands) {
+    CAPTURE(c);
+    CHECK(c.find("rxerun-test") != std::string::npos);
+    CHECK(c.find("flush") == std::string::npos);
+    CHECK(c.find("ruleset") == std::string::npos);
+  }
+}
+
+TEST_CASE("block: undo is idempotent and a table that is gone counts as done") {
+  fakes::Harness h;
+  REQUIRE(h.run_keep("steps:\n  - name: blk\n    block: {proto: udp, port: 9}\n").exit_code == 0);
+  h.fake.nft.tables.clear();  // someone (a netns deletion, say) took it along
+  auto c = h.cleanup();
+  CHECK(c.clean());
+  CHECK(h.journal.pending().empty());
+}
+
+TEST_CASE("block: a rule that is gone still lets undo remove the empty chain and table") {
+  fakes::Harness h;
+  REQUIRE(h.run_keep("steps:\n  - name: blk\n    block: {proto: udp, port: 9}\n").exit_code == 0);
+  h.fake.nft.tables.at(kTable).rules.clear();  // a crash before the rule was added, say
+  CHECK(h.cleanup().clean());
+  CHECK(h.fake.nft.tables.empty());
+}
+
+TEST_CASE("block: a table holding something else of the run is kept") {
+  fakes::Harness h;
+  REQUIRE(h.run_keep("steps:\n  - name: blk\n    block: {proto: udp, port: 9}\n").exit_code == 0);
+  h.fake.nft.tables.at(kTable).chains.emplace_back("extra", "");
+  CHECK(h.cleanup().clean());
+  REQUIRE(h.fake.nft.tables.count(kTable) == 1);
+  CHECK(h.fake.nft.tables.at(kTable).rules.empty());
+  CHECK(h.fake.nft.tables.at(kTable).chains.size() == 1);
+}
+
+TEST_CASE("block: parameter combinations that cannot work are errors naming the place") {
+  fakes::Harness h;
+  struct Case {
+    std::string yaml;
+    std::string says;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"steps:\n  - block: {proto: icmp, port: 7}\n", "icmp has no ports"},
+           {"steps:\n  - block: {proto: icmpv6, port: 7}\n", "icmpv6 has no ports"},
+           {"steps:\n  - block: {port: 4791}\n", "`port` needs `proto`"},
+           {"steps:\n  - block: {hook: input}\n", "needs `proto` or `dev`"},
+       }) {
+    CAPTURE(c.yaml);
+    h.fake.nft.commands.clear();
+    auto r = h.run(c.yaml);
+    CHECK(r.exit_code == 3);
+    REQUIRE(r.steps.size() == 1);
+    CHECK(r.steps[0].status == StepStatus::Error);
+    CHECK(r.steps[0].message.find(c.says) != std::string::npos);
+    CHECK(r.steps[0].message.find("test.yaml:2:") == 0);
+    CHECK(changes(h.fake.nft.commands).empty());
+  }
+  CHECK(h.diagnostics("steps:\n  - block: {proto: gre}\n").find("proto") != std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - block: {proto: udp, port: 70000}\n").find("port") != std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - block: {proto: udp, hook: prerouting}\n").find("hook") != std::string::npos);
+}
+
+TEST_CASE("block: UDP 4791 on the output hook runs, with a loud warning") {
+  fakes::Harness h;
+  auto r = h.run("steps:\n  - name: blk\n    block: {proto: udp, port: 4791, hook: output}\n");
+  CHECK(r.exit_code == 0);
+  const auto& s = step_named(r, "blk");
+  REQUIRE(s.hints.size() == 1);
+  CHECK(s.hints[0].find("wedges rxe") != std::string::npos);
+  CHECK(s.facts["warning"] == s.hints[0]);
+  CHECK(mentions(h.fake.nft.commands, "add rule inet rxerun-test output udp dport 4791 counter drop"));
+  // Not on input.
+  fakes::Harness h2;
+  auto r2 = h2.run("steps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n");
+  CHECK(step_named(r2, "blk").hints.empty());
+}
+
+TEST_CASE("block: nftables errors make the step an error and nothing is left behind") {
+  fakes::Harness h;
+  h.fake.nft.failing = {"add rule"};
+  h.fake.nft.error_code = EOPNOTSUPP;
+  auto r = h.run("steps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(step_named(r, "blk").status == StepStatus::Error);
+  CHECK(step_named(r, "blk").message.find(std::strerror(EOPNOTSUPP)) != std::string::npos);
+  CHECK(r.cleanup.clean());
+  CHECK(h.fake.nft.tables.empty());  // the journal entry made before the change removed chain and table
+}
+
+TEST_CASE("block: a permission error is an error, not a failure") {
+  fakes::Harness h;
+  h.fake.nft.failing = {"add table"};
+  h.fake.nft.error_code = EPERM;
+  auto r = h.run("steps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n    expect: fail\n");
+  CHECK(r.exit_code == 3);
+  CHECK(step_named(r, "blk").status == StepStatus::Error);
+  CHECK(r.cleanup.clean());
+}
+
+TEST_CASE("block: preclean removes a leftover table of the scenario, and only that") {
+  fakes::Harness h;
+  h.fake.nft.tables["inet rxerun-test"] = {
+      .handle = 1, .chains = {{"input", "input"}}, .rules = {{.handle = 2, .chain = "input"}}};
+  h.fake.nft.tables["inet rxerun-test2"] = {.handle = 3};
+  h.fake.nft.tables["ip filter"] = {.handle = 4};
+  const Kind* kind = h.registry.find("block");
+  REQUIRE(kind);
+  REQUIRE(kind->preclean);
+  TestUndoContext ctx(h.fake.system);
+  auto removed = kind->preclean(ctx);
+  REQUIRE(removed.ok());
+  CHECK(*removed == Strings{"nftables table inet rxerun-test"});
+  CHECK(h.fake.nft.tables.count("inet rxerun-test") == 0);
+  CHECK(h.fake.nft.tables.size() == 2);
+  // Nothing left: nothing to say.
+  auto again = kind->preclean(ctx);
+  REQUIRE(again.ok());
+  CHECK(again->empty());
+}
+
+TEST_CASE("block: plan shows the nft commands a person would type") {
+  Registry registry(steps::all_kinds());
+  sys::RecordingSystem rec;
+  Journal journal = Journal::in_memory();
+  Reporter quiet;
+  RunOptions options;
+  options.planning = true;
+  Runner runner(registry, rec.system(), journal, quiet, options);
+  auto loaded = load_scenario_text("name: lab\nsteps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n",
+                                   "plan.yaml", registry, {});
+  REQUIRE(loaded.scenario);
+  std::vector<std::string> shells;
+  auto report = runner.run(*loaded.scenario);
+  (void)report;
+  for (const auto& a : rec.log().take()) shells.push_back(a.shell);
+  CHECK(mentions(shells, "nft 'add table inet rxerun-lab'"));
+  CHECK(
+      mentions(shells, "nft 'add rule inet rxerun-lab input udp dport 4791 counter drop comment \"rxerun step blk\"'"));
+}

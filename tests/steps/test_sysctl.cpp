@@ -1,0 +1,166 @@
+// sysctl: the step's logic against the fake Sysctl.
+
+#include <doctest/doctest.h>
+
+#include "engine/runner.h"
+#include "fakes/harness.h"
+#include "steps/kinds.h"
+#include "sys/recording.h"
+
+using namespace rxerun;
+using fakes::step_named;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+const std::string kKey = "net.ipv4.conf.vB.rp_filter";
+
+struct Harness : fakes::Harness {
+  Harness() {
+    fake.sysctl.values[kKey] = "2";
+    fake.sysctl.values["net.ipv4.tcp_rmem"] = "4096\t131072\t6291456";
+    fake.sysctl.values["kernel.hostname"] = "host";
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sysctl: writes the value, reports before and after, and cleanup restores the value found") {
+  Harness h;
+  auto r = h.run_keep("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n");
+  REQUIRE(r.exit_code == 0);
+  const auto& s = step_named(r, "s");
+  CHECK(s.facts.at("before") == "2");
+  CHECK(s.facts.at("after") == "0");
+  CHECK(s.facts.at("changed") == true);
+  CHECK(h.fake.sysctl.values.at(kKey) == "0");
+
+  auto c = h.cleanup();
+  CHECK(c.clean());
+  REQUIRE(c.undos.size() == 1);
+  CHECK(c.undos[0].summary == "set net.ipv4.conf.vB.rp_filter back to 2");
+  CHECK(h.fake.sysctl.values.at(kKey) == "2");  // the value found, not a default
+  CHECK(h.cleanup().undos.empty());
+  CHECK(h.fake.sysctl.log == Strings{kKey + "=0", kKey + "=2"});
+}
+
+TEST_CASE("sysctl: the same value is not written and records no undo") {
+  Harness h;
+  auto r = h.run(
+      "steps:\n"
+      "  - {name: a, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 1}}\n"
+      "  - {name: b, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: '1'}}\n");
+  REQUIRE(r.exit_code == 0);
+  CHECK(step_named(r, "a").facts.at("changed") == true);
+  CHECK(step_named(r, "b").facts.at("changed") == false);
+  CHECK(step_named(r, "b").facts.at("before") == "1");
+  CHECK(step_named(r, "b").facts.at("after") == "1");
+  CHECK(r.cleanup.undos.size() == 1);
+  CHECK(h.fake.sysctl.log == Strings{kKey + "=1", kKey + "=2"});
+
+  Harness h2;
+  auto r2 = h2.run("steps:\n  - {name: a, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 2}}\n");
+  CHECK(step_named(r2, "a").facts.at("changed") == false);
+  CHECK(r2.cleanup.undos.empty());
+  CHECK(h2.fake.sysctl.log.empty());
+}
+
+TEST_CASE("sysctl: values compare after trimming, whatever separates their fields") {
+  Harness h;
+  auto r = h.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.tcp_rmem, value: ' 4096 131072  6291456 '}}\n");
+  REQUIRE(r.exit_code == 0);
+  CHECK(step_named(r, "s").facts.at("changed") == false);
+  CHECK(h.fake.sysctl.log.empty());
+}
+
+TEST_CASE("sysctl: booleans are written as 1 and 0, and expectations compare numbers") {
+  Harness h;
+  auto r = h.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: true}, expect: {after: 1}}\n");
+  CHECK(r.exit_code == 0);
+  CHECK(h.fake.sysctl.log.front() == kKey + "=1");
+}
+
+TEST_CASE("sysctl: keys outside net. are refused and nothing is written") {
+  Harness h;
+  auto r = h.run("steps:\n  - {name: s, sysctl: {key: kernel.hostname, value: evil}}\n");
+  CHECK(r.exit_code == 3);
+  const auto& s = step_named(r, "s");
+  CHECK(s.status == StepStatus::Error);
+  CHECK(s.message.find("test.yaml:2:") == 0);
+  CHECK(s.message.find("only keys under net. can be set") != std::string::npos);
+  CHECK(h.fake.sysctl.values.at("kernel.hostname") == "host");
+  CHECK(h.fake.sysctl.log.empty());
+
+  for (const char* key : {"net/../kernel/hostname", "net..ipv4", "network.x", "/net/ipv4", "net"}) {
+    Harness h2;
+    auto r2 = h2.run(std::string("steps:\n  - {name: s, sysctl: {key: '") + key + "', value: 1}}\n");
+    CHECK_MESSAGE(r2.exit_code == 3, key);
+    CHECK(h2.fake.sysctl.log.empty());
+  }
+}
+
+TEST_CASE("sysctl: a key with slashes is taken as a path below /proc/sys") {
+  Harness h;
+  h.fake.sysctl.values["net/ipv4/conf/eth0.100/rp_filter"] = "1";
+  auto r = h.run("steps:\n  - {name: s, sysctl: {key: net/ipv4/conf/eth0.100/rp_filter, value: 0}}\n");
+  CHECK(r.exit_code == 0);
+  CHECK(h.fake.sysctl.log == Strings{"net/ipv4/conf/eth0.100/rp_filter=0", "net/ipv4/conf/eth0.100/rp_filter=1"});
+}
+
+TEST_CASE("sysctl: an unknown key and a refused write are errors") {
+  Harness h;
+  auto r = h.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vX.rp_filter, value: 0}}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(step_named(r, "s").message.find("net.ipv4.conf.vX.rp_filter") != std::string::npos);
+
+  Harness h2;
+  h2.fake.sysctl.read_only.insert(kKey);
+  auto r2 = h2.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n");
+  CHECK(r2.exit_code == 3);
+  CHECK(step_named(r2, "s").status == StepStatus::Error);
+  CHECK(h2.fake.sysctl.values.at(kKey) == "2");
+}
+
+TEST_CASE("sysctl: parameters are checked at load time") {
+  Harness h;
+  CHECK(h.diagnostics("steps:\n  - sysctl: {key: net.ipv4.ip_forward}\n").find("missing required parameter 'value'") !=
+        std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - sysctl: {key: net.ipv4.ip_forward, value: [1]}\n")
+            .find("'value' must be a string, number or bool") != std::string::npos);
+}
+
+TEST_CASE("sysctl: undo of a key that is gone succeeds") {
+  Harness h;
+  REQUIRE(h.run_keep("steps:\n  - sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}\n").exit_code == 0);
+  h.fake.sysctl.values.erase(kKey);  // the interface was deleted, its keys with it
+  CHECK(h.cleanup().clean());
+  CHECK(h.journal.pending().empty());
+}
+
+TEST_CASE("sysctl: revert restores now and reports the value as it stood") {
+  Harness h;
+  auto r = h.run(
+      "steps:\n"
+      "  - {name: set, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n"
+      "  - {name: back, revert: set, expect: {after: 0}}\n");
+  CHECK(r.exit_code == 0);
+  CHECK(h.fake.sysctl.values.at(kKey) == "2");
+  CHECK(r.cleanup.undos.empty());
+}
+
+TEST_CASE("sysctl: plan shows sysctl -w") {
+  Registry registry(steps::all_kinds());
+  fakes::Harness h;
+  auto scenario = h.load("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n");
+  sys::RecordingSystem recording;
+  Journal journal = Journal::in_memory();
+  Reporter quiet;
+  RunOptions o;
+  o.planning = true;
+  Runner runner(registry, recording.system(), journal, quiet, o);
+  auto r = runner.run(scenario);
+  CHECK(step_named(r, "s").status == StepStatus::Passed);
+  auto actions = recording.log().take();
+  REQUIRE(!actions.empty());
+  CHECK(actions[0].shell == "sysctl -w net.ipv4.conf.vB.rp_filter=0");
+}

@@ -1,0 +1,242 @@
+// GenlEthtool and the offload step on a real veth, as root, inside a
+// throwaway network namespace; `ethtool -k` is the independent observer.
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "engine/journal.h"
+#include "engine/report.h"
+#include "engine/runner.h"
+#include "fakes/harness.h"
+#include "steps/kinds.h"
+#include "support/privileged.h"
+#include "sys/ethtool_genl.h"
+#include "sys/real.h"
+
+using namespace rxerun;
+using rxerun::testing::ThrowawayNetns;
+
+namespace {
+
+std::string command_output(const std::string& cmd) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(("LC_ALL=C " + cmd + " 2>&1").c_str(), "r"), ::pclose);
+  REQUIRE(p);
+  char buf[4096];
+  while (auto n = std::fread(buf, 1, sizeof buf, p.get())) out.append(buf, n);
+  return out;
+}
+
+// A veth pair made the way a person would, as a fixture; the namespace takes it along.
+void make_veth() {
+  REQUIRE(std::system("ip link add vA type veth peer name vB") == 0);
+  REQUIRE(std::system("ip link set vA up && ip link set vB up") == 0);
+}
+
+struct Observed {
+  bool on = false;
+  bool fixed = false;
+};
+
+// `ethtool -k DEV`: "name: on [fixed]" per line, tab-indented group members included.
+std::map<std::string, Observed> ethtool_k(const std::string& dev) {
+  std::map<std::string, Observed> out;
+  std::istringstream in(command_output("ethtool -k " + dev));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(": ");
+    if (colon == std::string::npos || line.rfind("Features for", 0) == 0) continue;
+    std::string name = line.substr(0, colon);
+    name.erase(0, name.find_first_not_of(" \t"));
+    const std::string rest = line.substr(colon + 2);
+    out[name] = {rest.rfind("on", 0) == 0, rest.find("[fixed]") != std::string::npos};
+  }
+  return out;
+}
+
+// What ethtool prints under its long name when a group has one member.
+const std::map<std::string, std::string> kLongNames = {
+    {"rx-gro", "generic-receive-offload"},   {"tx-generic-segmentation", "generic-segmentation-offload"},
+    {"rx-lro", "large-receive-offload"},     {"rx-checksum", "rx-checksumming"},
+    {"rx-vlan-hw-parse", "rx-vlan-offload"}, {"tx-vlan-hw-insert", "tx-vlan-offload"},
+    {"rx-ntuple-filter", "ntuple-filters"},  {"rx-hashing", "receive-hashing"},
+};
+
+Observed observed(const std::map<std::string, Observed>& k, const std::string& feature) {
+  if (auto it = k.find(feature); it != k.end()) return it->second;
+  if (auto l = kLongNames.find(feature); l != kLongNames.end())
+    if (auto it = k.find(l->second); it != k.end()) return it->second;
+  FAIL("ethtool -k does not show " << feature);
+  return {};
+}
+
+// A run of the real kinds against the real system, with an in-memory journal.
+struct RealRun {
+  fakes::Harness loader;  // only for its loader and registry
+  sys::RealSystem real;
+  Journal journal = Journal::in_memory();
+  Reporter quiet;
+
+  RunReport run(const std::string& yaml, bool keep = false) {
+    RunOptions o;
+    o.keep = keep;
+    Runner runner(loader.registry, real.system(), journal, quiet, o);
+    return runner.run(loader.load(yaml));
+  }
+  CleanupReport cleanup() {
+    Runner runner(loader.registry, real.system(), journal, quiet);
+    return runner.cleanup("test", "cleanup");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sys.ethtool_genl: features agree with ethtool -k") {
+  ThrowawayNetns ns;
+  make_veth();
+  sys::GenlEthtool ethtool;
+  auto features = ethtool.features("vB");
+  REQUIRE_MESSAGE(features, features.error().message);
+  const auto k = ethtool_k("vB");
+  int compared = 0;
+  for (const char* name :
+       {"rx-gro", "tx-generic-segmentation", "tx-tcp-segmentation", "tx-tcp6-segmentation", "tx-scatter-gather",
+        "rx-lro", "tx-checksum-fcoe-crc", "rx-gro-hw", "rx-gro-list", "tx-vlan-stag-hw-insert", "rx-checksum"}) {
+    CAPTURE(name);
+    REQUIRE(features->count(name));
+    const Observed o = observed(k, name);
+    CHECK(features->at(name).active == o.on);
+    CHECK(features->at(name).fixed == o.fixed);
+    ++compared;
+  }
+  // Every feature ethtool prints under its kernel name agrees too.
+  for (const auto& [name, o] : k) {
+    auto it = features->find(name);
+    if (it == features->end()) continue;
+    CAPTURE(name);
+    CHECK(it->second.active == o.on);
+    CHECK(it->second.fixed == o.fixed);
+    ++compared;
+  }
+  CHECK(compared > 20);
+}
+
+TEST_CASE("sys.ethtool_genl: set_features changes only the named features") {
+  ThrowawayNetns ns;
+  make_veth();
+  sys::GenlEthtool ethtool;
+  const auto before = ethtool_k("vB");
+  REQUIRE(observed(before, "tx-generic-segmentation").on);
+
+  auto r = ethtool.set_features("vB", {{"tx-generic-segmentation", false}, {"tx-tcp-segmentation", false}});
+  REQUIRE_MESSAGE(r, r.error().message);
+  auto mid = ethtool_k("vB");
+  CHECK(!observed(mid, "tx-generic-segmentation").on);
+  CHECK(!mid.at("tx-tcp-segmentation").on);
+  CHECK(observed(mid, "tx-scatter-gather").on == observed(before, "tx-scatter-gather").on);
+  CHECK(observed(mid, "rx-gro").on == observed(before, "rx-gro").on);
+
+  r = ethtool.set_features("vB", {{"tx-generic-segmentation", true}, {"tx-tcp-segmentation", true}});
+  REQUIRE_MESSAGE(r, r.error().message);
+  auto after = ethtool_k("vB");
+  for (const auto& [name, o] : before) {
+    CAPTURE(name);
+    CHECK(after.at(name).on == o.on);
+  }
+}
+
+TEST_CASE("sys.ethtool_genl: a fixed feature is reported as not changed") {
+  ThrowawayNetns ns;
+  make_veth();
+  sys::GenlEthtool ethtool;
+  auto features = ethtool.features("vB");
+  REQUIRE(features);
+  REQUIRE(features->at("tx-checksum-fcoe-crc").fixed);
+  REQUIRE(!features->at("tx-checksum-fcoe-crc").active);
+  auto r = ethtool.set_features("vB", {{"tx-checksum-fcoe-crc", true}});
+  REQUIRE(!r);
+  CHECK(r.error().message.find("tx-checksum-fcoe-crc on") != std::string::npos);
+  CHECK(r.error().message.find("vB") != std::string::npos);
+}
+
+TEST_CASE("sys.ethtool_genl: errors name the interface and carry the kernel's words") {
+  ThrowawayNetns ns;
+  make_veth();
+  sys::GenlEthtool ethtool;
+  auto missing = ethtool.features("nosuch0");
+  REQUIRE(!missing);
+  CHECK(missing.error().code == ENODEV);
+  CHECK(missing.error().message.find("no interface nosuch0") != std::string::npos);
+
+  auto unknown = ethtool.set_features("vB", {{"no-such-feature", false}});
+  REQUIRE(!unknown);
+  CHECK(unknown.error().code == EOPNOTSUPP);
+  CHECK(unknown.error().message.find("no-such-feature off on vB") != std::string::npos);
+  CHECK(unknown.error().message.find("not found") != std::string::npos);  // extended ACK: "bit name not found"
+}
+
+TEST_CASE("sys.ethtool_genl: the offload step turns gro gso tso off, is idempotent, and cleanup restores") {
+  ThrowawayNetns ns;
+  make_veth();
+  REQUIRE(std::system("ethtool -K vB gro on") == 0);  // a veth starts with gro off on recent kernels
+  const std::string before = command_output("ethtool -k vB");
+  RealRun rr;
+  auto r = rr.run(
+      "steps:\n"
+      "  - {name: off, offload: {dev: vB, gro: off, gso: off, tso: off}}\n"
+      "  - {name: again, offload: {dev: vB, gro: off, gso: off, tso: off}}\n",
+      /*keep=*/true);
+  const auto& off = fakes::step_named(r, "off");
+  CHECK_MESSAGE(r.exit_code == 0, off.message);
+  CHECK(off.facts.at("gro.before") == "on");
+  CHECK(off.facts.at("gro.after") == "off");
+  CHECK(off.facts.at("gso.after") == "off");
+  CHECK(off.facts.at("tso.after") == "off");
+  CHECK(off.facts.at("changed") == true);
+  CHECK(fakes::step_named(r, "again").facts.at("changed") == false);
+
+  auto k = ethtool_k("vB");
+  CHECK(!observed(k, "rx-gro").on);
+  CHECK(!observed(k, "tx-generic-segmentation").on);
+  CHECK(!k.at("tx-tcp-segmentation").on);
+  CHECK(!k.at("tx-tcp6-segmentation").on);
+  CHECK(!k.at("tcp-segmentation-offload").on);
+  REQUIRE(rr.journal.pending().size() == 1);
+
+  auto c = rr.cleanup();
+  CHECK(c.clean());
+  CHECK(rr.journal.pending().empty());
+  CHECK(command_output("ethtool -k vB") == before);  // no residue
+  CHECK(rr.cleanup().undos.empty());
+}
+
+TEST_CASE("sys.ethtool_genl: the offload step restores the values found, not defaults") {
+  ThrowawayNetns ns;
+  make_veth();
+  REQUIRE(std::system("ethtool -K vB gro off") == 0);
+  const std::string before = command_output("ethtool -k vB");
+  RealRun rr;
+  auto r = rr.run("steps:\n  - {name: on, offload: {dev: vB, gro: on, gso: off}}\n");
+  CHECK_MESSAGE(r.exit_code == 0, fakes::step_named(r, "on").message);
+  CHECK(fakes::step_named(r, "on").facts.at("gro.before") == "off");
+  CHECK(fakes::step_named(r, "on").facts.at("gro.after") == "on");
+  CHECK(r.cleanup.clean());
+  CHECK(command_output("ethtool -k vB") == before);
+}
+
+TEST_CASE("sys.ethtool_genl: the offload step refuses a fixed feature and names it") {
+  ThrowawayNetns ns;
+  make_veth();
+  const std::string before = command_output("ethtool -k vB");
+  RealRun rr;
+  auto r = rr.run("steps:\n  - {name: s, offload: {dev: vB, gro: off, rx-gro-hw: on}}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(fakes::step_named(r, "s").message.find("rx-gro-hw is fixed") != std::string::npos);
+  CHECK(command_output("ethtool -k vB") == before);
+}
