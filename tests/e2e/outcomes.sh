@@ -18,8 +18,12 @@ contains "$out" "expected fail, got ok" "the reason is shown"
 expect_exit 1 "an unexpected timeout exits 1" -- "$RXERUN" run tests/data/e2e/unexpected-timeout.yaml
 contains "$out" "expected ok, got timeout" "the timeout is named"
 
-expect_exit 0 "--var overrides a variable" -- "$RXERUN" run scenarios/selftest.yaml --var short=150ms -v
-contains "$out" "slept_ms=15" "the overridden duration was used"
+expect_exit 0 "--var overrides a variable" -- "$RXERUN" run scenarios/selftest.yaml --var short=1500ms --report json:"$WORK/var.json"
+expect_exit 0 "the overridden duration was used" -- /usr/bin/python3 -c '
+import json, sys
+nap = json.load(open(sys.argv[1]))["steps"][0]
+assert nap["name"] == "nap" and nap["facts"]["slept_ms"] >= 1500, nap
+' "$WORK/var.json"
 
 expect_exit 2 "an undefined --var target is fine but a malformed one is not" -- "$RXERUN" run scenarios/selftest.yaml --var oops
 expect_exit 2 "a missing file exits 2" -- "$RXERUN" run "$WORK/nope.yaml"
