@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <algorithm>
 #include <set>
 
@@ -88,6 +89,22 @@ std::string now_iso8601() {
   return buf;
 }
 
+
+// The scenario's journal, locked for this process; prints why not.
+std::optional<Journal> open_journal(const std::string& scenario) {
+  auto journal = Journal::open(default_state_dir(), scenario);
+  if (!journal) {
+    fmt::print(stderr, "rxerun: {}{}\n", journal.error().message,
+               journal.error().code ? std::string(": ") + std::strerror(journal.error().code) : "");
+    return std::nullopt;
+  }
+  spdlog::debug("journal {}", journal->path());
+  if (int n = journal->dropped_from_earlier_boot())
+    fmt::print("journal {} is from an earlier boot: its {} change{} went with that boot; discarded\n",
+               journal->path(), n, n == 1 ? "" : "s");
+  return std::move(journal).value();
+}
+
 int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   std::vector<ReportTarget> targets;
   for (const auto& spec : o.reports) {
@@ -102,13 +119,8 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   auto scenario = load(o.scenario, registry, o.common);
   if (!scenario) return kExitUsage;
 
-  auto journal = Journal::open(default_state_dir(), scenario->name);
-  if (!journal) {
-    fmt::print(stderr, "rxerun: {}{}\n", journal.error().message,
-               journal.error().code ? std::string(": ") + std::strerror(journal.error().code) : "");
-    return kExitEnvironment;
-  }
-  spdlog::debug("journal {}", journal->path());
+  auto journal = open_journal(scenario->name);
+  if (!journal) return kExitEnvironment;
 
   sys::RealSystem real;
   real.interrupt().bind_signals();
@@ -173,11 +185,8 @@ int cmd_plan(const std::string& file, const CommonOptions& common, const Registr
 int cmd_cleanup(const RunCommandOptions& o, const Registry& registry) {
   auto scenario = load(o.scenario, registry, o.common);
   if (!scenario) return kExitUsage;
-  auto journal = Journal::open(default_state_dir(), scenario->name);
-  if (!journal) {
-    fmt::print(stderr, "rxerun: {}\n", journal.error().message);
-    return kExitEnvironment;
-  }
+  auto journal = open_journal(scenario->name);
+  if (!journal) return kExitEnvironment;
   sys::RealSystem real;
   sys::System& system = real.system();
   TerminalReporter terminal(stdout, {want_color(o.color), o.quiet     ? Verbosity::Quiet

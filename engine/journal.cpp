@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace rxerun {
@@ -31,6 +32,14 @@ Result<void> make_dirs(const std::string& dir) {
   return {};
 }
 
+// The kernel's id of this boot; "" where /proc does not say.
+std::string current_boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
 JournalEntry entry_from(const nlohmann::json& j) {
   JournalEntry e;
   e.seq = j.at("do").get<long>();
@@ -39,6 +48,8 @@ JournalEntry entry_from(const nlohmann::json& j) {
   e.netns = j.value("netns", "");
   e.summary = j.value("summary", "");
   e.args = j.value("args", nlohmann::json::object());
+  e.footprint.on = j.value("on", std::vector<std::string>{});
+  e.footprint.makes = j.value("makes", std::vector<std::string>{});
   return e;
 }
 
@@ -70,20 +81,28 @@ Result<Journal> Journal::open(const std::string& dir, const std::string& scenari
   if (::ftruncate(j.lock_fd_, 0) == 0) [[maybe_unused]] auto n = ::pwrite(j.lock_fd_, pid.data(), pid.size(), 0);
 
   j.path_ = dir + "/" + scenario + ".journal";
+  const std::string boot = current_boot_id();
+  bool earlier_boot = false;
   {
     std::ifstream in(j.path_);
     std::string line;
-    std::vector<long> undone;
+    std::set<long> undone;
     while (std::getline(in, line)) {
       if (line.empty()) continue;
       auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
       try {
-        if (parsed.is_object() && parsed.contains("do")) {
+        if (parsed.is_object() && parsed.contains("boot")) {
+          earlier_boot = parsed.at("boot").get<std::string>() != boot;
+        } else if (parsed.is_object() && parsed.contains("do")) {
           auto e = entry_from(parsed);
           j.next_seq_ = std::max(j.next_seq_, e.seq + 1);
           j.pending_.push_back(std::move(e));
         } else if (parsed.is_object() && parsed.contains("undone")) {
-          undone.push_back(parsed.at("undone").get<long>());
+          const auto& u = parsed.at("undone");
+          if (u.is_array())
+            for (const auto& seq : u) undone.insert(seq.get<long>());
+          else
+            undone.insert(u.get<long>());
         } else {
           ++j.skipped_lines_;
         }
@@ -91,20 +110,31 @@ Result<Journal> Journal::open(const std::string& dir, const std::string& scenari
         ++j.skipped_lines_;
       }
     }
-    std::erase_if(j.pending_, [&](const JournalEntry& e) {
-      return std::find(undone.begin(), undone.end(), e.seq) != undone.end();
-    });
+    std::erase_if(j.pending_, [&](const JournalEntry& e) { return undone.count(e.seq) > 0; });
   }
-  j.fd_ = ::open(j.path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  // Everything a run changes is the running kernel's state, which a reboot
+  // takes away: what a journal of an earlier boot lists is gone already, and
+  // undoing it now could touch what someone made since.
+  if (earlier_boot) {
+    j.dropped_from_earlier_boot_ = static_cast<int>(j.pending_.size());
+    j.pending_.clear();
+  }
+  const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (earlier_boot ? O_TRUNC : 0);
+  j.fd_ = ::open(j.path_.c_str(), flags, 0600);
   if (j.fd_ < 0) return make_error("cannot open " + j.path_, errno);
+  j.boot_ = boot;
+  struct stat st{};
+  j.boot_written_ = ::fstat(j.fd_, &st) == 0 && st.st_size > 0;
   return j;
 }
 
 Journal Journal::in_memory() { return Journal(); }
 
 Journal::Journal(Journal&& o) noexcept
-    : path_(std::move(o.path_)), fd_(std::exchange(o.fd_, -1)), lock_fd_(std::exchange(o.lock_fd_, -1)),
-      next_seq_(o.next_seq_), skipped_lines_(o.skipped_lines_), pending_(std::move(o.pending_)) {}
+    : path_(std::move(o.path_)), boot_(std::move(o.boot_)), boot_written_(o.boot_written_),
+      fd_(std::exchange(o.fd_, -1)), lock_fd_(std::exchange(o.lock_fd_, -1)), next_seq_(o.next_seq_),
+      skipped_lines_(o.skipped_lines_),
+      dropped_from_earlier_boot_(o.dropped_from_earlier_boot_), pending_(std::move(o.pending_)) {}
 
 Journal& Journal::operator=(Journal&& o) noexcept {
   if (this != &o) {
@@ -123,11 +153,18 @@ Result<void> Journal::write_line(const nlohmann::json& line) {
   if (path_.empty()) return {};  // in memory
   if (fd_ < 0) fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd_ < 0) return make_error("cannot open journal " + path_, errno);
-  std::string text = line.dump() + "\n";
-  // One write() of a whole line with O_APPEND: a crash leaves at most a torn last line.
+  std::string text;
+  // A file that starts now says which boot it belongs to.
+  if (!boot_written_ && !boot_.empty()) text = nlohmann::json{{"boot", boot_}}.dump() + "\n";
+  text += line.dump() + "\n";
+  // One write() with O_APPEND: a killed process leaves at most a torn last
+  // line. No fsync: the page cache outlives the process, and what the
+  // journal protects (interfaces, namespaces, rules, sysctl values) does not
+  // outlive the kernel, so the crashes only fsync guards against take the
+  // changes along with them (see the boot line).
   ssize_t n = ::write(fd_, text.data(), text.size());
   if (n != static_cast<ssize_t>(text.size())) return make_error("cannot write journal " + path_, n < 0 ? errno : EIO);
-  if (::fsync(fd_) != 0) return make_error("cannot fsync journal " + path_, errno);
+  boot_written_ = true;
   return {};
 }
 
@@ -135,6 +172,8 @@ Result<long> Journal::append(JournalEntry entry) {
   entry.seq = next_seq_++;
   nlohmann::json line = {{"do", entry.seq},         {"step", entry.step},       {"kind", entry.kind},
                          {"netns", entry.netns},    {"summary", entry.summary}, {"args", entry.args}};
+  if (!entry.footprint.on.empty()) line["on"] = entry.footprint.on;
+  if (!entry.footprint.makes.empty()) line["makes"] = entry.footprint.makes;
   if (auto r = write_line(line); !r) return r.error();
   pending_.push_back(std::move(entry));
   return pending_.back().seq;
@@ -146,12 +185,25 @@ Result<void> Journal::mark_undone(long seq) {
   return {};
 }
 
+Result<void> Journal::mark_undone(const std::vector<long>& seqs) {
+  if (seqs.empty()) return {};
+  if (seqs.size() == 1) return mark_undone(seqs.front());
+  if (auto r = write_line({{"undone", seqs}}); !r) return r;
+  const std::set<long> done(seqs.begin(), seqs.end());
+  std::erase_if(pending_, [&](const JournalEntry& e) { return done.count(e.seq) > 0; });
+  return {};
+}
+
+std::string link_object(const std::string& netns, const std::string& dev) { return "link:" + netns + "/" + dev; }
+std::string netns_object(const std::string& name) { return "netns:" + name; }
+
 void Journal::remove_if_clean() {
   if (!pending_.empty() || path_.empty()) return;
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
   }
+  boot_written_ = false;
   ::unlink(path_.c_str());
 }
 

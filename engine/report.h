@@ -40,7 +40,7 @@ struct StepReport {
   nlohmann::json facts = nlohmann::json::object();
   std::vector<std::string> failures;  // each unmet expectation, one line each
   std::string message;                // the step's own word on a failure or error
-  std::vector<std::string> hints;     // likely causes
+  std::vector<std::string> hints;     // likely causes of a failure; on a step that passed, warnings
   int attempts = 0;
   Duration duration{0};
 };
@@ -52,6 +52,7 @@ struct UndoReport {
   bool ok = true;
   std::string error;    // when !ok: what was left behind and why
   Duration duration{0};
+  std::string covered_by;  // not undone on its own: went with this undo ("delete veth pair vA/vB")
 };
 
 struct CleanupReport {

@@ -25,7 +25,8 @@
 //   }],
 //   "preclean": CLEANUP, "cleanup": CLEANUP,
 //     CLEANUP = {"kept": false, "clean": true,
-//                "undos": [{"step", "kind", "summary", "ok", "error", "duration_s"}]}
+//                "undos": [{"step", "kind", "summary", "ok", "error", "duration_s",
+//                             "covered_by" (when it went with another undo)}]}
 //   "summary": {"passed", "flaky", "failed", "errors", "skipped", "not_run", "interrupted"}
 //     disjoint counts (a flaky step is counted in "flaky" only); they add up
 //     to the number of steps.
@@ -44,14 +45,16 @@ double seconds(Duration d) {
 nlohmann::json cleanup_json(const CleanupReport& c) {
   auto undos = nlohmann::json::array();
   for (const auto& u : c.undos) {
-    undos.push_back({
+    nlohmann::json j = {
         {"step", u.step},
         {"kind", u.kind},
         {"summary", u.summary},
         {"ok", u.ok},
         {"error", u.error},
         {"duration_s", seconds(u.duration)},
-    });
+    };
+    if (!u.covered_by.empty()) j["covered_by"] = u.covered_by;
+    undos.push_back(std::move(j));
   }
   return {{"kept", c.kept}, {"clean", c.clean()}, {"undos", std::move(undos)}};
 }

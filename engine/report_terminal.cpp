@@ -1,9 +1,12 @@
 // TerminalReporter: what a person watching a run sees. One line per step,
-// columns aligned, the reasons under a failure, the cleanup, one summary line.
+// columns aligned, the reasons under a failure, a step's warnings under it
+// even when it passed, the cleanup, one summary line.
 //
 //   rxerun: selftest (scenarios/selftest.yaml, 4 steps)
 //     ok    nap                   sleep     0.10s  slept_ms=100
 //     FLAKY settle                ping      0.31s  passed on attempt 3  received=2  sent=2
+//     ok    no-roce-out           block     0.04s  bytes=0  chain=output  changed=true  handle=2
+//           hint: dropping UDP 4791 on the output hook wedges rxe: ...
 //     FAIL  expected-to-fail      sleep     0.10s  slept_ms=100
 //           expected fail, got ok
 //     skip  optional-check        sleep            skipped (tags: slow)
@@ -298,6 +301,11 @@ void emit_all_facts(std::FILE* out, const nlohmann::json& facts) {
   emit(out, line);
 }
 
+// The hints a step attached, one indented line each.
+void emit_hints(std::FILE* out, const TerminalStyle& style, const std::vector<std::string>& hints) {
+  for (const auto& h : hints) emit_block(out, kDetailIndent, paint(style, Tone::Warn, "hint: "), h);
+}
+
 bool is_problem(StepStatus s) {
   return s == StepStatus::Failed || s == StepStatus::Error || s == StepStatus::Interrupted;
 }
@@ -359,7 +367,12 @@ void TerminalReporter::step_finished(const StepReport& r) {
     }
     for (const auto& f : r.failures) emit_block(out_, kDetailIndent, "", f);
     if (!r.message.empty()) emit_block(out_, kDetailIndent, "", r.message);
-    for (const auto& h : r.hints) emit_block(out_, kDetailIndent, paint(style_, Tone::Warn, "hint: "), h);
+    emit_hints(out_, style_, r.hints);
+  } else if ((r.status == StepStatus::Passed || r.status == StepStatus::Flaky) && r.outcome == Outcome::Ok) {
+    // A step that did its job and still has something to say warns (a block
+    // of UDP 4791 on the output hook). The likely causes a failure carries
+    // are not news when the scenario expected that failure.
+    emit_hints(out_, style_, r.hints);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -60,8 +61,9 @@ class Runner::Context final : public StepContext {
   const StepSpec& step() const override { return step_; }
   sys::SteadyTime deadline() const override { return deadline_; }
 
-  Result<void> will_change(nlohmann::json args, std::string summary) override {
-    JournalEntry e{0, step_.name, step_.kind, step_.netns.value_or(""), std::move(summary), std::move(args)};
+  Result<void> will_change(nlohmann::json args, std::string summary, Footprint footprint) override {
+    JournalEntry e{0,       step_.name,      step_.kind, step_.netns.value_or(""), std::move(summary),
+                   std::move(args), std::move(footprint)};
     auto r = runner_.journal_.append(std::move(e));
     if (!r) return r.error();
     return {};
@@ -335,11 +337,14 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
     return out;
   }
   const auto each = since(sys_.clock, start) / static_cast<long>(entries.size());
+  std::vector<long> seqs;
+  for (const auto& e : entries) seqs.push_back(e.seq);
+  auto marked = journal_.mark_undone(seqs);
   for (const auto& e : entries) {
     UndoReport ur{.step = e.step, .kind = e.kind, .summary = e.summary, .duration = each};
-    if (auto m = journal_.mark_undone(e.seq); !m) {
+    if (!marked) {
       ur.ok = false;
-      ur.error = m.error().message;
+      ur.error = marked.error().message;
     }
     out.push_back(std::move(ur));
   }
@@ -400,10 +405,32 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
   report.phase = std::string(phase);
   std::vector<JournalEntry> pending = journal_.pending();  // copy: undo() shrinks it
   reporter_.cleanup_started(phase, pending.size());
+
+  // A change that lives on something an older pending change made (an
+  // address on the run's veth, a rule in the run's namespace) rides on the
+  // oldest such change: when that one's undo removes the thing, the rider
+  // went with it and is not undone on its own.
+  std::map<long, std::vector<const JournalEntry*>> riders;  // by the owner's seq, oldest first
+  {
+    std::map<std::string, long> maker;  // object -> the oldest pending change that makes it
+    for (const auto& e : pending) {
+      long owner = 0;
+      for (const auto& o : e.footprint.on)
+        if (auto it = maker.find(o); it != maker.end() && it->second != e.seq && (!owner || it->second < owner))
+          owner = it->second;
+      if (owner) riders[owner].push_back(&e);
+      for (const auto& o : e.footprint.makes) maker.emplace(o, e.seq);
+    }
+  }
+  std::set<long> riding;
+  for (const auto& [owner, list] : riders)
+    for (const auto* e : list) riding.insert(e->seq);
+
   // Newest first; changes of kinds that can undo many at once are gathered
   // (by kind and namespace, in order of first appearance) and undone last.
   std::vector<std::pair<const Kind*, std::vector<JournalEntry>>> batches;
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    if (riding.count(it->seq)) continue;
     const Kind* kind = registry_.find(it->kind);
     if (kind && kind->undo_batch) {
       auto b = std::find_if(batches.begin(), batches.end(), [&](const auto& x) {
@@ -418,17 +445,56 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
     }
     report.undos.push_back(undo(*it, nullptr));
     reporter_.undo_finished(report.undos.back());
+    settle_riders(*it, report.undos.back().ok, riders, report);
   }
   for (const auto& [kind, entries] : batches) {
-    for (auto& ur : undo_batch(*kind, entries)) {
-      report.undos.push_back(std::move(ur));
+    auto results = undo_batch(*kind, entries);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      report.undos.push_back(std::move(results[i]));
       reporter_.undo_finished(report.undos.back());
+      settle_riders(entries[i], report.undos.back().ok, riders, report);
     }
   }
   if (marked) remove_marked(*marked, report);
   journal_.remove_if_clean();
   reporter_.cleanup_finished(report);
   return report;
+}
+
+void Runner::settle_riders(const JournalEntry& owner, bool owner_undone,
+                           const std::map<long, std::vector<const JournalEntry*>>& riders, CleanupReport& report) {
+  auto it = riders.find(owner.seq);
+  if (it == riders.end()) return;
+  if (!owner_undone) {  // the thing is still there: undo what rides on it, one by one, newest first
+    for (auto r = it->second.rbegin(); r != it->second.rend(); ++r) {
+      report.undos.push_back(undo(**r, nullptr));
+      reporter_.undo_finished(report.undos.back());
+      settle_riders(**r, report.undos.back().ok, riders, report);
+    }
+    return;
+  }
+  // Gone with the owner, and so is whatever rode on them: one journal write for all.
+  std::vector<const JournalEntry*> gone;
+  std::vector<const JournalEntry*> todo(it->second.rbegin(), it->second.rend());
+  while (!todo.empty()) {
+    const JournalEntry* e = todo.front();
+    todo.erase(todo.begin());
+    gone.push_back(e);
+    if (auto more = riders.find(e->seq); more != riders.end())
+      todo.insert(todo.end(), more->second.rbegin(), more->second.rend());
+  }
+  std::vector<long> seqs;
+  for (const auto* e : gone) seqs.push_back(e->seq);
+  auto marked = journal_.mark_undone(seqs);
+  for (const auto* e : gone) {
+    UndoReport ur{.step = e->step, .kind = e->kind, .summary = e->summary, .covered_by = owner.summary};
+    if (!marked) {
+      ur.ok = false;
+      ur.error = marked.error().message;
+    }
+    report.undos.push_back(std::move(ur));
+    reporter_.undo_finished(report.undos.back());
+  }
 }
 
 int exit_code_for(const RunReport& report) {

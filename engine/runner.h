@@ -52,6 +52,10 @@ class Runner {
   UndoReport undo(const JournalEntry& entry, nlohmann::json* facts);
   void remove_marked(const Scenario& scenario, CleanupReport& report);
   std::vector<UndoReport> undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries);
+  // After `owner`'s undo: what rode on it went with it (marked undone), or,
+  // when the undo failed, is undone on its own.
+  void settle_riders(const JournalEntry& owner, bool owner_undone,
+                     const std::map<long, std::vector<const JournalEntry*>>& riders, CleanupReport& report);
   Result<std::unique_ptr<sys::NetnsScope>> enter(const std::string& netns, bool* gone);
   sys::SteadyTime deadline_for(const StepSpec& step, const Kind& kind);
 

@@ -65,6 +65,19 @@ StepResult StepResult::error(const Error& e) {
 
 std::string mark_for(const std::string& scenario) { return "rxerun:" + scenario; }
 
+Footprint StepContext::on_link(const std::string& dev) const {
+  const std::string ns = step().netns.value_or("");
+  Footprint f{.on = {link_object(ns, dev)}};
+  if (!ns.empty()) f.on.push_back(netns_object(ns));
+  return f;
+}
+
+Footprint StepContext::in_netns() const {
+  const std::string ns = step().netns.value_or("");
+  if (ns.empty()) return {};
+  return Footprint{.on = {netns_object(ns)}};
+}
+
 WaitStatus StepContext::sleep_for(Duration d) {
   auto& clock = sys().clock;
   auto start = clock.now();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/duration.h"
+#include "engine/journal.h"
 #include "engine/kind.h"
 #include "engine/model.h"
 #include "engine/result.h"
@@ -45,7 +46,9 @@ struct StepResult {
   Outcome outcome = Outcome::Ok;
   nlohmann::json facts = nlohmann::json::object();
   std::string message;             // one line: why it failed or erred
-  std::vector<std::string> hints;  // likely causes, shown on failure
+  // Likely causes of a failure; on a step that succeeded, warnings. Both are
+  // shown under the step.
+  std::vector<std::string> hints;
 
   static StepResult ok(nlohmann::json facts = nlohmann::json::object());
   static StepResult fail(std::string message, nlohmann::json facts = nlohmann::json::object());
@@ -64,10 +67,19 @@ class StepContext {
   virtual const StepSpec& step() const = 0;
   virtual sys::SteadyTime deadline() const = 0;      // SteadyTime::max() when unbounded
 
-  // Records the inverse of a change in the journal (fsynced) BEFORE the
+  // Records the inverse of a change in the journal BEFORE the
   // change is made. `args` is what this kind's undo() will receive, also in
-  // a later process; `summary` says in words what the undo does.
-  virtual Result<void> will_change(nlohmann::json args, std::string summary) = 0;
+  // a later process; `summary` says in words what the undo does; `footprint`
+  // what the change lives on and creates (journal.h), so that cleanup can
+  // leave out undos that a removal of the run's own takes care of.
+  virtual Result<void> will_change(nlohmann::json args, std::string summary, Footprint footprint = {}) = 0;
+
+  // The footprint of a change to interface `dev` in this step's namespace
+  // (it also lives on that namespace, when there is one).
+  Footprint on_link(const std::string& dev) const;
+  // The footprint of a change that lives inside this step's namespace; none
+  // in rxerun's own.
+  Footprint in_netns() const;
 
   // Undoes an earlier step now (the `revert` kind) and returns the facts its
   // undo observed.

@@ -72,7 +72,8 @@ StepResult run_address(const Params& params, StepContext& ctx) {
                                " (not rxerun's): remove it or ask for that prefix");
   }
 
-  if (auto r = ctx.will_change({{"dev", dev}, {"cidr", wanted->text()}}, "remove " + wanted->text() + " from " + dev);
+  if (auto r = ctx.will_change({{"dev", dev}, {"cidr", wanted->text()}}, "remove " + wanted->text() + " from " + dev,
+                               ctx.on_link(dev));
       !r)
     return StepResult::error(r.error());
   if (auto r = links.add_address(dev, wanted->text()); !r) return StepResult::error(r.error());

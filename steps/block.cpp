@@ -181,7 +181,8 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   // goes at cleanup, found or made now.
   if (auto r = ctx.will_change(
           {{"family", kFamily}, {"table", table}, {"chain", hook}, {"comment", comment}},
-          "delete the nftables rule '" + comment + "' from " + where + " (then the chain and the table when empty)");
+          "delete the nftables rule '" + comment + "' from " + where + " (then the chain and the table when empty)",
+          ctx.in_netns());
       !r) {
     return StepResult::error(r.error());
   }

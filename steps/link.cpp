@@ -38,7 +38,7 @@ StepResult run_link(const Params& params, StepContext& ctx) {
     args["up"] = before.up;
     summary += (summary.empty() ? "bring " + dev : " and bring it") + (before.up ? " up" : " down") + " again";
   }
-  if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+  if (auto r = ctx.will_change(args, summary, ctx.on_link(dev)); !r) return StepResult::error(r.error());
   // MTU first: an interface that comes up does so with the MTU asked for.
   if (set_mtu)
     if (auto r = links.set_mtu(dev, static_cast<unsigned>(params.integer("mtu"))); !r)

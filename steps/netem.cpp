@@ -184,7 +184,8 @@ StepResult run_netem(const Params& params, StepContext& ctx) {
         "' that rxerun did not add; rxerun will not replace it (remove it with `tc qdisc del dev " + dev +
         " root` if it is a leftover, or use another interface)");
 
-  if (auto r = ctx.will_change({{"dev", dev}}, "remove netem from " + dev); !r) return StepResult::error(r.error());
+  if (auto r = ctx.will_change({{"dev", dev}}, "remove netem from " + dev, ctx.on_link(dev)); !r)
+    return StepResult::error(r.error());
   if (auto r = qdiscs.add_netem(dev, *spec); !r) {
     if (r.error().code == EEXIST)
       return StepResult::error(dev + " has a root qdisc that somebody added (" + r.error().message +

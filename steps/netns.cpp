@@ -33,6 +33,7 @@ StepResult run_netns(const Params& params, StepContext& ctx) {
   auto& sys = ctx.sys();
   const nlohmann::json args = {{"name", name}};
   const std::string summary = "delete network namespace " + name;
+  const Footprint footprint{.makes = {netns_object(name)}};
 
   auto exists = sys.netns.exists(name);
   if (!exists) return StepResult::error(exists.error());
@@ -42,7 +43,7 @@ StepResult run_netns(const Params& params, StepContext& ctx) {
     if (*alias == mark) {
       // This scenario's own (an earlier step of this run, or a leftover the
       // journal lost): adopt it, and make sure cleanup removes it.
-      if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+      if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
       return StepResult::ok({{"changed", false}});
     }
     if (!ctx.force())
@@ -53,7 +54,7 @@ StepResult run_netns(const Params& params, StepContext& ctx) {
     if (auto r = sys.netns.remove(name); !r && r.error().code != ENOENT) return StepResult::error(r.error());
   }
 
-  if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+  if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
   if (auto r = sys.netns.create(name); !r) return StepResult::error(r.error());
   if (auto r = mark_loopback(sys, name, mark); !r) return StepResult::error(r.error());
   return StepResult::ok({{"changed", true}});

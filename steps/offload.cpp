@@ -173,7 +173,7 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
     }
     if (auto r =
             ctx.will_change({{"dev", dev}, {"restore", nlohmann::json::object()}, {"names", nlohmann::json::object()}},
-                            "restore " + join(names) + " on " + dev + " to the values found");
+                            "restore " + join(names) + " on " + dev + " to the values found", ctx.on_link(dev));
         !r)
       return StepResult::error(r.error());
     if (auto r = ethtool.set_features(dev, wanted); !r) return StepResult::error(r.error());
@@ -202,7 +202,7 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
     asked.push_back(r.name);
   }
   if (auto r = ctx.will_change({{"dev", dev}, {"restore", restore}, {"names", names}},
-                               "restore " + join(asked) + " on " + dev + " to the values found");
+                               "restore " + join(asked) + " on " + dev + " to the values found", ctx.on_link(dev));
       !r)
     return StepResult::error(r.error());
   if (auto r = ethtool.set_features(dev, *change); !r) return StepResult::error(r.error());

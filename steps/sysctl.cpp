@@ -53,6 +53,23 @@ std::string normalized(const std::string& s) {
   return out;
 }
 
+// A per-interface key (net.ipv4.conf.DEV.rp_filter, net/ipv6/neigh/DEV/...)
+// lives on its interface; every key under net. lives in its namespace.
+Footprint footprint_of(const std::string& key, const StepContext& ctx) {
+  const char sep = key.find('/') != std::string::npos ? '/' : '.';
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (auto end = key.find(sep); ; end = key.find(sep, start)) {
+    parts.push_back(key.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (parts.size() == 5 && (parts[1] == "ipv4" || parts[1] == "ipv6") && (parts[2] == "conf" || parts[2] == "neigh") &&
+      parts[3] != "all" && parts[3] != "default")
+    return ctx.on_link(parts[3]);
+  return ctx.in_netns();
+}
+
 StepResult run_sysctl(const Params& params, StepContext& ctx) {
   const std::string key = params.str("key");
   if (auto why = key_problem(key); !why.empty()) return StepResult::error(params.where("key") + ": " + why);
@@ -64,7 +81,9 @@ StepResult run_sysctl(const Params& params, StepContext& ctx) {
   if (normalized(*before) == normalized(value))
     return StepResult::ok({{"before", *before}, {"after", *before}, {"changed", false}});
 
-  if (auto r = ctx.will_change({{"key", key}, {"value", *before}}, "set " + key + " back to " + *before); !r)
+  if (auto r = ctx.will_change({{"key", key}, {"value", *before}}, "set " + key + " back to " + *before,
+                               footprint_of(key, ctx));
+      !r)
     return StepResult::error(r.error());
   if (auto r = sysctl.write(key, value); !r) return StepResult::error(r.error());
   auto after = sysctl.read(key);

@@ -75,6 +75,14 @@ StepResult run_veth(const Params& params, StepContext& ctx) {
 
   const nlohmann::json args = {{"name", self.name}, {"peer", peer.name}, {"peer_netns", peer.netns}};
   const std::string summary = "delete veth pair " + self.name + "/" + peer.name;
+  // The pair lives in the step's namespace and the peer's; removing either
+  // namespace takes it along.
+  const std::string here = ctx.step().netns.value_or("");
+  const std::string there = peer.netns.empty() ? here : peer.netns;
+  Footprint footprint{.makes = {link_object(here, self.name), link_object(there, peer.name)}};
+  for (const auto& ns : {here, there})
+    if (!ns.empty() && std::find(footprint.on.begin(), footprint.on.end(), netns_object(ns)) == footprint.on.end())
+      footprint.on.push_back(netns_object(ns));
 
   auto found_self = look(sys, self);
   if (!found_self) return StepResult::error(found_self.error());
@@ -84,7 +92,7 @@ StepResult run_veth(const Params& params, StepContext& ctx) {
   auto ours = [&](const std::optional<sys::LinkInfo>& l) { return l && l->alias == mark && l->kind == "veth"; };
   auto fits = [&](const std::optional<sys::LinkInfo>& l) { return ours(l) && (mtu == 0 || l->mtu == mtu); };
   if (fits(*found_self) && fits(*found_peer)) {
-    if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+    if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
     return StepResult::ok({{"changed", false}, {"mtu", (*found_self)->mtu}, {"replaced", false}});
   }
 
@@ -107,7 +115,7 @@ StepResult run_veth(const Params& params, StepContext& ctx) {
       if (auto r = delete_link(sys, peer); !r) return StepResult::error(r.error());
   }
 
-  if (auto r = ctx.will_change(args, summary); !r) return StepResult::error(r.error());
+  if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
   sys::VethSpec spec{self.name, peer.name, peer.netns, mtu, mark};
   if (auto r = sys.links.add_veth(spec); !r) return StepResult::error(r.error());
   auto made = sys.links.get(self.name);

@@ -18,6 +18,8 @@
 #include <set>
 #include <vector>
 
+#include "sys/netns_local.h"
+
 namespace rxerun::sys {
 
 namespace {
@@ -87,11 +89,16 @@ int on_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
   return NL_STOP;
 }
 
-// One generic netlink socket talking to the "ethtool" family; opened per
-// call, so it lives in the namespace the caller is in now.
+// One generic netlink socket talking to the "ethtool" family, kept per
+// network namespace (sys/netns_local.h).
 class EthtoolSocket {
  public:
-  static Result<EthtoolSocket> open(const std::string& dev) {
+  static Result<EthtoolSocket*> current() {
+    thread_local PerNetns<EthtoolSocket> sockets;
+    return sockets.get([] { return open(); });
+  }
+
+  static Result<EthtoolSocket> open() {
     SockPtr sk(nl_socket_alloc());
     if (!sk) return make_error("cannot allocate a netlink socket", ENOMEM);
     if (int e = genl_connect(sk.get()); e < 0)
@@ -101,22 +108,23 @@ class EthtoolSocket {
     (void)::setsockopt(nl_socket_get_fd(sk.get()), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
     const int family = genl_ctrl_resolve(sk.get(), ETHTOOL_GENL_NAME);
     if (family < 0)
-      return make_error("cannot change offloads of " + dev +
-                            ": this kernel has no ethtool netlink interface (needs Linux 5.6 or later with "
-                            "CONFIG_ETHTOOL_NETLINK)",
-                        EOPNOTSUPP);
-    return EthtoolSocket(std::move(sk), family, dev);
+      return make_error(
+          "this kernel has no ethtool netlink interface (needs Linux 5.6 or later with CONFIG_ETHTOOL_NETLINK)",
+          EOPNOTSUPP);
+    return EthtoolSocket(std::move(sk), family);
   }
 
+  bool broken() const { return broken_; }
+
   // A request message for `cmd`, with the header naming the device when `header_attr` is set.
-  Result<MsgPtr> message(std::uint8_t cmd, int header_attr) {
+  Result<MsgPtr> message(std::uint8_t cmd, int header_attr, const std::string& dev) {
     MsgPtr msg(nlmsg_alloc());
     if (!msg) return make_error("cannot allocate a netlink message", ENOMEM);
     if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family_, 0, 0, cmd, ETHTOOL_GENL_VERSION))
       return make_error("cannot build an ethtool netlink message", EMSGSIZE);
     if (header_attr) {
       nlattr* hdr = nla_nest_start(msg.get(), header_attr | NLA_F_NESTED);
-      if (!hdr || nla_put_string(msg.get(), ETHTOOL_A_HEADER_DEV_NAME, dev_.c_str()) < 0)
+      if (!hdr || nla_put_string(msg.get(), ETHTOOL_A_HEADER_DEV_NAME, dev.c_str()) < 0)
         return make_error("cannot build an ethtool netlink message", EMSGSIZE);
       nla_nest_end(msg.get(), hdr);
     }
@@ -124,29 +132,34 @@ class EthtoolSocket {
   }
 
   // Sends `msg`, hands every reply to `on_reply` and waits for the kernel's ACK.
-  Result<void> exchange(nl_msg* msg, std::function<void(nlmsghdr*)> on_reply, const std::string& what) {
+  Result<void> exchange(nl_msg* msg, std::function<void(nlmsghdr*)> on_reply, const std::string& what,
+                        const std::string& dev) {
     CbPtr cb(nl_cb_alloc(NL_CB_DEFAULT));
     if (!cb) return make_error("cannot allocate netlink callbacks", ENOMEM);
     Exchange ex{std::move(on_reply)};
     nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, on_valid, &ex);
     nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, on_ack, &ex);
     nl_cb_err(cb.get(), NL_CB_CUSTOM, on_error, &ex);
-    if (int e = nl_send_auto(sk_.get(), msg); e < 0)
+    if (int e = nl_send_auto(sk_.get(), msg); e < 0) {
+      broken_ = true;
       return make_error(what + ": cannot send to the kernel: " + nl_geterror(e), EIO);
+    }
     while (!ex.done) {
       const int e = nl_recvmsgs(sk_.get(), cb.get());
-      if (e < 0 && !ex.done) return make_error(what + ": " + nl_geterror(e), EIO);
+      if (e < 0 && !ex.done) {
+        broken_ = true;
+        return make_error(what + ": " + nl_geterror(e), EIO);
+      }
     }
-    if (ex.error != 0) return kernel_error(ex.error, ex.message, what);
+    if (ex.error != 0) return kernel_error(ex.error, ex.message, what, dev);
     return {};
   }
 
-  const std::string& dev() const { return dev_; }
-
  private:
-  EthtoolSocket(SockPtr sk, int family, std::string dev) : sk_(std::move(sk)), family_(family), dev_(std::move(dev)) {}
+  EthtoolSocket(SockPtr sk, int family) : sk_(std::move(sk)), family_(family) {}
 
-  Error kernel_error(int code, const std::string& kernel_says, const std::string& what) const {
+  static Error kernel_error(int code, const std::string& kernel_says, const std::string& what,
+                            const std::string& dev_) {
     const std::string detail = kernel_says.empty() ? std::string(std::strerror(code)) : kernel_says;
     switch (code) {
       case ENODEV: return make_error("no interface " + dev_ + " in this namespace (" + detail + ")", code);
@@ -161,7 +174,7 @@ class EthtoolSocket {
 
   SockPtr sk_;
   int family_;
-  std::string dev_;
+  bool broken_ = false;
 };
 
 // The attributes of a generic netlink message of the ethtool family.
@@ -202,9 +215,13 @@ std::map<std::string, bool> parse_bitset(nlattr* attr, const std::vector<std::st
 // Every feature name the kernel knows (the ETH_SS_FEATURES string set), by
 // index: a FEATURES_GET reply names only the bits that are set, and a
 // feature set in none of its bitsets is still one `ethtool -k` shows.
-Result<std::vector<std::string>> feature_names(EthtoolSocket& sock) {
+// The set is the kernel's own table (netdev_features_strings), the same for
+// every device and namespace: read once per process.
+Result<std::vector<std::string>> feature_names(EthtoolSocket& sock, const std::string& dev) {
+  static std::vector<std::string> cached;
+  if (!cached.empty()) return cached;
   // Newer kernels insist on the header; naming the device is allowed for a global set.
-  auto msg = sock.message(ETHTOOL_MSG_STRSET_GET, ETHTOOL_A_STRSET_HEADER);
+  auto msg = sock.message(ETHTOOL_MSG_STRSET_GET, ETHTOOL_A_STRSET_HEADER, dev);
   if (!msg) return msg.error();
   nlattr* sets = nla_nest_start(msg->get(), ETHTOOL_A_STRSET_STRINGSETS | NLA_F_NESTED);
   nlattr* set = sets ? nla_nest_start(msg->get(), ETHTOOL_A_STRINGSETS_STRINGSET | NLA_F_NESTED) : nullptr;
@@ -242,24 +259,25 @@ Result<std::vector<std::string>> feature_names(EthtoolSocket& sock) {
           }
         }
       },
-      "reading the names of netdev features");
+      "reading the names of netdev features", dev);
   if (!r) return r.error();
+  cached = names;
   return names;
 }
 
 }  // namespace
 
 Result<std::map<std::string, Feature>> GenlEthtool::features(const std::string& dev) {
-  auto sock = EthtoolSocket::open(dev);
-  if (!sock) return sock.error();
-  auto names = feature_names(*sock);
+  auto sock = EthtoolSocket::current();
+  if (!sock) return make_error("cannot read the offloads of " + dev + ": " + sock.error().message, sock.error().code);
+  auto names = feature_names(**sock, dev);
   if (!names) return names.error();
-  auto msg = sock->message(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_A_FEATURES_HEADER);
+  auto msg = (*sock)->message(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_A_FEATURES_HEADER, dev);
   if (!msg) return msg.error();
 
   std::map<std::string, bool> hw, active, nochange;
   bool got = false;
-  auto r = sock->exchange(
+  auto r = (*sock)->exchange(
       msg->get(),
       [&](nlmsghdr* nlh) {
         nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
@@ -269,7 +287,7 @@ Result<std::map<std::string, Feature>> GenlEthtool::features(const std::string& 
         active = parse_bitset(tb[ETHTOOL_A_FEATURES_ACTIVE], *names);
         nochange = parse_bitset(tb[ETHTOOL_A_FEATURES_NOCHANGE], *names);
       },
-      "reading the offload features of " + dev);
+      "reading the offload features of " + dev, dev);
   if (!r) return r.error();
   if (!got) return make_error("reading the offload features of " + dev + ": the kernel sent no reply", EIO);
 
@@ -289,10 +307,10 @@ Result<std::map<std::string, Feature>> GenlEthtool::features(const std::string& 
 
 Result<void> GenlEthtool::set_features(const std::string& dev, const std::map<std::string, bool>& wanted) {
   if (wanted.empty()) return {};
-  auto sock = EthtoolSocket::open(dev);
-  if (!sock) return sock.error();
+  auto sock = EthtoolSocket::current();
+  if (!sock) return make_error("cannot change the offloads of " + dev + ": " + sock.error().message, sock.error().code);
   // Flags 0: the kernel replies with what it could not set (no OMIT_REPLY).
-  auto msg = sock->message(ETHTOOL_MSG_FEATURES_SET, ETHTOOL_A_FEATURES_HEADER);
+  auto msg = (*sock)->message(ETHTOOL_MSG_FEATURES_SET, ETHTOOL_A_FEATURES_HEADER, dev);
   if (!msg) return msg.error();
   // A bitset without NOMASK: only the named bits change, each to its VALUE.
   nlattr* set = nla_nest_start(msg->get(), ETHTOOL_A_FEATURES_WANTED | NLA_F_NESTED);
@@ -314,7 +332,7 @@ Result<void> GenlEthtool::set_features(const std::string& dev, const std::map<st
   bool got = false;
   std::string what;
   for (const auto& [name, on] : wanted) what += (what.empty() ? "" : ", ") + name + (on ? " on" : " off");
-  auto r = sock->exchange(
+  auto r = (*sock)->exchange(
       msg->get(),
       [&](nlmsghdr* nlh) {
         nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
@@ -322,7 +340,7 @@ Result<void> GenlEthtool::set_features(const std::string& dev, const std::map<st
         got = true;
         refused = parse_bitset(tb[ETHTOOL_A_FEATURES_WANTED], {});
       },
-      "setting " + what + " on " + dev);
+      "setting " + what + " on " + dev, dev);
   if (!r) return r.error();
 
   if (!got) {

@@ -105,17 +105,36 @@ Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint3
   return out;
 }
 
-// Applies `changes` to the link named `name` (RTM_NEWLINK on an existing
-// link, libnl falls back to RTM_SETLINK).
-Result<void> change(const std::string& name, const std::string& what, const std::function<void(rtnl_link*)>& fill) {
-  auto sock = RtnlSocket::open();
+// One RTM_SETLINK that names the link (IFLA_IFNAME, the kernel looks it up)
+// and carries what `fill` adds: one round trip, no read first.
+Result<void> setlink_on(RtnlSocket& sock, const std::string& name, const std::string& what, unsigned flags,
+                        unsigned change_mask, const std::function<int(nl_msg*)>& fill) {
+  nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, 0);
+  if (!msg) return make_error("out of memory", ENOMEM);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_flags = flags;
+  ifi.ifi_change = change_mask;
+  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || nla_put_string(msg, IFLA_IFNAME, name.c_str()) < 0 ||
+      (fill && fill(msg) < 0)) {
+    nlmsg_free(msg);
+    return make_error("netlink message too large", EMSGSIZE);
+  }
+  auto r = sock.send(msg, what);
+  if (!r && r.error().code == ENODEV) return make_error("no interface " + name, ENODEV);
+  return r;
+}
+
+Result<void> setlink(const std::string& name, const std::string& what, unsigned flags, unsigned change_mask,
+                     const std::function<int(nl_msg*)>& fill) {
+  auto sock = RtnlSocket::current();
   if (!sock) return sock.error();
-  auto orig = fetch(*sock, name);
-  if (!orig) return orig.error();
-  LinkPtr changes(rtnl_link_alloc());
-  if (!changes) return make_error("out of memory", ENOMEM);
-  fill(changes.get());
-  return sock->check(rtnl_link_change(sock->get(), orig->get(), changes.get(), 0), what);
+  return setlink_on(**sock, name, what, flags, change_mask, fill);
+}
+
+Result<void> set_alias_on(RtnlSocket& sock, const std::string& name, const std::string& alias) {
+  return setlink_on(sock, name, "cannot set the alias of " + name, 0, 0,
+                    [&](nl_msg* m) { return nla_put_string(m, IFLA_IFALIAS, alias.c_str()); });
 }
 
 // RTM_SETLINK by index with one u32 attribute.
@@ -218,26 +237,69 @@ Result<AddrPtr> addr_request(RtnlSocket& sock, const std::string& dev, const std
   return a;
 }
 
+// The addresses of one interface: a dump the kernel filters by index (with
+// NETLINK_GET_STRICT_CHK on the socket), so the cost does not grow with the
+// number of interfaces in the namespace.
+Result<std::vector<std::string>> addresses_of(RtnlSocket& sock, int ifindex) {
+  ifaddrmsg ifa{};
+  ifa.ifa_family = AF_UNSPEC;
+  ifa.ifa_index = static_cast<unsigned>(ifindex);
+  if (auto r = sock.check(nl_send_simple(sock.get(), RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof(ifa)),
+                          "cannot list addresses");
+      !r)
+    return r.error();
+  struct Collect {
+    int ifindex;
+    std::vector<std::string> out;
+  } collect{ifindex, {}};
+  std::unique_ptr<nl_cb, void (*)(nl_cb*)> cb(nl_cb_clone(nl_socket_get_cb(sock.get())), nl_cb_put);
+  if (!cb) return make_error("out of memory", ENOMEM);
+  nl_cb_set(
+      cb.get(), NL_CB_VALID, NL_CB_CUSTOM,
+      [](nl_msg* msg, void* arg) -> int {
+        nl_msg_parse(
+            msg,
+            [](nl_object* o, void* arg) {
+              auto* c = static_cast<Collect*>(arg);
+              auto* a = reinterpret_cast<rtnl_addr*>(o);
+              nl_addr* local = rtnl_addr_get_local(a);
+              // Older kernels ignore the index in the request: filter here too.
+              if (rtnl_addr_get_ifindex(a) != c->ifindex || !local) return;
+              const int family = nl_addr_get_family(local);
+              if (family != AF_INET && family != AF_INET6) return;
+              c->out.push_back(format_cidr(local, static_cast<unsigned>(rtnl_addr_get_prefixlen(a))));
+            },
+            arg);
+        return NL_OK;
+      },
+      &collect);
+  if (auto r = sock.check(nl_recvmsgs(sock.get(), cb.get()), "cannot list addresses"); !r) return r.error();
+  return std::move(collect.out);
+}
+
 }  // namespace
 
 Result<std::optional<LinkInfo>> RtnlLinks::get(const std::string& name) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  auto l = fetch_if_present(*sock, name);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
+  auto l = fetch_if_present(sock, name);
   if (!l) return l.error();
   if (!*l) return std::optional<LinkInfo>();
   return std::optional<LinkInfo>(info_of((*l)->get()));
 }
 
 Result<std::vector<LinkInfo>> RtnlLinks::list() {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  return list_on(*sock);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
+  return list_on(sock);
 }
 
 Result<void> RtnlLinks::add_veth(const VethSpec& spec) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
   LinkPtr link(rtnl_link_veth_alloc());
   if (!link) return make_error("out of memory", ENOMEM);
   LinkPtr peer(rtnl_link_veth_get_peer(link.get()));  // a reference of its own
@@ -260,7 +322,7 @@ Result<void> RtnlLinks::add_veth(const VethSpec& spec) {
   }
   const std::string pair = spec.name + "/" + spec.peer;
   auto added =
-      sock->check(rtnl_link_add(sock->get(), link.get(), NLM_F_CREATE | NLM_F_EXCL), "cannot create veth pair " + pair);
+      sock.check(rtnl_link_add(sock.get(), link.get(), NLM_F_CREATE | NLM_F_EXCL), "cannot create veth pair " + pair);
   if (!added) return added;
   if (spec.alias.empty()) return {};
 
@@ -268,30 +330,26 @@ Result<void> RtnlLinks::add_veth(const VethSpec& spec) {
   // link left without its mark would be one rxerun may not delete, so a
   // failure here takes the pair away again.
   auto mark = [&]() -> Result<void> {
-    if (auto r = set_alias(spec.name, spec.alias); !r) return r;
-    if (spec.peer_netns.empty()) return set_alias(spec.peer, spec.alias);
+    if (auto r = set_alias_on(sock, spec.name, spec.alias); !r) return r;
+    if (spec.peer_netns.empty()) return set_alias_on(sock, spec.peer, spec.alias);
     auto peer_sock = RtnlSocket::open_in(ns_path);
     if (!peer_sock) return peer_sock.error();
-    auto p = fetch(*peer_sock, spec.peer);
-    if (!p) return p.error();
-    LinkPtr changes(rtnl_link_alloc());
-    rtnl_link_set_ifalias(changes.get(), spec.alias.c_str());
-    return peer_sock->check(rtnl_link_change(peer_sock->get(), p->get(), changes.get(), 0),
-                            "cannot mark interface " + spec.peer);
+    return set_alias_on(*peer_sock, spec.peer, spec.alias);
   };
   if (auto r = mark(); !r) {
-    if (auto l = fetch_if_present(*sock, spec.name); l && *l)
-      (void)delete_index(*sock, rtnl_link_get_ifindex((*l)->get()), spec.name);
+    if (auto l = fetch_if_present(sock, spec.name); l && *l)
+      (void)delete_index(sock, rtnl_link_get_ifindex((*l)->get()), spec.name);
     return r;
   }
   return {};
 }
 
 Result<void> RtnlLinks::remove(const std::vector<std::string>& names) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
   std::map<int, std::uint32_t> groups;
-  auto links = list_on(*sock, &groups);
+  auto links = list_on(sock, &groups);
   if (!links) return links.error();
 
   std::vector<std::pair<int, std::string>> targets;  // (ifindex, name), present ones only
@@ -302,7 +360,7 @@ Result<void> RtnlLinks::remove(const std::vector<std::string>& names) {
       targets.emplace_back(it->ifindex, n);
   }
   if (targets.empty()) return {};
-  if (targets.size() == 1) return remove_one_by_one(*sock, targets);
+  if (targets.size() == 1) return remove_one_by_one(sock, targets);
 
   // Several: tag them with a group no other link has, check that exactly
   // they carry it, and delete the group in one operation (one grace period
@@ -310,7 +368,7 @@ Result<void> RtnlLinks::remove(const std::vector<std::string>& names) {
   const std::uint32_t group = unused_group(groups);
   bool tagged = true;
   for (const auto& [index, name] : targets) {
-    if (auto r = set_u32(*sock, index, IFLA_GROUP, group, "cannot tag interface " + name); !r) {
+    if (auto r = set_u32(sock, index, IFLA_GROUP, group, "cannot tag interface " + name); !r) {
       if (r.error().code == ENODEV) continue;
       tagged = false;
       break;
@@ -318,72 +376,58 @@ Result<void> RtnlLinks::remove(const std::vector<std::string>& names) {
   }
   if (tagged) {
     std::map<int, std::uint32_t> now;
-    auto again = list_on(*sock, &now);
+    auto again = list_on(sock, &now);
     if (again) {
       std::set<int> wanted;
       for (const auto& t : targets) wanted.insert(t.first);
       bool only_ours = std::all_of(now.begin(), now.end(),
                                    [&](const auto& e) { return e.second != group || wanted.count(e.first); });
-      if (only_ours && delete_group(*sock, group)) return {};
+      if (only_ours && delete_group(sock, group)) return {};
     }
   }
-  return remove_one_by_one(*sock, targets);
+  return remove_one_by_one(sock, targets);
 }
 
 Result<void> RtnlLinks::set_up(const std::string& name, bool up) {
-  return change(name, std::string(up ? "cannot bring up " : "cannot bring down ") + name, [&](rtnl_link* c) {
-    if (up)
-      rtnl_link_set_flags(c, IFF_UP);
-    else
-      rtnl_link_unset_flags(c, IFF_UP);
-  });
+  return setlink(name, std::string(up ? "cannot bring up " : "cannot bring down ") + name, up ? IFF_UP : 0, IFF_UP,
+                 nullptr);
 }
 
 Result<void> RtnlLinks::set_mtu(const std::string& name, unsigned mtu) {
-  return change(name, "cannot set the MTU of " + name + " to " + std::to_string(mtu),
-                [&](rtnl_link* c) { rtnl_link_set_mtu(c, mtu); });
+  return setlink(name, "cannot set the MTU of " + name + " to " + std::to_string(mtu), 0, 0,
+                 [&](nl_msg* m) { return nla_put_u32(m, IFLA_MTU, mtu); });
 }
 
 Result<void> RtnlLinks::set_alias(const std::string& name, const std::string& alias) {
-  return change(name, "cannot set the alias of " + name,
-                [&](rtnl_link* c) { rtnl_link_set_ifalias(c, alias.c_str()); });
+  auto sock = RtnlSocket::current();
+  if (!sock) return sock.error();
+  return set_alias_on(**sock, name, alias);
 }
 
 Result<std::vector<std::string>> RtnlLinks::addresses(const std::string& dev) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  auto index = ifindex_of(*sock, dev);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  auto index = ifindex_of(**cur, dev);
   if (!index) return index.error();
-  nl_cache* raw = nullptr;
-  if (auto r = sock->check(rtnl_addr_alloc_cache(sock->get(), &raw), "cannot list addresses"); !r) return r.error();
-  CachePtr cache(raw);
-  std::vector<std::string> out;
-  for (nl_object* o = nl_cache_get_first(cache.get()); o; o = nl_cache_get_next(o)) {
-    auto* a = reinterpret_cast<rtnl_addr*>(o);
-    if (rtnl_addr_get_ifindex(a) != *index) continue;
-    nl_addr* local = rtnl_addr_get_local(a);
-    if (!local) continue;
-    const int family = nl_addr_get_family(local);
-    if (family != AF_INET && family != AF_INET6) continue;
-    out.push_back(format_cidr(local, static_cast<unsigned>(rtnl_addr_get_prefixlen(a))));
-  }
-  return out;
+  return addresses_of(**cur, *index);
 }
 
 Result<void> RtnlLinks::add_address(const std::string& dev, const std::string& cidr) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  auto a = addr_request(*sock, dev, cidr);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
+  auto a = addr_request(sock, dev, cidr);
   if (!a) return a.error();
-  return sock->check(rtnl_addr_add(sock->get(), a->get(), NLM_F_EXCL), "cannot add " + cidr + " to " + dev);
+  return sock.check(rtnl_addr_add(sock.get(), a->get(), NLM_F_EXCL), "cannot add " + cidr + " to " + dev);
 }
 
 Result<void> RtnlLinks::remove_address(const std::string& dev, const std::string& cidr) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  auto a = addr_request(*sock, dev, cidr);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
+  auto a = addr_request(sock, dev, cidr);
   if (!a) return a.error();
-  return sock->check(rtnl_addr_delete(sock->get(), a->get(), 0), "cannot remove " + cidr + " from " + dev);
+  return sock.check(rtnl_addr_delete(sock.get(), a->get(), 0), "cannot remove " + cidr + " from " + dev);
 }
 
 }  // namespace rxerun::sys

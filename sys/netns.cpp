@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "sys/links_rtnl.h"
+#include "sys/netns_local.h"
 
 namespace rxerun::sys {
 
@@ -170,6 +171,9 @@ Result<void> RealNetns::create(const std::string& name) {
 Result<void> RealNetns::remove(const std::string& name) {
   if (auto r = check_name(name); !r) return r;
   const std::string path = path_of(name);
+  // A socket rxerun keeps open in the namespace would keep it, and the
+  // interfaces in it, alive after the unmount.
+  drop_cached_netlink_sockets();
   // EINVAL: not a mount point (a file left by an interrupted create).
   if (::umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
     const int err = errno;

@@ -213,11 +213,12 @@ Result<bool> RtnlQdiscs::netem_available() {
 }
 
 Result<std::optional<std::string>> RtnlQdiscs::root_kind(const std::string& dev) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  auto index = ifindex_of(*sock, dev);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
+  auto index = ifindex_of(sock, dev);
   if (!index) return index.error();
-  auto root = root_of(*sock, *index);
+  auto root = root_of(sock, *index);
   if (!root) return root.error();
   if (!*root) return std::optional<std::string>();
   const char* kind = rtnl_tc_get_kind(TC_CAST(root->get()));
@@ -225,19 +226,21 @@ Result<std::optional<std::string>> RtnlQdiscs::root_kind(const std::string& dev)
 }
 
 Result<void> RtnlQdiscs::add_netem(const std::string& dev, const NetemSpec& spec) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  auto index = ifindex_of(*sock, dev);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
+  auto index = ifindex_of(sock, dev);
   if (!index) return index.error();
-  return add_netem_on(*sock, *index, dev, spec);
+  return add_netem_on(sock, *index, dev, spec);
 }
 
 Result<QdiscStats> RtnlQdiscs::root_stats(const std::string& dev) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  auto index = ifindex_of(*sock, dev);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
+  auto index = ifindex_of(sock, dev);
   if (!index) return index.error();
-  auto root = root_of(*sock, *index);
+  auto root = root_of(sock, *index);
   if (!root) return root.error();
   if (!*root) return make_error("no qdisc on " + dev, ENOENT);
   rtnl_tc* tc = TC_CAST(root->get());
@@ -251,16 +254,17 @@ Result<QdiscStats> RtnlQdiscs::root_stats(const std::string& dev) {
 }
 
 Result<void> RtnlQdiscs::remove_root(const std::string& dev) {
-  auto sock = RtnlSocket::open();
-  if (!sock) return sock.error();
-  auto index = ifindex_of(*sock, dev);
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  RtnlSocket& sock = **cur;
+  auto index = ifindex_of(sock, dev);
   if (!index) return index.error();
   QdiscPtr q(rtnl_qdisc_alloc());
   if (!q) return make_error("out of memory", ENOMEM);
   rtnl_tc_set_ifindex(TC_CAST(q.get()), *index);
   rtnl_tc_set_parent(TC_CAST(q.get()), TC_H_ROOT);
   // The kernel answers ENOENT for a default root ("handle of zero") too.
-  return sock->check(rtnl_qdisc_delete(sock->get(), q.get()), "cannot remove the root qdisc of " + dev);
+  return sock.check(rtnl_qdisc_delete(sock.get(), q.get()), "cannot remove the root qdisc of " + dev);
 }
 
 }  // namespace rxerun::sys

@@ -15,6 +15,10 @@ void ActionLog::record(PlannedAction action) {
   actions_.push_back(std::move(action));
 }
 
+void ActionLog::record_anywhere(std::string what, std::string shell) {
+  actions_.push_back(PlannedAction{std::move(what), std::move(shell)});
+}
+
 std::vector<PlannedAction> ActionLog::take() {
   std::vector<PlannedAction> out;
   out.swap(actions_);
@@ -115,8 +119,12 @@ Result<void> RecordingLinks::add_veth(const VethSpec& spec) {
   links_[{peer_ns, spec.peer}] = LinkInfo{0, spec.peer, "veth", spec.alias, false, false, mtu};
   if (!spec.alias.empty()) {
     log_.record("mark " + spec.name, "ip link set " + spec.name + " alias " + spec.alias);
-    std::string peer_cmd = spec.peer_netns.empty() ? "ip link set " : "ip -n " + spec.peer_netns + " link set ";
-    log_.record("mark " + spec.peer, peer_cmd + spec.peer + " alias " + spec.alias);
+    const std::string peer_mark = "link set " + spec.peer + " alias " + spec.alias;
+    if (spec.peer_netns.empty()) {
+      log_.record("mark " + spec.peer, "ip " + peer_mark);
+    } else {
+      log_.record_anywhere("mark " + spec.peer, "ip -n " + spec.peer_netns + " " + peer_mark);
+    }
   }
   return {};
 }
@@ -180,24 +188,29 @@ Result<void> RecordingEthtool::set_features(const std::string& dev, const std::m
 }
 
 Result<std::string> RecordingSysctl::read(const std::string& key) {
-  if (auto it = written_.find(key); it != written_.end()) return it->second;
+  if (auto it = written_.find({log_.netns(), key}); it != written_.end()) return it->second;
+  // Only rxerun's own namespace is the host's: a namespace of the plan does not exist.
   if (log_.netns().empty()) {
     std::ifstream in(sysctl_path(key));
     std::string value;
     if (in && std::getline(in, value)) return value;
   }
-  return std::string("?");
+  return std::string(kValueAtRunTime);
 }
 
 Result<void> RecordingSysctl::write(const std::string& key, const std::string& value) {
-  written_[key] = value;
-  log_.record("set " + key + " to " + value, "sysctl -w " + key + "=" + value);
+  written_[{log_.netns(), key}] = value;
+  if (value == kValueAtRunTime) {
+    log_.record("set " + key + " back to the value it had before, known only at run time", "");
+  } else {
+    log_.record("set " + key + " to " + value, "sysctl -w " + key + "=" + value);
+  }
   return {};
 }
 
 Result<nlohmann::json> RecordingNft::run(const std::string& command) {
   log_.record("nftables: " + command, "nft '" + command + "'");
-  return nlohmann::json();
+  return models_[log_.netns()].apply(command);
 }
 
 Result<std::optional<std::string>> RecordingQdiscs::root_kind(const std::string& dev) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sys/nft_model.h"
 #include "sys/system.h"
 
 namespace rxerun::sys {
@@ -19,6 +20,9 @@ class ActionLog final : public Recorder {
  public:
   void record(PlannedAction action) override;
   void record(std::string what, std::string shell) { record(PlannedAction{std::move(what), std::move(shell)}); }
+  // For a command that names its namespace itself (`ip -n NAME ...`): it runs
+  // as it is from any namespace, so it is not wrapped in `ip netns exec`.
+  void record_anywhere(std::string what, std::string shell);
   std::vector<PlannedAction> take();  // the actions since the last take()
 
   // The namespace that later actions happen in ("" for rxerun's own).
@@ -87,18 +91,27 @@ class RecordingEthtool final : public Ethtool {
   ActionLog& log_;
 };
 
-// Reads the real value when it can (reading /proc/sys changes nothing); writes are recorded.
+// Reads what the plan wrote, else the host's value in rxerun's own namespace
+// (reading /proc/sys changes nothing). A value the plan cannot know (inside a
+// namespace, of an interface that does not exist yet) reads as
+// kValueAtRunTime; writing that back is listed as known only at run time,
+// never as `sysctl -w KEY=` some made-up value. Writes are recorded.
 class RecordingSysctl final : public Sysctl {
  public:
+  static constexpr const char* kValueAtRunTime = "(the value found at run time)";
+
   explicit RecordingSysctl(ActionLog& log) : log_(log) {}
   Result<std::string> read(const std::string& key) override;
   Result<void> write(const std::string& key, const std::string& value) override;
 
  private:
   ActionLog& log_;
-  std::map<std::string, std::string> written_;
+  std::map<std::pair<std::string, std::string>, std::string> written_;  // (netns, key)
 };
 
+// Records every command and answers from an in-memory nftables per namespace
+// holding what the plan created, so that an undo lists, and then deletes,
+// the rules its step added.
 class RecordingNft final : public Nft {
  public:
   explicit RecordingNft(ActionLog& log) : log_(log) {}
@@ -106,6 +119,7 @@ class RecordingNft final : public Nft {
 
  private:
   ActionLog& log_;
+  std::map<std::string, NftModel> models_;  // by namespace
 };
 
 class RecordingQdiscs final : public Qdiscs {

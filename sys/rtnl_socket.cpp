@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sys/netns_local.h"
+
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
 #endif
@@ -109,7 +111,8 @@ int errno_of_nl(int nl_error) {
 
 RtnlSocket::RtnlSocket(nl_sock* sock) : sock_(sock), ack_(std::make_unique<Ack>()) {}
 
-RtnlSocket::RtnlSocket(RtnlSocket&& other) noexcept : sock_(other.sock_), ack_(std::move(other.ack_)) {
+RtnlSocket::RtnlSocket(RtnlSocket&& other) noexcept
+    : sock_(other.sock_), broken_(other.broken_), ack_(std::move(other.ack_)) {
   other.sock_ = nullptr;
 }
 
@@ -123,11 +126,23 @@ Result<RtnlSocket> RtnlSocket::open() {
   RtnlSocket s(sock);
   if (int rc = nl_connect(sock, NETLINK_ROUTE); rc < 0)
     return make_error(std::string("cannot open an rtnetlink socket: ") + nl_geterror(rc), errno_of_nl(rc));
+  // One recvmsg per batch of replies instead of a peek and a read: a buffer
+  // as large as the kernel's largest dump message.
+  nl_socket_disable_msg_peek(sock);
+  (void)nl_socket_set_msg_buf_size(sock, 32768);
   int on = 1;
   // Best effort: without it errors carry only the errno.
   (void)::setsockopt(nl_socket_get_fd(sock), SOL_NETLINK, NETLINK_EXT_ACK, &on, sizeof(on));
+  // The kernel checks dump requests strictly and honours their filters (an
+  // address dump for one interface); older kernels ignore it.
+  (void)::setsockopt(nl_socket_get_fd(sock), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &on, sizeof(on));
   nl_socket_modify_err_cb(sock, NL_CB_CUSTOM, on_error, s.ack_.get());
   return s;
+}
+
+Result<RtnlSocket*> RtnlSocket::current() {
+  thread_local PerNetns<RtnlSocket> sockets;
+  return sockets.get([] { return open(); });
 }
 
 Result<RtnlSocket> RtnlSocket::open_in(const std::string& netns_path) {
@@ -142,6 +157,10 @@ Result<void> RtnlSocket::check(int rc, const std::string& what) {
     return {};
   }
   int code = ack_->code ? ack_->code : errno_of_nl(rc);
+  // A refusal by the kernel leaves the socket as good as new; a cut-short
+  // receive or a sequence mismatch may leave replies in it.
+  if (!ack_->code && (code == EIO || code == EINTR || code == EBADF || code == EAGAIN || code == ENOMEM))
+    broken_ = true;
   std::string message = what;
   if (!ack_->message.empty()) message += ": " + ack_->message;
   if (code == EPERM || code == EACCES) message += " (needs root: CAP_NET_ADMIN)";

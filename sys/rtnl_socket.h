@@ -20,6 +20,9 @@ class RtnlSocket {
   // A socket bound to the calling thread's current network namespace (a
   // netlink socket stays in the namespace it was created in).
   static Result<RtnlSocket> open();
+  // The calling thread's socket for its current namespace, opened on first
+  // use and kept (sys/netns_local.h).
+  static Result<RtnlSocket*> current();
   // A socket bound to the namespace at `netns_path` (/run/netns/NAME): the
   // thread enters it only while the socket is created.
   static Result<RtnlSocket> open_in(const std::string& netns_path);
@@ -29,6 +32,10 @@ class RtnlSocket {
   ~RtnlSocket();
 
   nl_sock* get() const { return sock_; }
+  // True after a failure that was not the kernel refusing a request (the
+  // socket may hold stray replies: EIO, EINTR, ...): a cached socket is then
+  // replaced.
+  bool broken() const { return broken_; }
 
   // Turns a libnl return code into a Result: `what` says what was asked
   // ("cannot delete vA"); the error carries the kernel's errno and its
@@ -47,6 +54,7 @@ class RtnlSocket {
  private:
   explicit RtnlSocket(nl_sock* sock);
   nl_sock* sock_;
+  bool broken_ = false;
   std::unique_ptr<Ack> ack_;  // the error callback writes here: a stable address
 };
 

@@ -11,6 +11,7 @@ residue() {
 
 expect_exit 0 "netns-faults passes" -- "$RXERUN" run scenarios/netns-faults.yaml --report json:"$WORK/r.json"
 contains "$out" "fail, as expected" "the blocked ping failed as expected"
+lacks "$out" "hint:" "the likely causes of a failure the scenario expected are not shown"
 expect_exit 0 "the revert proved the block was hit" -- /usr/bin/python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/checks.h"
+#include "support/test_kinds.h"
 
 using namespace rxerun;
 using nlohmann::json;
@@ -85,17 +86,8 @@ namespace {
 KindSpec every_type_kind() {
   KindSpec k;
   k.name = "every";
-  k.params = {
-      {.name = "s", .type = ParamType::String},
-      {.name = "i", .type = ParamType::Int, .min = 1, .max = 10},
-      {.name = "b", .type = ParamType::Bool},
-      {.name = "o", .type = ParamType::OnOff},
-      {.name = "d", .type = ParamType::Duration},
-      {.name = "dev", .type = ParamType::IfName},
-      {.name = "ns", .type = ParamType::NetnsName},
-      {.name = "addr", .type = ParamType::Address},
-      {.name = "cidr", .type = ParamType::Cidr},
-      {.name = "list", .type = ParamType::AddressList},
+  k.params = rxerun::testing::one_param_of_each_plain_type();
+  const std::vector<ParamSpec> rest = {
       {.name = "e", .type = ParamType::Enum, .choices = {"udp", "tcp"}},
       {.name = "sc", .type = ParamType::Scalar},
       {.name = "ref", .type = ParamType::StepRef},
@@ -106,6 +98,7 @@ KindSpec every_type_kind() {
       {.name = "req", .type = ParamType::String, .required = true},
       {.name = "def", .type = ParamType::Int, .default_value = 7},
   };
+  k.params.insert(k.params.end(), rest.begin(), rest.end());
   return k;
 }
 

@@ -91,6 +91,46 @@ TEST_CASE("journal: lines it cannot read are counted, not trusted") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("journal: a journal of an earlier boot is discarded, one of this boot is kept") {
+  auto dir = fresh_dir("boot");
+  std::string boot;
+  std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
+  REQUIRE_FALSE(boot.empty());
+  {
+    auto j = Journal::open(dir.string(), "lab");
+    REQUIRE(j);
+    REQUIRE(j->append({0, "s", "veth", "", "delete veth vA", {{"name", "vA"}}}));
+  }
+  {
+    std::ifstream in(dir / "lab.journal");
+    std::string first;
+    std::getline(in, first);
+    CHECK(first == R"({"boot":")" + boot + R"("})");
+  }
+  {
+    auto j = Journal::open(dir.string(), "lab");  // same boot: kept
+    REQUIRE(j);
+    CHECK(j->pending().size() == 1);
+    CHECK(j->dropped_from_earlier_boot() == 0);
+  }
+  {
+    std::ofstream out(dir / "lab.journal");
+    out << R"({"boot":"00000000-0000-0000-0000-000000000000"})" << "\n"
+        << R"({"do":1,"step":"s","kind":"veth","args":{"name":"vA"}})" << "\n"
+        << R"({"do":2,"step":"s","kind":"address","args":{}})" << "\n";
+  }
+  auto j = Journal::open(dir.string(), "lab");
+  REQUIRE(j);
+  CHECK(j->pending().empty());
+  CHECK(j->dropped_from_earlier_boot() == 2);
+  REQUIRE(j->append({0, "s", "k", "", "x", {}}));
+  std::ifstream in(dir / "lab.journal");
+  std::string first;
+  std::getline(in, first);
+  CHECK(first == R"({"boot":")" + boot + R"("})");  // the file starts again, for this boot
+  fs::remove_all(dir);
+}
+
 TEST_CASE("journal: in memory it writes nothing") {
   auto j = Journal::in_memory();
   REQUIRE(j.append({0, "s", "k", "", "x", {}}));

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "engine/loader.h"
+#include "support/test_kinds.h"
 
 using namespace rxerun;
 using nlohmann::json;
@@ -17,57 +18,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Test kinds: every ParamType, a scalar StepRef kind, extra, dynamic facts.
-std::vector<Kind> test_kinds() {
-  std::vector<Kind> kinds;
-  auto add = [&](KindSpec spec) { kinds.push_back(Kind{std::move(spec), {}, {}}); };
-  add({.name = "sleep",
-       .params = {{.name = "duration", .type = ParamType::Duration, .required = true}},
-       .facts = {{"slept_ms", ""}}});
-  add({.name = "revert",
-       .scalar = ParamSpec{.name = "step", .type = ParamType::StepRef, .required = true},
-       .facts_of_target = true});
-  add({.name = "netns", .params = {{.name = "name", .type = ParamType::NetnsName, .required = true}}});
-  add({.name = "offload",
-       .params = {{.name = "dev", .type = ParamType::IfName, .required = true}},
-       .extra = ParamSpec{.name = "feature", .type = ParamType::OnOff}});
-  add({.name = "counters",
-       .params = {{.name = "devs", .type = ParamType::String}},
-       .facts = {{"DEV.COUNTER", ""}},
-       .dynamic_facts = true});
-  add({.name = "rping",
-       .params = {{.name = "server", .type = ParamType::Address, .required = true},
-                  {.name = "count", .type = ParamType::Int, .default_value = 1, .min = 1, .max = 1000}},
-       .facts = {{"sent", ""}, {"DEV.COUNTER", ""}}});
-  add({.name = "block",
-       .params = {{.name = "proto", .type = ParamType::Enum, .required = true, .choices = {"udp", "tcp", "icmp"}}},
-       .facts = {{"packets", ""}, {"bytes", ""}}});
-  add({.name = "every",
-       .params = {{.name = "s", .type = ParamType::String},
-                  {.name = "i", .type = ParamType::Int, .min = 1, .max = 10},
-                  {.name = "b", .type = ParamType::Bool},
-                  {.name = "o", .type = ParamType::OnOff},
-                  {.name = "d", .type = ParamType::Duration},
-                  {.name = "dev", .type = ParamType::IfName},
-                  {.name = "ns", .type = ParamType::NetnsName},
-                  {.name = "addr", .type = ParamType::Address},
-                  {.name = "cidr", .type = ParamType::Cidr},
-                  {.name = "list", .type = ParamType::AddressList},
-                  {.name = "e", .type = ParamType::Enum, .choices = {"write_bw", "read_bw"}},
-                  {.name = "sc", .type = ParamType::Scalar},
-                  {.name = "ref", .type = ParamType::StepRef},
-                  {.name = "server",
-                   .type = ParamType::Object,
-                   .fields = {{.name = "dev", .type = ParamType::IfName, .required = true},
-                              {.name = "netns", .type = ParamType::NetnsName},
-                              {.name = "port", .type = ParamType::Int, .default_value = 1}}},
-                  {.name = "def", .type = ParamType::String, .default_value = "dflt"}},
-       .facts = {{"index", ""}, {"state", ""}}});
-  return kinds;
-}
-
 const Registry& registry() {
-  static const Registry r(test_kinds());
+  static const Registry r(rxerun::testing::loader_test_kinds());
   return r;
 }
 

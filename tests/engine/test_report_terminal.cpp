@@ -238,6 +238,48 @@ TEST_CASE("report: terminal quiet shows only problems and the summary") {
   CHECK(lines.size() == 7);
 }
 
+TEST_CASE("report: terminal shows the warning of a step that passed, and -q keeps it quiet") {
+  RunReport r;
+  r.file = "lab.yaml";
+  r.scenario = "lab";
+  auto blk = step(0, "no-roce-out", "block", StepStatus::Passed, 40ms);
+  blk.facts = {{"changed", true}};
+  blk.hints = {"dropping UDP 4791 on the output hook wedges rxe"};
+  // Expected to fail, and failed: its likely causes are what the scenario set up.
+  auto blocked = step(1, "blocked", "ping", StepStatus::Passed);
+  blocked.expected = blocked.outcome = Outcome::Fail;
+  blocked.hints = {"a firewall rule drops it on the way out"};
+  auto settle = step(2, "settle", "ping", StepStatus::Flaky);
+  settle.attempts = 2;
+  settle.hints = {"the first replies waited for ARP"};
+  r.steps = {blk, blocked, settle};
+  r.preclean.phase = "preclean";
+  r.cleanup.phase = "cleanup";
+
+  const auto lines = render(r, {});
+  INFO([&] {
+    std::string all;
+    for (const auto& l : lines) all += l + "\n";
+    return all;
+  }());
+  REQUIRE(lines.size() == 8);
+  CHECK(lines[1] == "  ok    no-roce-out           block     0.04s  changed=true");
+  CHECK(lines[2] == "        hint: dropping UDP 4791 on the output hook wedges rxe");
+  CHECK(lines[3] == "  ok    blocked               ping      0.10s  fail, as expected");
+  CHECK(lines[4] == "  FLAKY settle                ping      0.10s  passed on attempt 2");
+  CHECK(lines[5] == "        hint: the first replies waited for ARP");
+  CHECK_FALSE(has_line_with(lines, "firewall"));
+  CHECK(lines[7] == "PASS lab: 3 passed (1 flaky) in 0.00s (exit 0)");
+
+  const auto colored = render(r, {.color = true});
+  CHECK(has_line_with(colored, "        \x1b[33mhint: \x1b[0mdropping UDP 4791"));
+
+  const auto quiet = render(r, {.verbosity = Verbosity::Quiet});
+  CHECK_FALSE(has_line_with(quiet, "hint:"));
+  CHECK_FALSE(has_line_with(quiet, "no-roce-out"));
+  CHECK(quiet.size() == 1);
+}
+
 TEST_CASE("report: terminal verbose adds running lines, every undo and every fact") {
   auto run = sample_run();
   run.steps[2].netns = "lab";

@@ -25,10 +25,7 @@ struct Harness : fakes::Harness {
 };
 
 const StepReport& step(const RunReport& r, const std::string& name) {
-  for (const auto& s : r.steps)
-    if (s.name == name) return s;
-  FAIL("no step " << name);
-  return r.steps.front();
+  return fakes::step_named(r, name);
 }
 
 }  // namespace

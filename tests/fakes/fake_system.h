@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/duration.h"
+#include "sys/nft_model.h"
 #include "sys/system.h"
 
 namespace rxerun::fakes {
@@ -103,42 +104,19 @@ class FakeSysctl final : public sys::Sysctl {
   std::set<std::string> read_only;  // keys whose write() fails with EACCES
 };
 
-// Records commands; answers from `replies` (command prefix -> JSON) when one matches.
-// Otherwise a small in-memory nftables answers the commands the block kind
-// sends (add/list/delete of tables, chains and rules; JSON as libnftables
-// prints it with echo and handles); other commands answer null.
-class FakeNft final : public sys::Nft {
+// Records commands; answers from `replies` (command prefix -> JSON) when one
+// matches. Otherwise the in-memory nftables of sys/nft_model.h answers (its
+// `tables` are open to the test); commands it does not model answer null.
+class FakeNft final : public sys::Nft, public sys::NftModel {
  public:
   Result<nlohmann::json> run(const std::string& command) override;
 
-  struct Rule {
-    long long handle = 0;
-    std::string chain;
-    std::string text;     // as added, without the comment
-    std::string comment;  // "" when none
-    long long packets = 0;
-    long long bytes = 0;
-  };
-  struct Table {
-    long long handle = 0;
-    std::vector<std::pair<std::string, std::string>> chains;  // name, hook ("" for a regular chain)
-    std::vector<Rule> rules;
-    long long next_handle = 1;
-  };
-  // The rules carrying `comment` in a table ("inet rxerun-test"); null when none.
-  Rule* find_rule(const std::string& table, const std::string& comment);
-
   std::vector<std::string> commands;
   std::vector<std::pair<std::string, nlohmann::json>> replies;
-  std::set<std::string> failing;        // command prefixes that fail
-  std::map<std::string, Table> tables;  // "FAMILY NAME" -> contents
-  long long next_table_handle = 1;
-  int error_code = ENOENT;  // the errno `failing` commands report
+  std::set<std::string> failing;  // command prefixes that fail
+  int error_code = ENOENT;        // the errno `failing` commands report
   // Called before each command: a test moves counters here as if traffic flowed.
   std::function<void(FakeNft&)> before_each;
-
- private:
-  Result<nlohmann::json> model(const std::string& command);
 };
 
 class FakeQdiscs final : public sys::Qdiscs {

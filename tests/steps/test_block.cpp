@@ -4,11 +4,9 @@
 
 #include <algorithm>
 
-#include "engine/plan.h"
 #include "engine/step.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "sys/recording.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -309,21 +307,46 @@ TEST_CASE("block: preclean removes a leftover table of the scenario, and only th
 }
 
 TEST_CASE("block: plan shows the nft commands a person would type") {
-  Registry registry(steps::all_kinds());
-  sys::RecordingSystem rec;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-  RunOptions options;
-  options.planning = true;
-  Runner runner(registry, rec.system(), journal, quiet, options);
-  auto loaded = load_scenario_text("name: lab\nsteps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n",
-                                   "plan.yaml", registry, {});
-  REQUIRE(loaded.scenario);
+  auto planned = fakes::Harness().plan_run("name: lab\nsteps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n");
   std::vector<std::string> shells;
-  auto report = runner.run(*loaded.scenario);
-  (void)report;
-  for (const auto& a : rec.log().take()) shells.push_back(a.shell);
+  for (const auto& a : planned.actions) shells.push_back(a.shell);
   CHECK(mentions(shells, "nft 'add table inet rxerun-lab'"));
   CHECK(
       mentions(shells, "nft 'add rule inet rxerun-lab input udp dport 4791 counter drop comment \"rxerun step blk\"'"));
+}
+
+TEST_CASE("block: plan of a revert shows the read and the deletion of the rule, the chain and the table") {
+  const std::string text = fakes::Harness().plan(
+      "steps:\n"
+      "  - netns: {name: lab}\n"
+      "  - {name: blk, block: {proto: icmp}, netns: lab}\n"
+      "  - {name: lift, revert: blk}\n");
+  CAPTURE(text);
+  const auto lift = text.find("lift (revert)");
+  const auto cleanup = text.find("cleanup, newest first");
+  REQUIRE(lift != std::string::npos);
+  REQUIRE(cleanup != std::string::npos);
+  const std::string revert = text.substr(lift, cleanup - lift);
+  CHECK(revert.find("ip netns exec lab nft 'list table inet rxerun-test'") != std::string::npos);
+  // Handles as the kernel numbers them in a fresh table: the chain took 1.
+  const auto rule = revert.find("ip netns exec lab nft 'delete rule inet rxerun-test input handle 2'");
+  const auto chain = revert.find("ip netns exec lab nft 'delete chain inet rxerun-test input'");
+  const auto table = revert.find("ip netns exec lab nft 'delete table inet rxerun-test'");
+  CHECK(rule != std::string::npos);
+  CHECK(chain != std::string::npos);
+  CHECK(table != std::string::npos);
+  CHECK(rule < chain);
+  CHECK(chain < table);
+  // The revert undid it: cleanup only deletes the namespace.
+  CHECK(text.find("cleanup, newest first (1 undo):") != std::string::npos);
+  CHECK(text.find("nft", cleanup) == std::string::npos);
+}
+
+TEST_CASE("block: plan of a rule that stays until cleanup deletes it there") {
+  const std::string text = fakes::Harness().plan("steps:\n  - {name: blk, block: {proto: udp, port: 4791}}\n");
+  CAPTURE(text);
+  const auto cleanup = text.find("cleanup, newest first (1 undo):");
+  REQUIRE(cleanup != std::string::npos);
+  CHECK(text.find("nft 'delete rule inet rxerun-test input handle 2'", cleanup) != std::string::npos);
+  CHECK(text.find("nft 'delete table inet rxerun-test'", cleanup) != std::string::npos);
 }

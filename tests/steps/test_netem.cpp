@@ -4,13 +4,9 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdio>
-
-#include "engine/plan.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "sys/recording.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -162,23 +158,19 @@ TEST_CASE("netem: revert reports the final statistics") {
 }
 
 TEST_CASE("netem: plan shows the tc command") {
-  fakes::Harness loader;
-  sys::RecordingSystem rec;
-  Journal journal = Journal::in_memory();
-  char* buf = nullptr;
-  std::size_t len = 0;
-  std::FILE* out = ::open_memstream(&buf, &len);
-  {
-    PlanReporter reporter(out, rec.log());
-    RunOptions o;
-    o.planning = true;
-    Runner runner(loader.registry, rec.system(), journal, reporter, o);
-    runner.run(loader.load("steps:\n  - veth: {name: vB, peer: vA}\n  - netem: {dev: vB, loss: 30%, delay: 10ms}\n"));
-  }
-  std::fclose(out);
-  std::string text(buf, len);
-  std::free(buf);
+  const std::string text =
+      fakes::Harness().plan("steps:\n  - veth: {name: vB, peer: vA}\n  - netem: {dev: vB, loss: 30%, delay: 10ms}\n");
   CAPTURE(text);
   CHECK(text.find("tc qdisc add dev vB root netem delay 10ms loss 30%") != std::string::npos);
-  CHECK(text.find("tc qdisc del dev vB root") != std::string::npos);
+  // The qdisc goes with the veth the run made: cleanup deletes only the veth.
+  CHECK(text.find("tc qdisc del dev vB root") == std::string::npos);
+  CHECK(text.find("ip link del vB") != std::string::npos);
+}
+
+TEST_CASE("netem: plan removes the qdisc from an interface the run did not make") {
+  fakes::Harness h;
+  const std::string text = h.plan("steps:\n  - netem: {dev: eth0, loss: 30%}\n");
+  CAPTURE(text);
+  CHECK(text.find("tc qdisc add dev eth0 root netem loss 30%") != std::string::npos);
+  CHECK(text.find("tc qdisc del dev eth0 root") != std::string::npos);
 }

@@ -4,13 +4,9 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdio>
-
-#include "engine/plan.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "sys/recording.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -126,22 +122,7 @@ TEST_CASE("netns: undo deletes rxerun's interfaces inside first, so a peer outsi
 }
 
 TEST_CASE("netns: plan shows ip netns add and the mark") {
-  fakes::Harness loader;
-  sys::RecordingSystem rec;
-  Journal journal = Journal::in_memory();
-  char* buf = nullptr;
-  std::size_t len = 0;
-  std::FILE* out = ::open_memstream(&buf, &len);
-  {
-    PlanReporter reporter(out, rec.log());
-    RunOptions o;
-    o.planning = true;
-    Runner runner(loader.registry, rec.system(), journal, reporter, o);
-    runner.run(loader.load("steps:\n  - netns: {name: lab}\n"));
-  }
-  std::fclose(out);
-  std::string text(buf, len);
-  std::free(buf);
+  const std::string text = fakes::Harness().plan("steps:\n  - netns: {name: lab}\n");
   CAPTURE(text);
   CHECK(text.find("ip netns add lab") != std::string::npos);
   CHECK(text.find("ip netns exec lab ip link set lo alias rxerun:test") != std::string::npos);

@@ -5,7 +5,6 @@
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "sys/recording.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -241,18 +240,9 @@ TEST_CASE("offload: revert restores now and reports the features as they stood")
 }
 
 TEST_CASE("offload: plan requests everything asked, as ethtool -K") {
-  Registry registry(steps::all_kinds());
-  fakes::Harness h;
-  auto scenario = h.load(kOff);
-  sys::RecordingSystem recording;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-  RunOptions o;
-  o.planning = true;
-  Runner runner(registry, recording.system(), journal, quiet, o);
-  auto r = runner.run(scenario);
-  CHECK(step_named(r, "off").status == StepStatus::Passed);
-  auto actions = recording.log().take();
+  auto planned = fakes::Harness().plan_run(kOff);
+  CHECK(step_named(planned.report, "off").status == StepStatus::Passed);
+  const auto& actions = planned.actions;
   REQUIRE(!actions.empty());
   CHECK(actions[0].shell == "ethtool -K vB gro off gso off tso off");
 }

@@ -2,10 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <string>
+
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "sys/recording.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -149,18 +152,54 @@ TEST_CASE("sysctl: revert restores now and reports the value as it stood") {
 }
 
 TEST_CASE("sysctl: plan shows sysctl -w") {
-  Registry registry(steps::all_kinds());
-  fakes::Harness h;
-  auto scenario = h.load("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n");
-  sys::RecordingSystem recording;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-  RunOptions o;
-  o.planning = true;
-  Runner runner(registry, recording.system(), journal, quiet, o);
-  auto r = runner.run(scenario);
-  CHECK(step_named(r, "s").status == StepStatus::Passed);
-  auto actions = recording.log().take();
+  auto planned =
+      fakes::Harness().plan_run("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n");
+  CHECK(step_named(planned.report, "s").status == StepStatus::Passed);
+  const auto& actions = planned.actions;
   REQUIRE(!actions.empty());
   CHECK(actions[0].shell == "sysctl -w net.ipv4.conf.vB.rp_filter=0");
+}
+
+TEST_CASE("sysctl: plan inside a namespace of its own restores a value known at run time, not '?'") {
+  const std::string text = fakes::Harness().plan(
+      "steps:\n"
+      "  - netns: {name: lab}\n"
+      "  - {name: s, sysctl: {key: net.ipv4.conf.all.rp_filter, value: 0}, netns: lab}\n"
+      "  - {name: back, revert: s}\n");
+  CAPTURE(text);
+  CHECK(text.find("ip netns exec lab sysctl -w net.ipv4.conf.all.rp_filter=0") != std::string::npos);
+  CHECK(text.find("=?") == std::string::npos);
+  const auto back = text.find("back (revert)");
+  REQUIRE(back != std::string::npos);
+  CHECK(
+      text.find("\n       # set net.ipv4.conf.all.rp_filter back to the value it had before, known only at run time\n",
+                back) != std::string::npos);
+  CHECK(text.find("1 of them not previewable") != std::string::npos);
+}
+
+TEST_CASE("sysctl: plan in rxerun's own namespace restores the host's value, read from /proc/sys") {
+  std::ifstream in("/proc/sys/net/ipv4/ip_forward");
+  std::string host;
+  REQUIRE(std::getline(in, host));
+  const std::string other = host == "1" ? "0" : "1";
+  const std::string text =
+      fakes::Harness().plan("steps:\n  - {name: s, sysctl: {key: net.ipv4.ip_forward, value: " + other + "}}\n");
+  CAPTURE(text);
+  const auto cleanup = text.find("cleanup, newest first (1 undo):");
+  REQUIRE(cleanup != std::string::npos);
+  CHECK(text.find("sysctl -w net.ipv4.ip_forward=" + host, cleanup) != std::string::npos);
+}
+
+TEST_CASE("sysctl: plan keeps what it wrote apart per namespace") {
+  const auto planned = fakes::Harness().plan_run(
+      "steps:\n"
+      "  - netns: {name: a}\n"
+      "  - netns: {name: b}\n"
+      "  - {name: in-a, sysctl: {key: net.ipv4.conf.all.forwarding, value: 1}, netns: a}\n"
+      "  - {name: in-b, sysctl: {key: net.ipv4.conf.all.forwarding, value: 1}, netns: b}\n");
+  CHECK(step_named(planned.report, "in-b").facts.at("changed") == true);
+  Strings shells;
+  for (const auto& a : planned.actions) shells.push_back(a.shell);
+  CHECK(std::count(shells.begin(), shells.end(), "ip netns exec a sysctl -w net.ipv4.conf.all.forwarding=1") == 1);
+  CHECK(std::count(shells.begin(), shells.end(), "ip netns exec b sysctl -w net.ipv4.conf.all.forwarding=1") == 1);
 }

@@ -4,13 +4,9 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdio>
-
-#include "engine/plan.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "sys/recording.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -22,26 +18,6 @@ const std::string kMark = "rxerun:test";
 
 bool has(const std::vector<std::string>& log, const std::string& entry) {
   return std::find(log.begin(), log.end(), entry) != log.end();
-}
-
-std::string plan_of(const std::string& yaml) {
-  fakes::Harness loader;
-  sys::RecordingSystem rec;
-  Journal journal = Journal::in_memory();
-  char* buf = nullptr;
-  std::size_t len = 0;
-  std::FILE* out = ::open_memstream(&buf, &len);
-  {
-    PlanReporter reporter(out, rec.log());
-    RunOptions o;
-    o.planning = true;
-    Runner runner(loader.registry, rec.system(), journal, reporter, o);
-    runner.run(loader.load(yaml));
-  }
-  std::fclose(out);
-  std::string text(buf, len);
-  std::free(buf);
-  return text;
 }
 
 }  // namespace
@@ -223,7 +199,7 @@ TEST_CASE("veth: the peer's namespace must exist") {
 }
 
 TEST_CASE("veth: plan shows the ip commands, the mark included") {
-  auto text = plan_of(
+  auto text = fakes::Harness().plan(
       "steps:\n"
       "  - netns: {name: lab}\n"
       "  - veth: {name: vB, peer: vA, peer_netns: lab, mtu: 9000}\n");
@@ -231,4 +207,19 @@ TEST_CASE("veth: plan shows the ip commands, the mark included") {
   CHECK(text.find("ip link add vB mtu 9000 type veth peer name vA netns lab") != std::string::npos);
   CHECK(text.find("ip link set vB alias rxerun:") != std::string::npos);
   CHECK(text.find("ip -n lab link set vA alias rxerun:") != std::string::npos);
+}
+
+TEST_CASE("veth: plan marks a peer in another namespace with one command, from inside a namespace too") {
+  auto text = fakes::Harness().plan(
+      "steps:\n"
+      "  - netns: {name: a}\n"
+      "  - netns: {name: b}\n"
+      "  - veth: {name: vA, peer: vB, peer_netns: b}\n"
+      "    netns: a\n");
+  CAPTURE(text);
+  CHECK(text.find("ip netns exec a ip link add vA type veth peer name vB netns b") != std::string::npos);
+  CHECK(text.find("ip netns exec a ip link set vA alias rxerun:test") != std::string::npos);
+  // `ip -n b` names the peer's namespace itself: it is not wrapped in the step's.
+  CHECK(text.find("\n       ip -n b link set vB alias rxerun:test ") != std::string::npos);
+  CHECK(text.find("ip netns exec a ip -n") == std::string::npos);
 }

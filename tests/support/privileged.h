@@ -6,12 +6,17 @@
 // with SKIP_RETURN_CODE 77: require_root() ends a case with 77 and a reason
 // when it cannot run, which CTest reports as skipped, never as passed.
 
+#include <doctest/doctest.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace rxerun::testing {
@@ -49,6 +54,18 @@ class ThrowawayNetns {
  private:
   int original_ = -1;
 };
+
+// Brings lo up: a fresh namespace has its loopback down.
+inline void loopback_up() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  REQUIRE(::ioctl(fd, SIOCGIFFLAGS, &ifr) == 0);
+  ifr.ifr_flags |= IFF_UP;
+  REQUIRE(::ioctl(fd, SIOCSIFFLAGS, &ifr) == 0);
+  ::close(fd);
+}
 
 // A namespace name no other test or run uses.
 inline std::string unique_netns_name(const std::string& tag) {

@@ -3,35 +3,23 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <memory>
 #include <sstream>
 #include <string>
 
-#include "engine/journal.h"
-#include "engine/report.h"
-#include "engine/runner.h"
-#include "fakes/harness.h"
-#include "steps/kinds.h"
 #include "support/privileged.h"
+#include "support/real_harness.h"
+#include "support/shell.h"
 #include "sys/ethtool_genl.h"
-#include "sys/real.h"
 
 using namespace rxerun;
+using rxerun::testing::command_output;
+using rxerun::testing::RealHarness;
+using rxerun::testing::step_named;
 using rxerun::testing::ThrowawayNetns;
 
 namespace {
-
-std::string command_output(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(("LC_ALL=C " + cmd + " 2>&1").c_str(), "r"), ::pclose);
-  REQUIRE(p);
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p.get())) out.append(buf, n);
-  return out;
-}
 
 // A veth pair made the way a person would, as a fixture; the namespace takes it along.
 void make_veth() {
@@ -75,25 +63,6 @@ Observed observed(const std::map<std::string, Observed>& k, const std::string& f
   FAIL("ethtool -k does not show " << feature);
   return {};
 }
-
-// A run of the real kinds against the real system, with an in-memory journal.
-struct RealRun {
-  fakes::Harness loader;  // only for its loader and registry
-  sys::RealSystem real;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-
-  RunReport run(const std::string& yaml, bool keep = false) {
-    RunOptions o;
-    o.keep = keep;
-    Runner runner(loader.registry, real.system(), journal, quiet, o);
-    return runner.run(loader.load(yaml));
-  }
-  CleanupReport cleanup() {
-    Runner runner(loader.registry, real.system(), journal, quiet);
-    return runner.cleanup("test", "cleanup");
-  }
-};
 
 }  // namespace
 
@@ -186,20 +155,19 @@ TEST_CASE("sys.ethtool_genl: the offload step turns gro gso tso off, is idempote
   make_veth();
   REQUIRE(std::system("ethtool -K vB gro on") == 0);  // a veth starts with gro off on recent kernels
   const std::string before = command_output("ethtool -k vB");
-  RealRun rr;
-  auto r = rr.run(
+  RealHarness rr;
+  auto r = rr.run_keep(
       "steps:\n"
       "  - {name: off, offload: {dev: vB, gro: off, gso: off, tso: off}}\n"
-      "  - {name: again, offload: {dev: vB, gro: off, gso: off, tso: off}}\n",
-      /*keep=*/true);
-  const auto& off = fakes::step_named(r, "off");
+      "  - {name: again, offload: {dev: vB, gro: off, gso: off, tso: off}}\n");
+  const auto& off = step_named(r, "off");
   CHECK_MESSAGE(r.exit_code == 0, off.message);
   CHECK(off.facts.at("gro.before") == "on");
   CHECK(off.facts.at("gro.after") == "off");
   CHECK(off.facts.at("gso.after") == "off");
   CHECK(off.facts.at("tso.after") == "off");
   CHECK(off.facts.at("changed") == true);
-  CHECK(fakes::step_named(r, "again").facts.at("changed") == false);
+  CHECK(step_named(r, "again").facts.at("changed") == false);
 
   auto k = ethtool_k("vB");
   CHECK(!observed(k, "rx-gro").on);
@@ -221,11 +189,11 @@ TEST_CASE("sys.ethtool_genl: the offload step restores the values found, not def
   make_veth();
   REQUIRE(std::system("ethtool -K vB gro off") == 0);
   const std::string before = command_output("ethtool -k vB");
-  RealRun rr;
+  RealHarness rr;
   auto r = rr.run("steps:\n  - {name: on, offload: {dev: vB, gro: on, gso: off}}\n");
-  CHECK_MESSAGE(r.exit_code == 0, fakes::step_named(r, "on").message);
-  CHECK(fakes::step_named(r, "on").facts.at("gro.before") == "off");
-  CHECK(fakes::step_named(r, "on").facts.at("gro.after") == "on");
+  CHECK_MESSAGE(r.exit_code == 0, step_named(r, "on").message);
+  CHECK(step_named(r, "on").facts.at("gro.before") == "off");
+  CHECK(step_named(r, "on").facts.at("gro.after") == "on");
   CHECK(r.cleanup.clean());
   CHECK(command_output("ethtool -k vB") == before);
 }
@@ -234,9 +202,9 @@ TEST_CASE("sys.ethtool_genl: the offload step refuses a fixed feature and names 
   ThrowawayNetns ns;
   make_veth();
   const std::string before = command_output("ethtool -k vB");
-  RealRun rr;
+  RealHarness rr;
   auto r = rr.run("steps:\n  - {name: s, offload: {dev: vB, gro: off, rx-gro-hw: on}}\n");
   CHECK(r.exit_code == 3);
-  CHECK(fakes::step_named(r, "s").message.find("rx-gro-hw is fixed") != std::string::npos);
+  CHECK(step_named(r, "s").message.find("rx-gro-hw is fixed") != std::string::npos);
   CHECK(command_output("ethtool -k vB") == before);
 }

@@ -4,68 +4,29 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <memory>
+#include <algorithm>
 #include <string>
 
-#include "engine/journal.h"
-#include "engine/report.h"
-#include "engine/runner.h"
-#include "fakes/harness.h"
-#include "steps/kinds.h"
 #include "support/privileged.h"
+#include "support/real_harness.h"
+#include "support/shell.h"
 #include "sys/links_rtnl.h"
 #include "sys/netns.h"
-#include "sys/real.h"
 
 using namespace rxerun;
+using rxerun::testing::command_output;
+using rxerun::testing::RealHarness;
+using rxerun::testing::sh;
+using rxerun::testing::step_named;
 using rxerun::testing::ThrowawayNetns;
 using Strings = std::vector<std::string>;
 
 namespace {
 
-std::string command_output(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(("LC_ALL=C " + cmd + " 2>&1").c_str(), "r"), ::pclose);
-  REQUIRE(p);
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p.get())) out.append(buf, n);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
-void sh(const std::string& cmd) {
-  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, cmd);
-}
-
 // The interfaces here, as `ip` lists them, one name a line, lo left out.
 std::string link_names() {
   return command_output("ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -vx lo | sort | tr '\\n' ' '");
 }
-
-struct RealRun {
-  fakes::Harness loader;  // only for its loader and registry
-  sys::RealSystem real;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-
-  RunReport run(const std::string& yaml, RunOptions o = {}) {
-    Runner runner(loader.registry, real.system(), journal, quiet, o);
-    return runner.run(loader.load(yaml));
-  }
-  RunReport run_keep(const std::string& yaml) {
-    RunOptions o;
-    o.keep = true;
-    return run(yaml, o);
-  }
-  CleanupReport cleanup() {
-    Runner runner(loader.registry, real.system(), journal, quiet);
-    return runner.cleanup("test", "cleanup");
-  }
-};
 
 }  // namespace
 
@@ -204,7 +165,7 @@ TEST_CASE("sys.links: a veth's peer goes into a named namespace, marked there to
 
 TEST_CASE("sys.links: veth, address and link steps for real, undone without residue") {
   ThrowawayNetns ns;
-  RealRun run;
+  RealHarness run;
   auto r = run.run_keep(
       "steps:\n"
       "  - {name: pair, veth: {name: vB, peer: vA, mtu: 1400}}\n"
@@ -215,9 +176,9 @@ TEST_CASE("sys.links: veth, address and link steps for real, undone without resi
       "  - {name: again, veth: {name: vB, peer: vA}}\n");
   for (const auto& s : r.steps) CAPTURE(s.name + ": " + s.message);
   REQUIRE(r.exit_code == 0);
-  CHECK(fakes::step_named(r, "pair").facts.at("changed") == true);
-  CHECK(fakes::step_named(r, "again").facts.at("changed") == false);
-  CHECK(fakes::step_named(r, "upB").facts.at("mtu") == 1300);
+  CHECK(step_named(r, "pair").facts.at("changed") == true);
+  CHECK(step_named(r, "again").facts.at("changed") == false);
+  CHECK(step_named(r, "upB").facts.at("mtu") == 1300);
   CHECK(command_output("ip -o addr show dev vB").find("10.10.0.2/24") != std::string::npos);
   CHECK(command_output("ip link show vB").find("alias rxerun:test") != std::string::npos);
 
@@ -231,7 +192,7 @@ TEST_CASE("sys.links: veth, address and link steps for real, undone without resi
 TEST_CASE("sys.links: the link step restores the state and MTU it found") {
   ThrowawayNetns ns;
   sh("ip link add vB mtu 1450 type veth peer name vA");
-  RealRun run;
+  RealHarness run;
   auto r = run.run("steps:\n  - link: {dev: vB, up: true, mtu: 9000}\n");
   CHECK(r.exit_code == 0);
   const auto shown = command_output("ip link show vB");
@@ -243,10 +204,10 @@ TEST_CASE("sys.links: the link step restores the state and MTU it found") {
 TEST_CASE("sys.links: an existing interface without the mark is an error and survives") {
   ThrowawayNetns ns;
   sh("ip link add vB type veth peer name vA");
-  RealRun run;
+  RealHarness run;
   auto r = run.run("steps:\n  - {name: pair, veth: {name: vB, peer: vZ}}\n");
   CHECK(r.exit_code == 3);
-  CHECK(fakes::step_named(r, "pair").message.find("interface vB exists and does not carry rxerun's mark") !=
+  CHECK(step_named(r, "pair").message.find("interface vB exists and does not carry rxerun's mark") !=
         std::string::npos);
   CHECK(link_names() == "vA vB ");
 
@@ -254,14 +215,14 @@ TEST_CASE("sys.links: an existing interface without the mark is an error and sur
   force.force = true;
   auto forced = run.run("steps:\n  - {name: pair, veth: {name: vB, peer: vZ}}\n", force);
   CHECK(forced.exit_code == 0);
-  CHECK(fakes::step_named(forced, "pair").facts.at("replaced") == true);
+  CHECK(step_named(forced, "pair").facts.at("replaced") == true);
   CHECK(link_names().empty());  // ours replaced theirs, and cleanup took ours
 }
 
 TEST_CASE("sys.links: cleanup deletes 64 veths in a batch, and an unmarked veth survives") {
   ThrowawayNetns ns;
   sh("ip link add host0 type veth peer name host1");
-  RealRun run;
+  RealHarness run;
   std::string yaml = "steps:\n";
   for (int i = 0; i < 64; ++i)
     yaml += "  - veth: {name: b" + std::to_string(i) + ", peer: a" + std::to_string(i) + "}\n";
@@ -281,7 +242,7 @@ TEST_CASE("sys.links: preclean removes marked leftovers of a crashed run, and no
   sh("ip link set old1 alias rxerun:test");
   sh("ip link add their0 type veth peer name their1");
   sh("ip link set their0 alias rxerun:another");
-  RealRun run;
+  RealHarness run;
   auto r = run.run("steps:\n  - veth: {name: vB, peer: vA}\n");
   CHECK(r.exit_code == 0);
   CHECK(link_names() == "their0 their1 ");

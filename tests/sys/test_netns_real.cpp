@@ -5,37 +5,23 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string>
+#include <vector>
 
-#include "engine/journal.h"
-#include "engine/report.h"
-#include "engine/runner.h"
-#include "fakes/harness.h"
-#include "steps/kinds.h"
 #include "support/privileged.h"
+#include "support/real_harness.h"
+#include "support/shell.h"
 #include "sys/netns.h"
-#include "sys/real.h"
 
 using namespace rxerun;
+using rxerun::testing::command_output;
+using rxerun::testing::RealHarness;
+using rxerun::testing::step_named;
 using rxerun::testing::ThrowawayNetns;
 using rxerun::testing::unique_netns_name;
 
 namespace {
-
-std::string command_output(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(("LC_ALL=C " + cmd + " 2>&1").c_str(), "r"), ::pclose);
-  REQUIRE(p);
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p.get())) out.append(buf, n);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
 
 bool listed(const std::string& name) {
   return command_output("ip netns list | awk '{print $1}' | grep -x " + name) == name;
@@ -48,22 +34,6 @@ struct NamespaceGuard {
     for (const auto& n : names)
       if (std::system(("ip netns del " + n + " 2>/dev/null").c_str()) != 0) {
       }
-  }
-};
-
-struct RealRun {
-  fakes::Harness loader;
-  sys::RealSystem real;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-
-  RunReport run(const std::string& yaml, RunOptions o = {}) {
-    Runner runner(loader.registry, real.system(), journal, quiet, o);
-    return runner.run(loader.load(yaml));
-  }
-  CleanupReport cleanup() {
-    Runner runner(loader.registry, real.system(), journal, quiet);
-    return runner.cleanup("test", "cleanup");
   }
 };
 
@@ -106,10 +76,8 @@ TEST_CASE("sys.netns: the netns step for real, and its undo leaves nothing") {
   ThrowawayNetns throwaway;
   const std::string name = unique_netns_name("step");
   NamespaceGuard guard{{name}};
-  RealRun run;
-  RunOptions keep;
-  keep.keep = true;
-  auto r = run.run("steps:\n  - {name: ns, netns: {name: " + name + "}}\n", keep);
+  RealHarness run;
+  auto r = run.run_keep("steps:\n  - {name: ns, netns: {name: " + name + "}}\n");
   REQUIRE(r.exit_code == 0);
   CHECK(listed(name));
   CHECK(command_output("ip -n " + name + " link show lo").find("alias rxerun:test") != std::string::npos);
@@ -124,11 +92,10 @@ TEST_CASE("sys.netns: an existing namespace rxerun did not make is an error and 
   const std::string name = unique_netns_name("theirs");
   NamespaceGuard guard{{name}};
   REQUIRE(std::system(("ip netns add " + name).c_str()) == 0);
-  RealRun run;
+  RealHarness run;
   auto r = run.run("steps:\n  - {name: ns, netns: {name: " + name + "}}\n");
   CHECK(r.exit_code == 3);
-  CHECK(fakes::step_named(r, "ns").message.find("rxerun will not take over what it did not create") !=
-        std::string::npos);
+  CHECK(step_named(r, "ns").message.find("rxerun will not take over what it did not create") != std::string::npos);
   CHECK(listed(name));
 }
 
@@ -137,36 +104,35 @@ TEST_CASE("sys.netns: two namespaces joined by a veth, addressed and up, undone 
   const std::string a = unique_netns_name("pa");
   const std::string b = unique_netns_name("pb");
   NamespaceGuard guard{{a, b}};
-  RealRun run;
-  auto r = run.run(
+  RealHarness run;
+  auto r = run.run_keep(
       "steps:\n"
       "  - netns: {name: " +
-          a +
-          "}\n"
-          "  - netns: {name: " +
-          b +
-          "}\n"
-          "  - veth: {name: vA, peer: vB, peer_netns: " +
-          b +
-          ", mtu: 1400}\n"
-          "    netns: " +
-          a +
-          "\n"
-          "  - address: {dev: vA, cidr: 10.77.0.1/24}\n"
-          "    netns: " +
-          a +
-          "\n"
-          "  - address: {dev: vB, cidr: 10.77.0.2/24}\n"
-          "    netns: " +
-          b +
-          "\n"
-          "  - link: {dev: vA, up: true}\n"
-          "    netns: " +
-          a +
-          "\n"
-          "  - {name: upB, link: {dev: vB, up: true}, netns: " +
-          b + "}\n",
-      RunOptions{.keep = true});
+      a +
+      "}\n"
+      "  - netns: {name: " +
+      b +
+      "}\n"
+      "  - veth: {name: vA, peer: vB, peer_netns: " +
+      b +
+      ", mtu: 1400}\n"
+      "    netns: " +
+      a +
+      "\n"
+      "  - address: {dev: vA, cidr: 10.77.0.1/24}\n"
+      "    netns: " +
+      a +
+      "\n"
+      "  - address: {dev: vB, cidr: 10.77.0.2/24}\n"
+      "    netns: " +
+      b +
+      "\n"
+      "  - link: {dev: vA, up: true}\n"
+      "    netns: " +
+      a +
+      "\n"
+      "  - {name: upB, link: {dev: vB, up: true}, netns: " +
+      b + "}\n");
   for (const auto& s : r.steps) CAPTURE(s.name + ": " + s.message);
   REQUIRE(r.exit_code == 0);
   CHECK(command_output("ip -n " + a + " -o addr show dev vA").find("10.77.0.1/24") != std::string::npos);

@@ -6,54 +6,28 @@
 
 #include <arpa/inet.h>
 #include <grp.h>
-#include <net/if.h>
 #include <netinet/in.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <memory>
 #include <string>
 
-#include "engine/journal.h"
-#include "engine/loader.h"
-#include "engine/report.h"
-#include "engine/runner.h"
-#include "steps/kinds.h"
 #include "support/privileged.h"
+#include "support/real_harness.h"
+#include "support/shell.h"
 #include "sys/nft_lib.h"
-#include "sys/real.h"
 
 using namespace rxerun;
+using rxerun::testing::command_output;
+using rxerun::testing::loopback_up;
+using rxerun::testing::RealHarness;
+using rxerun::testing::step_named;
 using rxerun::testing::ThrowawayNetns;
 
 namespace {
-
-std::string command_output(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(("LC_ALL=C " + cmd + " 2>&1").c_str(), "r"), ::pclose);
-  REQUIRE(p);
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p.get())) out.append(buf, n);
-  return out;
-}
-
-// A fresh namespace has its loopback down.
-void loopback_up() {
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-  REQUIRE(::ioctl(fd, SIOCGIFFLAGS, &ifr) == 0);
-  ifr.ifr_flags |= IFF_UP;
-  REQUIRE(::ioctl(fd, SIOCSIFFLAGS, &ifr) == 0);
-  ::close(fd);
-}
 
 void send_udp(const char* addr, int port, int count, std::size_t payload) {
   int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -72,32 +46,6 @@ void send_udp(const char* addr, int port, int count, std::size_t payload) {
 // The tables of the current namespace, as `nft list tables` prints them.
 std::string nft_tables() {
   return command_output("nft list tables");
-}
-
-struct RealRun {
-  Registry registry{steps::all_kinds()};
-  sys::RealSystem real;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-
-  RunReport run(const std::string& yaml, RunOptions options = {}) {
-    auto loaded = load_scenario_text(yaml, "real.yaml", registry, {});
-    for (const auto& d : loaded.diagnostics) FAIL_CHECK(d.to_string());
-    REQUIRE(loaded.scenario);
-    Runner runner(registry, real.system(), journal, quiet, options);
-    return runner.run(*loaded.scenario);
-  }
-  CleanupReport cleanup(const std::string& scenario) {
-    Runner runner(registry, real.system(), journal, quiet);
-    return runner.cleanup(scenario, "cleanup");
-  }
-};
-
-const StepReport& step_named(const RunReport& r, const std::string& name) {
-  for (const auto& s : r.steps)
-    if (s.name == name) return s;
-  FAIL("no step named " << name);
-  return r.steps.front();
 }
 
 }  // namespace
@@ -195,7 +143,7 @@ TEST_CASE("sys.nft: a rule's counter moves with matching traffic on lo") {
 TEST_CASE("sys.nft: the block step for real blocks ping, the revert proves it, nothing is left") {
   ThrowawayNetns ns;
   loopback_up();
-  RealRun rr;
+  RealHarness rr;
   auto r = rr.run(R"(
 name: nft-real
 steps:
@@ -229,16 +177,15 @@ steps:
 TEST_CASE("sys.nft: the block step's rules show up in nft and a kept run is cleaned up later") {
   ThrowawayNetns ns;
   loopback_up();
-  RealRun rr;
-  auto r = rr.run(R"(
+  RealHarness rr;
+  auto r = rr.run_keep(R"(
 name: nft-keep
 steps:
   - name: a
     block: {proto: udp, port: 4791}
   - name: b
     block: {proto: tcp, port: 22, hook: forward, dev: vB, action: reject}
-)",
-                  RunOptions{.keep = true});
+)");
   REQUIRE(r.exit_code == 0);
   const std::string ruleset = command_output("nft list table inet rxerun-nft-keep");
   CHECK(ruleset.find("udp dport 4791 counter packets 0 bytes 0 drop comment \"rxerun step a\"") != std::string::npos);
@@ -259,11 +206,11 @@ TEST_CASE("sys.nft: preclean removes a crashed run's table and leaves the host's
   REQUIRE(std::system("nft add table inet rxerun-nft-pre && nft add table inet filter && "
                       "nft add chain inet filter input '{ type filter hook input priority 0 ; }' && "
                       "nft add rule inet filter input tcp dport 22 accept") == 0);
-  RealRun rr;
+  RealHarness rr;
   auto r = rr.run("name: nft-pre\nsteps:\n  - name: a\n    block: {proto: udp, port: 4791}\n");
   CHECK(r.exit_code == 0);
   REQUIRE(r.preclean.undos.size() == 1);
   CHECK(r.preclean.undos[0].summary == "nftables table inet rxerun-nft-pre");
-  CHECK(nft_tables() == "table inet filter\n");
+  CHECK(nft_tables() == "table inet filter");
   CHECK(command_output("nft list table inet filter").find("tcp dport 22 accept") != std::string::npos);
 }

@@ -4,9 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <grp.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,32 +16,17 @@
 #include <string>
 #include <thread>
 
-#include "engine/journal.h"
-#include "engine/loader.h"
-#include "engine/report.h"
-#include "engine/runner.h"
-#include "steps/kinds.h"
 #include "support/privileged.h"
+#include "support/real_harness.h"
 #include "sys/ping_icmp.h"
-#include "sys/real.h"
 
 using namespace rxerun;
+using rxerun::testing::loopback_up;
+using rxerun::testing::RealHarness;
 using rxerun::testing::ThrowawayNetns;
 using std::chrono::steady_clock;
 
 namespace {
-
-// A fresh namespace has its loopback down.
-void loopback_up() {
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  ifreq ifr{};
-  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-  REQUIRE(::ioctl(fd, SIOCGIFFLAGS, &ifr) == 0);
-  ifr.ifr_flags |= IFF_UP;
-  REQUIRE(::ioctl(fd, SIOCSIFFLAGS, &ifr) == 0);
-  ::close(fd);
-}
 
 bool ipv6_on_lo() {
   std::ifstream f("/proc/sys/net/ipv6/conf/lo/disable_ipv6");
@@ -264,11 +246,8 @@ TEST_CASE("sys.ping: without root it falls back to a ping socket, or says what i
 TEST_CASE("sys.ping: the ping step for real") {
   ThrowawayNetns ns;
   loopback_up();
-  Registry registry(steps::all_kinds());
-  sys::RealSystem real;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-  auto loaded = load_scenario_text(R"(
+  RealHarness h;
+  auto r = h.run(R"(
 name: ping-real
 steps:
   - name: ok
@@ -277,11 +256,7 @@ steps:
   - name: nowhere
     ping: {to: 192.0.2.1, count: 1}
     expect: fail
-)",
-                                   "real.yaml", registry, {});
-  REQUIRE(loaded.scenario);
-  Runner runner(registry, real.system(), journal, quiet);
-  auto r = runner.run(*loaded.scenario);
+)");
   for (const auto& s : r.steps) CHECK_MESSAGE(s.status == StepStatus::Passed, s.name, ": ", s.message);
   CHECK(r.exit_code == 0);
   REQUIRE(r.steps.size() == 2);

@@ -5,50 +5,22 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string>
 
-#include "engine/journal.h"
-#include "engine/report.h"
-#include "engine/runner.h"
-#include "fakes/harness.h"
-#include "steps/kinds.h"
 #include "support/privileged.h"
+#include "support/real_harness.h"
+#include "support/shell.h"
 #include "sys/qdisc_rtnl.h"
-#include "sys/real.h"
 
 using namespace rxerun;
+using rxerun::testing::command_output;
+using rxerun::testing::RealHarness;
+using rxerun::testing::sh;
+using rxerun::testing::step_named;
 using rxerun::testing::ThrowawayNetns;
 
 namespace {
-
-std::string command_output(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(("LC_ALL=C " + cmd + " 2>&1").c_str(), "r"), ::pclose);
-  REQUIRE(p);
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p.get())) out.append(buf, n);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
-void sh(const std::string& cmd) {
-  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, cmd);
-}
-
-struct RealRun {
-  fakes::Harness loader;
-  sys::RealSystem real;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-
-  RunReport run(const std::string& yaml, RunOptions o = {}) {
-    Runner runner(loader.registry, real.system(), journal, quiet, o);
-    return runner.run(loader.load(yaml));
-  }
-};
 
 bool netem_here() {
   sys::RtnlQdiscs q;
@@ -92,10 +64,10 @@ TEST_CASE("sys.qdisc: without netem the step stops before any change and names -
   ThrowawayNetns ns;
   if (netem_here()) rxerun::testing::skip_test("this kernel has netem: the refusal cannot be seen here");
   sh("ip link add vB type veth peer name vA && ip link set vB up");
-  RealRun run;
+  RealHarness run;
   auto r = run.run("steps:\n  - {name: n, netem: {dev: vB, loss: 30%}}\n");
   CHECK(r.exit_code == 3);
-  CHECK(fakes::step_named(r, "n").message.find("rxerun --vm") != std::string::npos);
+  CHECK(step_named(r, "n").message.find("rxerun --vm") != std::string::npos);
   CHECK(r.cleanup.undos.empty());
   CHECK(command_output("tc qdisc show dev vB").find("noqueue") != std::string::npos);
 }
@@ -128,7 +100,7 @@ TEST_CASE("sys.qdisc: netem for real, with statistics, removed by cleanup") {
   REQUIRE(q.remove_root("vB"));
   CHECK(command_output("tc qdisc show dev vB").find("netem") == std::string::npos);
 
-  RealRun run;
+  RealHarness run;
   auto r = run.run(
       "steps:\n"
       "  - {name: n, netem: {dev: vB, loss: 100%}}\n"

@@ -4,36 +4,21 @@
 
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string>
 
-#include "engine/journal.h"
-#include "engine/report.h"
-#include "engine/runner.h"
-#include "fakes/harness.h"
-#include "steps/kinds.h"
 #include "support/privileged.h"
-#include "sys/real.h"
+#include "support/real_harness.h"
+#include "support/shell.h"
 #include "sys/sysctl_proc.h"
 
 using namespace rxerun;
+using rxerun::testing::command_output;
+using rxerun::testing::RealHarness;
+using rxerun::testing::step_named;
 using rxerun::testing::ThrowawayNetns;
 
 namespace {
-
-std::string command_output(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(("LC_ALL=C " + cmd + " 2>&1").c_str(), "r"), ::pclose);
-  REQUIRE(p);
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p.get())) out.append(buf, n);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
 
 std::string observed(const std::string& key) {
   return command_output("sysctl -n " + key);
@@ -42,24 +27,6 @@ std::string observed(const std::string& key) {
 void make_veth() {
   REQUIRE(std::system("ip link add vA type veth peer name vB") == 0);
 }
-
-struct RealRun {
-  fakes::Harness loader;  // only for its loader and registry
-  sys::RealSystem real;
-  Journal journal = Journal::in_memory();
-  Reporter quiet;
-
-  RunReport run(const std::string& yaml, bool keep = false) {
-    RunOptions o;
-    o.keep = keep;
-    Runner runner(loader.registry, real.system(), journal, quiet, o);
-    return runner.run(loader.load(yaml));
-  }
-  CleanupReport cleanup() {
-    Runner runner(loader.registry, real.system(), journal, quiet);
-    return runner.cleanup("test", "cleanup");
-  }
-};
 
 }  // namespace
 
@@ -122,18 +89,17 @@ TEST_CASE("sys.sysctl_proc: the sysctl step sets rp_filter and accept_local, and
   REQUIRE(rp == "2");
   REQUIRE(al == "0");
 
-  RealRun rr;
-  auto r = rr.run(
+  RealHarness rr;
+  auto r = rr.run_keep(
       "steps:\n"
       "  - {name: rp, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n"
       "  - {name: al, sysctl: {key: net.ipv4.conf.vB.accept_local, value: 1}}\n"
-      "  - {name: again, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: '0'}}\n",
-      /*keep=*/true);
-  CHECK_MESSAGE(r.exit_code == 0, fakes::step_named(r, "rp").message);
-  CHECK(fakes::step_named(r, "rp").facts.at("before") == "2");
-  CHECK(fakes::step_named(r, "rp").facts.at("after") == "0");
-  CHECK(fakes::step_named(r, "al").facts.at("after") == "1");
-  CHECK(fakes::step_named(r, "again").facts.at("changed") == false);
+      "  - {name: again, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: '0'}}\n");
+  CHECK_MESSAGE(r.exit_code == 0, step_named(r, "rp").message);
+  CHECK(step_named(r, "rp").facts.at("before") == "2");
+  CHECK(step_named(r, "rp").facts.at("after") == "0");
+  CHECK(step_named(r, "al").facts.at("after") == "1");
+  CHECK(step_named(r, "again").facts.at("changed") == false);
   CHECK(observed("net.ipv4.conf.vB.rp_filter") == "0");
   CHECK(observed("net.ipv4.conf.vB.accept_local") == "1");
   CHECK(rr.journal.pending().size() == 2);
@@ -148,10 +114,10 @@ TEST_CASE("sys.sysctl_proc: the sysctl step sets rp_filter and accept_local, and
 TEST_CASE("sys.sysctl_proc: the sysctl step refuses keys outside net.") {
   ThrowawayNetns ns;
   const std::string hostname = observed("kernel.hostname");
-  RealRun rr;
+  RealHarness rr;
   auto r = rr.run("steps:\n  - {name: s, sysctl: {key: kernel.hostname, value: rxerun-was-here}}\n");
   CHECK(r.exit_code == 3);
-  CHECK(fakes::step_named(r, "s").message.find("only keys under net. can be set") != std::string::npos);
+  CHECK(step_named(r, "s").message.find("only keys under net. can be set") != std::string::npos);
   CHECK(observed("kernel.hostname") == hostname);
   CHECK(rr.journal.pending().empty());
 }
@@ -159,8 +125,8 @@ TEST_CASE("sys.sysctl_proc: the sysctl step refuses keys outside net.") {
 TEST_CASE("sys.sysctl_proc: undo after the interface is gone succeeds") {
   ThrowawayNetns ns;
   make_veth();
-  RealRun rr;
-  auto r = rr.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.accept_local, value: 1}}\n", true);
+  RealHarness rr;
+  auto r = rr.run_keep("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.accept_local, value: 1}}\n");
   REQUIRE(r.exit_code == 0);
   REQUIRE(std::system("ip link del vA") == 0);
   CHECK(rr.cleanup().clean());
