@@ -11,7 +11,9 @@
 #include <netlink/netlink.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -117,14 +119,17 @@ class EthtoolSocket {
   bool broken() const { return broken_; }
 
   // A request message for `cmd`, with the header naming the device when `header_attr` is set.
-  Result<MsgPtr> message(std::uint8_t cmd, int header_attr, const std::string& dev) {
+  // `flags`: ETHTOOL_A_HEADER_FLAGS (ETHTOOL_FLAG_COMPACT_BITSETS: replies
+  // carry bitmaps, not a nest with the name of every bit).
+  Result<MsgPtr> message(std::uint8_t cmd, int header_attr, const std::string& dev, std::uint32_t flags = 0) {
     MsgPtr msg(nlmsg_alloc());
     if (!msg) return make_error("cannot allocate a netlink message", ENOMEM);
     if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family_, 0, 0, cmd, ETHTOOL_GENL_VERSION))
       return make_error("cannot build an ethtool netlink message", EMSGSIZE);
     if (header_attr) {
       nlattr* hdr = nla_nest_start(msg.get(), header_attr | NLA_F_NESTED);
-      if (!hdr || nla_put_string(msg.get(), ETHTOOL_A_HEADER_DEV_NAME, dev.c_str()) < 0)
+      if (!hdr || nla_put_string(msg.get(), ETHTOOL_A_HEADER_DEV_NAME, dev.c_str()) < 0 ||
+          (flags && nla_put_u32(msg.get(), ETHTOOL_A_HEADER_FLAGS, flags) < 0))
         return make_error("cannot build an ethtool netlink message", EMSGSIZE);
       nla_nest_end(msg.get(), hdr);
     }
@@ -185,14 +190,32 @@ bool parse_reply(nlmsghdr* nlh, std::uint8_t cmd, nlattr* (&tb)[Max + 1]) {
   return nla_parse(tb, Max, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), nullptr) == 0;
 }
 
-// A verbose bitset (ETHTOOL_A_BITSET_BITS): name -> value of each bit it
-// lists. With NOMASK the list holds exactly the bits that are set; without
-// it, the bits in the mask, each with a VALUE flag when set.
+// A bitset: name -> value of each bit it holds. With NOMASK it holds exactly
+// the bits that are set; without it, the bits in the mask, with their values.
+// Compact (VALUE and MASK as u32 words; what rxerun asks for) or verbose
+// (ETHTOOL_A_BITSET_BITS, one nest per bit, by name or index).
 std::map<std::string, bool> parse_bitset(nlattr* attr, const std::vector<std::string>& names) {
   std::map<std::string, bool> out;
   nlattr* tb[ETHTOOL_A_BITSET_MAX + 1] = {};
-  if (!attr || nla_parse_nested(tb, ETHTOOL_A_BITSET_MAX, attr, nullptr) < 0 || !tb[ETHTOOL_A_BITSET_BITS]) return out;
+  if (!attr || nla_parse_nested(tb, ETHTOOL_A_BITSET_MAX, attr, nullptr) < 0) return out;
   const bool nomask = tb[ETHTOOL_A_BITSET_NOMASK] != nullptr;
+  if (tb[ETHTOOL_A_BITSET_VALUE]) {
+    const auto words = static_cast<std::size_t>(nla_len(tb[ETHTOOL_A_BITSET_VALUE])) / 4;
+    const auto* value = static_cast<const std::uint32_t*>(nla_data(tb[ETHTOOL_A_BITSET_VALUE]));
+    const std::uint32_t* mask = nullptr;
+    if (!nomask && tb[ETHTOOL_A_BITSET_MASK] &&
+        static_cast<std::size_t>(nla_len(tb[ETHTOOL_A_BITSET_MASK])) / 4 >= words)
+      mask = static_cast<const std::uint32_t*>(nla_data(tb[ETHTOOL_A_BITSET_MASK]));
+    std::size_t size = words * 32;
+    if (tb[ETHTOOL_A_BITSET_SIZE]) size = std::min<std::size_t>(size, nla_get_u32(tb[ETHTOOL_A_BITSET_SIZE]));
+    for (std::size_t i = 0; i < size && i < names.size(); ++i) {
+      const bool set = (value[i / 32] >> (i % 32)) & 1u;
+      const bool listed = mask ? ((mask[i / 32] >> (i % 32)) & 1u) : set;
+      if (listed && !names[i].empty()) out[names[i]] = set;
+    }
+    return out;
+  }
+  if (!tb[ETHTOOL_A_BITSET_BITS]) return out;
   nlattr* bit;
   int rem;
   nla_for_each_nested(bit, tb[ETHTOOL_A_BITSET_BITS], rem) {
@@ -272,7 +295,7 @@ Result<std::map<std::string, Feature>> GenlEthtool::features(const std::string& 
   if (!sock) return make_error("cannot read the offloads of " + dev + ": " + sock.error().message, sock.error().code);
   auto names = feature_names(**sock, dev);
   if (!names) return names.error();
-  auto msg = (*sock)->message(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_A_FEATURES_HEADER, dev);
+  auto msg = (*sock)->message(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_A_FEATURES_HEADER, dev, ETHTOOL_FLAG_COMPACT_BITSETS);
   if (!msg) return msg.error();
 
   std::map<std::string, bool> hw, active, nochange;
@@ -310,7 +333,9 @@ Result<void> GenlEthtool::set_features(const std::string& dev, const std::map<st
   auto sock = EthtoolSocket::current();
   if (!sock) return make_error("cannot change the offloads of " + dev + ": " + sock.error().message, sock.error().code);
   // Flags 0: the kernel replies with what it could not set (no OMIT_REPLY).
-  auto msg = (*sock)->message(ETHTOOL_MSG_FEATURES_SET, ETHTOOL_A_FEATURES_HEADER, dev);
+  auto names = feature_names(**sock, dev);
+  if (!names) return names.error();
+  auto msg = (*sock)->message(ETHTOOL_MSG_FEATURES_SET, ETHTOOL_A_FEATURES_HEADER, dev, ETHTOOL_FLAG_COMPACT_BITSETS);
   if (!msg) return msg.error();
   // A bitset without NOMASK: only the named bits change, each to its VALUE.
   nlattr* set = nla_nest_start(msg->get(), ETHTOOL_A_FEATURES_WANTED | NLA_F_NESTED);
@@ -338,7 +363,7 @@ Result<void> GenlEthtool::set_features(const std::string& dev, const std::map<st
         nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
         if (!parse_reply<ETHTOOL_A_FEATURES_MAX>(nlh, ETHTOOL_MSG_FEATURES_SET_REPLY, tb)) return;
         got = true;
-        refused = parse_bitset(tb[ETHTOOL_A_FEATURES_WANTED], {});
+        refused = parse_bitset(tb[ETHTOOL_A_FEATURES_WANTED], *names);
       },
       "setting " + what + " on " + dev, dev);
   if (!r) return r.error();
