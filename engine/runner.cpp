@@ -336,19 +336,9 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
     for (const auto& e : entries) out.push_back(undo(e, nullptr));
     return out;
   }
-  const auto each = since(sys_.clock, start) / static_cast<long>(entries.size());
-  std::vector<long> seqs;
-  for (const auto& e : entries) seqs.push_back(e.seq);
-  auto marked = journal_.mark_undone(seqs);
-  for (const auto& e : entries) {
-    UndoReport ur{.step = e.step, .kind = e.kind, .summary = e.summary, .duration = each};
-    if (!marked) {
-      ur.ok = false;
-      ur.error = marked.error().message;
-    }
-    out.push_back(std::move(ur));
-  }
-  return out;
+  std::vector<const JournalEntry*> done;
+  for (const auto& e : entries) done.push_back(&e);
+  return mark_all_undone(done, since(sys_.clock, start) / static_cast<long>(entries.size()), "");
 }
 
 void Runner::remove_marked(const Scenario& scenario, CleanupReport& report) {
@@ -483,18 +473,27 @@ void Runner::settle_riders(const JournalEntry& owner, bool owner_undone,
     if (auto more = riders.find(e->seq); more != riders.end())
       todo.insert(todo.end(), more->second.rbegin(), more->second.rend());
   }
+  for (auto& ur : mark_all_undone(gone, Duration{0}, owner.summary)) {
+    report.undos.push_back(std::move(ur));
+    reporter_.undo_finished(report.undos.back());
+  }
+}
+
+std::vector<UndoReport> Runner::mark_all_undone(const std::vector<const JournalEntry*>& entries, Duration each,
+                                                const std::string& covered_by) {
   std::vector<long> seqs;
-  for (const auto* e : gone) seqs.push_back(e->seq);
+  for (const auto* e : entries) seqs.push_back(e->seq);
   auto marked = journal_.mark_undone(seqs);
-  for (const auto* e : gone) {
-    UndoReport ur{.step = e->step, .kind = e->kind, .summary = e->summary, .covered_by = owner.summary};
+  std::vector<UndoReport> out;
+  for (const auto* e : entries) {
+    UndoReport ur{.step = e->step, .kind = e->kind, .summary = e->summary, .duration = each, .covered_by = covered_by};
     if (!marked) {
       ur.ok = false;
       ur.error = marked.error().message;
     }
-    report.undos.push_back(std::move(ur));
-    reporter_.undo_finished(report.undos.back());
+    out.push_back(std::move(ur));
   }
+  return out;
 }
 
 int exit_code_for(const RunReport& report) {

@@ -52,6 +52,9 @@ class Runner {
   UndoReport undo(const JournalEntry& entry, nlohmann::json* facts);
   void remove_marked(const Scenario& scenario, CleanupReport& report);
   std::vector<UndoReport> undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries);
+  // Records entries whose changes are gone (one journal write) and reports them.
+  std::vector<UndoReport> mark_all_undone(const std::vector<const JournalEntry*>& entries, Duration each,
+                                          const std::string& covered_by);
   // After `owner`'s undo: what rode on it went with it (marked undone), or,
   // when the undo failed, is undone on its own.
   void settle_riders(const JournalEntry& owner, bool owner_undone,

@@ -105,22 +105,32 @@ Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint3
   return out;
 }
 
+// One link request (RTM_SETLINK, RTM_DELLINK) with the header `ifi` and the
+// attributes `fill` adds (it returns < 0 when the message is full); waits for
+// the kernel's ACK.
+Result<void> link_request(RtnlSocket& sock, int type, ifinfomsg ifi, const std::function<int(nl_msg*)>& fill,
+                          const std::string& what) {
+  nl_msg* msg = nlmsg_alloc_simple(type, 0);
+  if (!msg) return make_error("out of memory", ENOMEM);
+  ifi.ifi_family = AF_UNSPEC;
+  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || (fill && fill(msg) < 0)) {
+    nlmsg_free(msg);
+    return make_error("netlink message too large", EMSGSIZE);
+  }
+  return sock.send(msg, what);
+}
+
 // One RTM_SETLINK that names the link (IFLA_IFNAME, the kernel looks it up)
 // and carries what `fill` adds: one round trip, no read first.
 Result<void> setlink_on(RtnlSocket& sock, const std::string& name, const std::string& what, unsigned flags,
                         unsigned change_mask, const std::function<int(nl_msg*)>& fill) {
-  nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, 0);
-  if (!msg) return make_error("out of memory", ENOMEM);
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_flags = flags;
-  ifi.ifi_change = change_mask;
-  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || nla_put_string(msg, IFLA_IFNAME, name.c_str()) < 0 ||
-      (fill && fill(msg) < 0)) {
-    nlmsg_free(msg);
-    return make_error("netlink message too large", EMSGSIZE);
-  }
-  auto r = sock.send(msg, what);
+  auto r = link_request(
+      sock, RTM_SETLINK, ifinfomsg{.ifi_flags = flags, .ifi_change = change_mask},
+      [&](nl_msg* m) {
+        const int rc = nla_put_string(m, IFLA_IFNAME, name.c_str());
+        return rc < 0 || !fill ? rc : fill(m);
+      },
+      what);
   if (!r && r.error().code == ENODEV) return make_error("no interface " + name, ENODEV);
   return r;
 }
@@ -139,45 +149,21 @@ Result<void> set_alias_on(RtnlSocket& sock, const std::string& name, const std::
 
 // RTM_SETLINK by index with one u32 attribute.
 Result<void> set_u32(RtnlSocket& sock, int ifindex, int attr, std::uint32_t value, const std::string& what) {
-  nl_msg* msg = nlmsg_alloc_simple(RTM_SETLINK, 0);
-  if (!msg) return make_error("out of memory", ENOMEM);
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = ifindex;
-  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || nla_put_u32(msg, attr, value) < 0) {
-    nlmsg_free(msg);
-    return make_error("netlink message too large", EMSGSIZE);
-  }
-  return sock.send(msg, what);
+  return link_request(
+      sock, RTM_SETLINK, ifinfomsg{.ifi_index = ifindex}, [&](nl_msg* m) { return nla_put_u32(m, attr, value); }, what);
 }
 
 Result<void> delete_index(RtnlSocket& sock, int ifindex, const std::string& name) {
-  nl_msg* msg = nlmsg_alloc_simple(RTM_DELLINK, 0);
-  if (!msg) return make_error("out of memory", ENOMEM);
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = ifindex;
-  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0) {
-    nlmsg_free(msg);
-    return make_error("netlink message too large", EMSGSIZE);
-  }
-  auto r = sock.send(msg, "cannot delete interface " + name);
+  auto r = link_request(sock, RTM_DELLINK, ifinfomsg{.ifi_index = ifindex}, nullptr, "cannot delete interface " + name);
   if (!r && r.error().code == ENODEV) return {};  // gone already (a veth's peer goes with it)
   return r;
 }
 
 // `ip link del group G`: one RTM_DELLINK, one unregister batch in the kernel.
 Result<void> delete_group(RtnlSocket& sock, std::uint32_t group) {
-  nl_msg* msg = nlmsg_alloc_simple(RTM_DELLINK, 0);
-  if (!msg) return make_error("out of memory", ENOMEM);
-  ifinfomsg ifi{};
-  ifi.ifi_family = AF_UNSPEC;
-  ifi.ifi_index = 0;
-  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || nla_put_u32(msg, IFLA_GROUP, group) < 0) {
-    nlmsg_free(msg);
-    return make_error("netlink message too large", EMSGSIZE);
-  }
-  return sock.send(msg, "cannot delete interface group " + std::to_string(group));
+  return link_request(
+      sock, RTM_DELLINK, ifinfomsg{}, [&](nl_msg* m) { return nla_put_u32(m, IFLA_GROUP, group); },
+      "cannot delete interface group " + std::to_string(group));
 }
 
 // A group number no link in the namespace uses: the batch deletion must take
@@ -213,17 +199,8 @@ std::string format_cidr(nl_addr* a, unsigned prefix) {
   return std::string(buf) + "/" + std::to_string(prefix);
 }
 
-Result<int> ifindex_of(RtnlSocket& sock, const std::string& dev) {
-  auto l = fetch(sock, dev);
-  if (!l) {
-    if (l.error().code == ENODEV) return make_error("no interface " + dev, ENODEV);
-    return l.error();
-  }
-  return rtnl_link_get_ifindex(l->get());
-}
-
 Result<AddrPtr> addr_request(RtnlSocket& sock, const std::string& dev, const std::string& cidr) {
-  auto index = ifindex_of(sock, dev);
+  auto index = sock.ifindex(dev);
   if (!index) return index.error();
   auto local = parse_cidr(cidr);
   if (!local) return local.error();
@@ -407,7 +384,7 @@ Result<void> RtnlLinks::set_alias(const std::string& name, const std::string& al
 Result<std::vector<std::string>> RtnlLinks::addresses(const std::string& dev) {
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
-  auto index = ifindex_of(**cur, dev);
+  auto index = (*cur)->ifindex(dev);
   if (!index) return index.error();
   return addresses_of(**cur, *index);
 }

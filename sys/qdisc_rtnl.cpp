@@ -32,9 +32,6 @@ namespace {
 struct QdiscPut {
   void operator()(rtnl_qdisc* q) const { rtnl_qdisc_put(q); }
 };
-struct LinkPut {
-  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
-};
 struct CacheFree {
   void operator()(nl_cache* c) const { nl_cache_free(c); }
 };
@@ -42,20 +39,8 @@ struct MsgFree {
   void operator()(nl_msg* m) const { nlmsg_free(m); }
 };
 using QdiscPtr = std::unique_ptr<rtnl_qdisc, QdiscPut>;
-using LinkPtr = std::unique_ptr<rtnl_link, LinkPut>;
 using CachePtr = std::unique_ptr<nl_cache, CacheFree>;
 using MsgPtr = std::unique_ptr<nl_msg, MsgFree>;
-
-Result<int> ifindex_of(RtnlSocket& sock, const std::string& dev) {
-  rtnl_link* raw = nullptr;
-  auto r = sock.check(rtnl_link_get_kernel(sock.get(), 0, dev.c_str(), &raw), "cannot read interface " + dev);
-  if (!r) {
-    if (r.error().code == ENODEV) return make_error("no interface " + dev, ENODEV);
-    return r.error();
-  }
-  LinkPtr link(raw);
-  return rtnl_link_get_ifindex(link.get());
-}
 
 // The root qdisc of `ifindex` as the kernel dumps it; null when none.
 Result<QdiscPtr> root_of(RtnlSocket& sock, int ifindex) {
@@ -174,7 +159,7 @@ Result<bool> probe_in_throwaway_netns() {
         result = sock.error();
         return;
       }
-      auto lo = ifindex_of(*sock, "lo");
+      auto lo = sock->ifindex("lo");
       if (!lo) {
         result = lo.error();
         return;
@@ -216,7 +201,7 @@ Result<std::optional<std::string>> RtnlQdiscs::root_kind(const std::string& dev)
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
   RtnlSocket& sock = **cur;
-  auto index = ifindex_of(sock, dev);
+  auto index = sock.ifindex(dev);
   if (!index) return index.error();
   auto root = root_of(sock, *index);
   if (!root) return root.error();
@@ -229,7 +214,7 @@ Result<void> RtnlQdiscs::add_netem(const std::string& dev, const NetemSpec& spec
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
   RtnlSocket& sock = **cur;
-  auto index = ifindex_of(sock, dev);
+  auto index = sock.ifindex(dev);
   if (!index) return index.error();
   return add_netem_on(sock, *index, dev, spec);
 }
@@ -238,7 +223,7 @@ Result<QdiscStats> RtnlQdiscs::root_stats(const std::string& dev) {
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
   RtnlSocket& sock = **cur;
-  auto index = ifindex_of(sock, dev);
+  auto index = sock.ifindex(dev);
   if (!index) return index.error();
   auto root = root_of(sock, *index);
   if (!root) return root.error();
@@ -257,7 +242,7 @@ Result<void> RtnlQdiscs::remove_root(const std::string& dev) {
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
   RtnlSocket& sock = **cur;
-  auto index = ifindex_of(sock, dev);
+  auto index = sock.ifindex(dev);
   if (!index) return index.error();
   QdiscPtr q(rtnl_qdisc_alloc());
   if (!q) return make_error("out of memory", ENOMEM);

@@ -5,6 +5,7 @@
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
+#include <netlink/route/link.h>
 #include <netlink/socket.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -166,6 +167,18 @@ Result<void> RtnlSocket::check(int rc, const std::string& what) {
   if (code == EPERM || code == EACCES) message += " (needs root: CAP_NET_ADMIN)";
   *ack_ = {};
   return make_error(std::move(message), code);
+}
+
+Result<int> RtnlSocket::ifindex(const std::string& dev) {
+  rtnl_link* raw = nullptr;
+  auto r = check(rtnl_link_get_kernel(sock_, 0, dev.c_str(), &raw), "cannot read interface " + dev);
+  if (!r) {
+    if (r.error().code == ENODEV) return make_error("no interface " + dev, ENODEV);
+    return r.error();
+  }
+  const int index = rtnl_link_get_ifindex(raw);
+  rtnl_link_put(raw);
+  return index;
 }
 
 Result<void> RtnlSocket::send(nl_msg* msg, const std::string& what) {

@@ -42,6 +42,10 @@ class RtnlSocket {
   // extended-ACK message when it sent one. EPERM says which capability.
   Result<void> check(int rc, const std::string& what);
 
+  // The index of interface `dev` in the socket's namespace; error code
+  // ENODEV ("no interface DEV") when there is none.
+  Result<int> ifindex(const std::string& dev);
+
   // Sends a message built by hand and waits for the kernel's ACK; takes
   // ownership of `msg`.
   Result<void> send(nl_msg* msg, const std::string& what);
