@@ -6,25 +6,25 @@
 # Step kinds are never listed here: `rxerun steps` prints them, asked of the
 # very binary being completed (a build tree's one works too).
 
-_rxerun_commands="run validate plan cleanup steps schema"
+_rxerun_commands="run validate plan cleanup steps schema vm"
 
 # The options of a command ("" = before any command).
 _rxerun_options() {
   case $1 in
-    run) echo "--help --var --only --skip --keep --force --report -v --verbose -q --quiet --color" ;;
+    run) echo "--help --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel" ;;
     validate) echo "--help --var" ;;
     plan) echo "--help --var --only --skip" ;;
     cleanup) echo "--help --var -v --verbose -q --quiet --color" ;;
-    steps | schema) echo "--help" ;;
+    steps | schema | vm) echo "--help" ;;
     # Options before a scenario make an implicit run (`rxerun -v lab.yaml`).
-    "") echo "--help -h --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color" ;;
+    "") echo "--help -h --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel" ;;
   esac
 }
 
 # Options that take a value as the next word (or after `=`).
 _rxerun_takes_value() {
   case $1 in
-    --var | --only | --skip | --report | --color) return 0 ;;
+    --var | --only | --skip | --report | --color | --kernel) return 0 ;;
   esac
   return 1
 }

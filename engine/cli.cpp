@@ -12,10 +12,15 @@
 #include <optional>
 #include <algorithm>
 #include <set>
+#include <string_view>
+
+#include <unistd.h>
 
 #include "engine/checks.h"
+#include "engine/cli_vm.h"
 #include "engine/journal.h"
 #include "engine/loader.h"
+#include "engine/placement.h"
 #include "engine/plan.h"
 #include "engine/report.h"
 #include "engine/runner.h"
@@ -24,6 +29,8 @@
 #include "sys/host_info.h"
 #include "sys/real.h"
 #include "sys/recording.h"
+#include "vm/guest.h"
+#include "vm/kernels.h"
 
 namespace rxerun {
 
@@ -44,6 +51,9 @@ struct RunCommandOptions {
   bool verbose = false;
   bool quiet = false;
   std::string color = "auto";
+  bool vm = false;
+  bool host = false;
+  std::string kernel;
 };
 
 bool want_color(const std::string& mode) {
@@ -118,6 +128,39 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   }
   auto scenario = load(o.scenario, registry, o.common);
   if (!scenario) return kExitUsage;
+
+  PlacementRequest where{.force_vm = o.vm, .force_host = o.host};
+  if (!o.kernel.empty()) where.kernel = o.kernel;
+  const bool might_use_vm = !o.host;
+  const Placement placement =
+      place(*scenario, registry, where, might_use_vm ? vm::prepared_kernels(vm::search_dirs()) : std::vector<vm::PreparedKernel>{},
+            o.vm || o.host ? HostAbilities{} : HostAbilities::probe());
+  switch (placement.where) {
+    case Placement::Where::BadKernel:
+      fmt::print(stderr, "rxerun: {}\n", placement.message);
+      return kExitUsage;
+    case Placement::Where::Nowhere:
+      fmt::print(stderr, "rxerun: {}\n", placement.message);
+      return kExitEnvironment;
+    case Placement::Where::Vm: {
+      if (o.keep) {
+        fmt::print(stderr, "rxerun: --keep cannot keep a lab in the lab VM: the VM is discarded after the run\n");
+        return kExitUsage;
+      }
+      if (!placement.message.empty() && !o.quiet) fmt::print("{}\n", placement.message);
+      VmRunOptions vo{.scenario = o.scenario,
+                      .vars = o.common.vars,
+                      .only = o.common.only,
+                      .skip = o.common.skip,
+                      .reports = targets,
+                      .force = o.force,
+                      .verbose = o.verbose,
+                      .quiet = o.quiet,
+                      .color = want_color(o.color)};
+      return run_in_lab_vm(vo, *scenario, registry, *placement.kernel);
+    }
+    case Placement::Where::Host: break;
+  }
 
   auto journal = open_journal(scenario->name);
   if (!journal) return kExitEnvironment;
@@ -268,6 +311,9 @@ std::vector<std::string> with_default_command(int argc, char** argv, const std::
 }  // namespace
 
 int run_cli(int argc, char** argv, const Registry& registry) {
+  // The lab VM's PID 1 (vm/guest.h); not a command for people.
+  if (argc == 2 && std::string_view(argv[1]) == "__vm-guest" && ::getpid() == 1) vm::guest_main();
+
   auto logger = spdlog::stderr_color_mt("rxerun");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("rxerun: %l: %v");
@@ -292,6 +338,10 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   run->add_option("--report", run_o.reports, "write a report: json:PATH or junit:PATH (repeatable)")
       ->type_name("FORMAT:PATH");
   add_output(run, run_o);
+  auto* vm_flag = run->add_flag("--vm", run_o.vm, "run in the lab VM (`rxerun vm setup` prepares it)");
+  run->add_flag("--host", run_o.host, "run on this machine's kernel, never in the lab VM")->excludes(vm_flag);
+  run->add_option("--kernel", run_o.kernel, "the lab VM's kernel (6.1, 7.3; default: the scenario's vm.kernel, else the newest prepared)")
+      ->type_name("VERSION");
 
   std::vector<std::string> validate_files;
   CommonOptions validate_common;
@@ -317,6 +367,13 @@ int run_cli(int argc, char** argv, const Registry& registry) {
 
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
 
+  auto* vm_cmd = app.add_subcommand("vm", "prepare (setup) or show (status) the lab VM's kernels");
+  vm_cmd->require_subcommand(1);
+  std::vector<std::string> setup_kernels;
+  auto* vm_setup = vm_cmd->add_subcommand("setup", "download and prepare lab kernels (default: all of them)");
+  vm_setup->add_option("--kernel", setup_kernels, "a kernel to prepare: 6.1 or 7.3 (repeatable)")->type_name("VERSION");
+  auto* vm_status = vm_cmd->add_subcommand("status", "list the lab kernels and whether they are ready");
+
   std::set<std::string> commands;
   for (auto* c : app.get_subcommands([](CLI::App*) { return true; })) commands.insert(c->get_name());
   auto args = with_default_command(argc, argv, commands);
@@ -340,6 +397,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   if (run_o.verbose || cleanup_o.verbose) spdlog::set_level(spdlog::level::debug);
 
   if (*run) return cmd_run(run_o, registry);
+  if (*vm_setup) return cmd_vm_setup(setup_kernels);
+  if (*vm_status) return cmd_vm_status();
   if (*validate) return cmd_validate(validate_files, validate_common, registry);
   if (*plan) return cmd_plan(plan_file, plan_common, registry);
   if (*cleanup) return cmd_cleanup(cleanup_o, registry);

@@ -53,7 +53,37 @@ JournalEntry entry_from(const nlohmann::json& j) {
   return e;
 }
 
+// `s` as a JSON string.
+void append_quoted(std::string& out, const std::string& s) {
+  out += nlohmann::json(s).dump();
+}
+
 }  // namespace
+
+std::string entry_line(const JournalEntry& entry) {
+  std::string line = "{\"args\":";
+  line += entry.args.dump();
+  line += ",\"do\":";
+  line += std::to_string(entry.seq);
+  line += ",\"kind\":";
+  append_quoted(line, entry.kind);
+  if (!entry.footprint.makes.empty()) {
+    line += ",\"makes\":";
+    line += nlohmann::json(entry.footprint.makes).dump();
+  }
+  line += ",\"netns\":";
+  append_quoted(line, entry.netns);
+  if (!entry.footprint.on.empty()) {
+    line += ",\"on\":";
+    line += nlohmann::json(entry.footprint.on).dump();
+  }
+  line += ",\"step\":";
+  append_quoted(line, entry.step);
+  line += ",\"summary\":";
+  append_quoted(line, entry.summary);
+  line += "}";
+  return line;
+}
 
 std::string default_state_dir() {
   if (const char* d = std::getenv("RXERUN_STATE_DIR"); d && *d) return d;
@@ -151,12 +181,18 @@ Journal::~Journal() {
 
 Result<void> Journal::write_line(const nlohmann::json& line) {
   if (path_.empty()) return {};  // in memory
+  return write_text(line.dump());
+}
+
+Result<void> Journal::write_text(const std::string& line) {
+  if (path_.empty()) return {};  // in memory
   if (fd_ < 0) fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd_ < 0) return make_error("cannot open journal " + path_, errno);
   std::string text;
   // A file that starts now says which boot it belongs to.
   if (!boot_written_ && !boot_.empty()) text = nlohmann::json{{"boot", boot_}}.dump() + "\n";
-  text += line.dump() + "\n";
+  text += line;
+  text += "\n";
   // One write() with O_APPEND: a killed process leaves at most a torn last
   // line. No fsync: the page cache outlives the process, and what the
   // journal protects (interfaces, namespaces, rules, sysctl values) does not
@@ -170,11 +206,8 @@ Result<void> Journal::write_line(const nlohmann::json& line) {
 
 Result<long> Journal::append(JournalEntry entry) {
   entry.seq = next_seq_++;
-  nlohmann::json line = {{"do", entry.seq},         {"step", entry.step},       {"kind", entry.kind},
-                         {"netns", entry.netns},    {"summary", entry.summary}, {"args", entry.args}};
-  if (!entry.footprint.on.empty()) line["on"] = entry.footprint.on;
-  if (!entry.footprint.makes.empty()) line["makes"] = entry.footprint.makes;
-  if (auto r = write_line(line); !r) return r.error();
+  if (!path_.empty())
+    if (auto r = write_text(entry_line(entry)); !r) return r.error();
   pending_.push_back(std::move(entry));
   return pending_.back().seq;
 }

@@ -81,6 +81,7 @@ class Journal {
  private:
   Journal() = default;
   Result<void> write_line(const nlohmann::json& line);
+  Result<void> write_text(const std::string& line);  // one line of JSON, without its newline
 
   std::string path_;
   std::string boot_;  // written as the first line of a journal file that starts empty
@@ -92,6 +93,12 @@ class Journal {
   int dropped_from_earlier_boot_ = 0;
   std::vector<JournalEntry> pending_;
 };
+
+// The journal's line for `entry`: the JSON object {"do":SEQ,"step":...,
+// "kind":...,"netns":...,"summary":...,"args":...} plus "on" and "makes" when
+// not empty, written directly, keys in the order nlohmann::json writes them
+// (building the object would copy `args` and make a map for every line).
+std::string entry_line(const JournalEntry& entry);
 
 // Where journals and locks live: $RXERUN_STATE_DIR when set, /run/rxerun for
 // root, else $XDG_RUNTIME_DIR/rxerun or /tmp/rxerun-UID.

@@ -56,6 +56,14 @@ struct FactSpec {
   std::string help;
 };
 
+// What a kind needs from the machine it runs on; placement (host or lab VM)
+// reads it before anything runs.
+enum class Need {
+  NetAdmin,  // root (CAP_NET_ADMIN): changes network settings
+  Netem,     // the kernel's sch_netem
+  RdmaRxe,   // the kernel's rdma_rxe
+};
+
 struct KindSpec {
   std::string name;
   std::string summary;
@@ -67,6 +75,7 @@ struct KindSpec {
   bool facts_of_target = false;      // revert: the facts are those of the step it reverts
   std::string example;               // a YAML step, shown by `rxerun steps KIND`
   std::optional<Duration> default_timeout;  // unset: the engine's default; Duration::zero(): none
+  std::vector<Need> needs;
 };
 
 // What a kind does. `run` acts through ctx.sys() only; `undo` receives the

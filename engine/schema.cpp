@@ -112,7 +112,12 @@ json scenario_schema(const Registry& registry) {
        {{"name", {{"type", "string"}, {"pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}},
         {"description", {{"type", "string"}}},
         {"vars", {{"type", "object"}, {"additionalProperties", {{"type", json::array({"string", "number", "boolean"})}}}}},
-        {"vm", {{"type", "object"}, {"properties", {{"kernel", {{"type", "string"}}}}}, {"additionalProperties", false}}},
+        {"vm",
+         {{"type", "object"},
+          {"properties",
+           {{"kernel", {{"type", "string"}, {"description", "the lab kernel the scenario needs (6.1, 7.3)"}}},
+            {"timeout", {{"type", "string"}, {"description", "time for the whole run in the lab VM (default: the steps' timeouts plus 5m)"}}}}},
+          {"additionalProperties", false}}},
         {"steps", {{"type", "array"}, {"minItems", 1}, {"items", {{"oneOf", steps}}}}}}},
       {"definitions", definitions},
   };

@@ -56,7 +56,8 @@ StepResult run_address(const Params& params, StepContext& ctx) {
   if (!wanted) return StepResult::error(params.where("cidr") + ": '" + cidr + "' is not an address/prefix");
   auto& links = ctx.sys().links;
 
-  auto present = links.addresses(dev);
+  int ifindex = 0;  // as the listing found it: adding needs no lookup of its own
+  auto present = links.addresses(dev, &ifindex);
   if (!present) {
     if (present.error().code == ENODEV) return StepResult::error("no interface " + dev + " (create it first)");
     return StepResult::error(present.error());
@@ -76,7 +77,7 @@ StepResult run_address(const Params& params, StepContext& ctx) {
                                ctx.on_link(dev));
       !r)
     return StepResult::error(r.error());
-  if (auto r = links.add_address(dev, wanted->text()); !r) return StepResult::error(r.error());
+  if (auto r = links.add_address(dev, wanted->text(), ifindex); !r) return StepResult::error(r.error());
   return StepResult::ok({{"changed", true}, {"address", wanted->text()}});
 }
 
@@ -93,6 +94,7 @@ Result<nlohmann::json> undo_address(const nlohmann::json& args, UndoContext& ctx
 Kind address_kind() {
   KindSpec spec;
   spec.name = "address";
+  spec.needs = {Need::NetAdmin};
   spec.summary = "Add an IPv4 or IPv6 address to an interface; undo removes it.";
   spec.params = {
       {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},

@@ -285,6 +285,7 @@ Result<std::vector<std::string>> preclean_block(UndoContext& ctx) {
 Kind block_kind() {
   KindSpec spec;
   spec.name = "block";
+  spec.needs = {Need::NetAdmin};
   spec.summary =
       "Drop or reject packets with an nftables rule in the run's own table (inet rxerun-SCENARIO); the rule "
       "counts what it hit. Warning: dropping UDP 4791 on the output hook wedges rxe until the rule goes.";

@@ -71,6 +71,7 @@ Result<nlohmann::json> undo_link(const nlohmann::json& args, UndoContext& ctx) {
 Kind link_kind() {
   KindSpec spec;
   spec.name = "link";
+  spec.needs = {Need::NetAdmin};
   spec.summary = "Bring an interface up or down and/or set its MTU; undo restores what it found.";
   spec.params = {
       {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},

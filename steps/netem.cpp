@@ -223,6 +223,7 @@ Result<nlohmann::json> undo_netem(const nlohmann::json& args, UndoContext& ctx) 
 Kind netem_kind() {
   KindSpec spec;
   spec.name = "netem";
+  spec.needs = {Need::NetAdmin, Need::Netem};
   spec.summary =
       "Loss, delay, jitter, duplication, corruption, reordering or a rate limit on an interface (a netem root qdisc); "
       "undo removes it and reports its statistics.";

@@ -102,6 +102,7 @@ Result<nlohmann::json> undo_netns(const nlohmann::json& args, UndoContext& ctx) 
 Kind netns_kind() {
   KindSpec spec;
   spec.name = "netns";
+  spec.needs = {Need::NetAdmin};
   spec.summary = "Create a named network namespace (as `ip netns add`), its loopback up; undo deletes it.";
   spec.params = {
       {.name = "name",

@@ -205,15 +205,15 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
                                "restore " + join(asked) + " on " + dev + " to the values found", ctx.on_link(dev));
       !r)
     return StepResult::error(r.error());
-  if (auto r = ethtool.set_features(dev, *change); !r) return StepResult::error(r.error());
+  auto changed = ethtool.set_features(dev, *change);
+  if (!changed) return StepResult::error(changed.error());
 
-  auto now = ethtool.features(dev);
-  if (!now) return StepResult::error(now.error());
-  for (const auto& r : *requests) {
-    // A feature may vanish only if the device was replaced meanwhile; show what was asked then.
-    bool all_known = std::all_of(r.members.begin(), r.members.end(), [&](const auto& m) { return now->count(m); });
-    facts[r.name + ".after"] = all_known ? value_of(r, *now) : on_off(r.on);
-  }
+  // The features now: those found, with what the kernel says changed (the
+  // features asked for, and any that followed them).
+  Features now = std::move(*found);
+  for (const auto& [name, on] : *changed)
+    if (auto it = now.find(name); it != now.end()) it->second.active = on;
+  for (const auto& r : *requests) facts[r.name + ".after"] = value_of(r, now);
   facts["changed"] = true;
   return StepResult::ok(facts);
 }
@@ -256,6 +256,7 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
 Kind offload_kind() {
   KindSpec spec;
   spec.name = "offload";
+  spec.needs = {Need::NetAdmin};
   spec.summary = "Turn netdev offload features on or off (what `ethtool -K` does); undo restores the values found.";
   spec.params = {
       {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},

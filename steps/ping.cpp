@@ -92,6 +92,7 @@ StepResult run_ping(const Params& params, StepContext& ctx) {
 Kind ping_kind() {
   KindSpec spec;
   spec.name = "ping";
+  spec.needs = {Need::NetAdmin};
   spec.summary =
       "ICMP echo to an address, natively (no ping binary); passes when at least one reply came back, as ping(8).";
   spec.params = {

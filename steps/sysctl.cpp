@@ -112,6 +112,7 @@ Result<nlohmann::json> undo_sysctl(const nlohmann::json& args, UndoContext& ctx)
 Kind sysctl_kind() {
   KindSpec spec;
   spec.name = "sysctl";
+  spec.needs = {Need::NetAdmin};
   spec.summary = "Set a network kernel parameter (a key under net.); undo restores the value found.";
   spec.params = {
       {.name = "key",

@@ -188,6 +188,7 @@ Result<std::vector<std::string>> preclean_veth(UndoContext& ctx) {
 Kind veth_kind() {
   KindSpec spec;
   spec.name = "veth";
+  spec.needs = {Need::NetAdmin};
   spec.summary = "Create a veth pair, optionally with the peer in another namespace; undo deletes it.";
   spec.params = {
       {.name = "name", .type = ParamType::IfName, .required = true, .help = "the first end, where the step runs"},

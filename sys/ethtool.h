@@ -20,7 +20,12 @@ class Ethtool {
   virtual ~Ethtool() = default;
   virtual Result<std::map<std::string, Feature>> features(const std::string& dev) = 0;
   // Requests these values; the error names features the kernel would not change.
-  virtual Result<void> set_features(const std::string& dev, const std::map<std::string, bool>& wanted) = 0;
+  // Returns the active value, after the change, of at least every feature
+  // that changed, asked for or not (turning one feature off can take others
+  // with it): a feature it leaves out kept its value. Saves reading all
+  // features again.
+  virtual Result<std::map<std::string, bool>> set_features(const std::string& dev,
+                                                           const std::map<std::string, bool>& wanted) = 0;
 };
 
 }  // namespace rxerun::sys

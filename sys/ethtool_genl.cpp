@@ -12,12 +12,13 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <set>
+#include <optional>
 #include <vector>
 
 #include "sys/netns_local.h"
@@ -49,6 +50,9 @@ std::string attr_string(const nlattr* a) {
 // here the kernel's errno and its extended-ACK message, if any.
 struct Exchange {
   std::function<void(nlmsghdr*)> on_reply;
+  bool until_reply = false;  // a request without NLM_F_ACK: its reply ends the exchange
+  std::uint32_t seq = 0;     // the request's sequence number; every answer carries it
+  bool stray = false;        // an answer to some other request arrived
   bool done = false;
   int error = 0;
   std::string message;
@@ -57,7 +61,18 @@ struct Exchange {
 int on_valid(nl_msg* msg, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
   if (ex->on_reply) ex->on_reply(nlmsg_hdr(msg));
-  return NL_OK;
+  if (!ex->until_reply) return NL_OK;
+  ex->done = true;
+  return NL_STOP;
+}
+
+// libnl's own check counts on an ACK closing every request, which a GET
+// without NLM_F_ACK does not send: each exchange checks its own number.
+int on_seq_check(nl_msg* msg, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  if (nlmsg_hdr(msg)->nlmsg_seq == ex->seq) return NL_OK;
+  ex->stray = true;
+  return NL_STOP;
 }
 
 int on_ack(nl_msg*, void* arg) {
@@ -113,6 +128,12 @@ class EthtoolSocket {
       return make_error(
           "this kernel has no ethtool netlink interface (needs Linux 5.6 or later with CONFIG_ETHTOOL_NETLINK)",
           EOPNOTSUPP);
+    // From here on every request says itself whether it wants an ACK
+    // (exchange()). One recvmsg per message instead of a peek and a read: a
+    // buffer larger than any reply rxerun asks for (the feature names, ~3 KiB).
+    nl_socket_disable_auto_ack(sk.get());
+    nl_socket_disable_msg_peek(sk.get());
+    (void)nl_socket_set_msg_buf_size(sk.get(), 32768);
     return EthtoolSocket(std::move(sk), family);
   }
 
@@ -120,9 +141,12 @@ class EthtoolSocket {
 
   // A request message for `cmd`, with the header naming the device when `header_attr` is set.
   // `flags`: ETHTOOL_A_HEADER_FLAGS (ETHTOOL_FLAG_COMPACT_BITSETS: replies
-  // carry bitmaps, not a nest with the name of every bit).
-  Result<MsgPtr> message(std::uint8_t cmd, int header_attr, const std::string& dev, std::uint32_t flags = 0) {
-    MsgPtr msg(nlmsg_alloc());
+  // carry bitmaps, not a nest with the name of every bit). `room`: bytes the
+  // caller adds after the header (libnl's default is a page, zeroed on each
+  // allocation).
+  Result<MsgPtr> message(std::uint8_t cmd, int header_attr, const std::string& dev, std::uint32_t flags = 0,
+                         std::size_t room = 64) {
+    MsgPtr msg(nlmsg_alloc_size(NLMSG_HDRLEN + GENL_HDRLEN + 64 + NLA_ALIGN(dev.size() + 1) + room));
     if (!msg) return make_error("cannot allocate a netlink message", ENOMEM);
     if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family_, 0, 0, cmd, ETHTOOL_GENL_VERSION))
       return make_error("cannot build an ethtool netlink message", EMSGSIZE);
@@ -136,21 +160,34 @@ class EthtoolSocket {
     return msg;
   }
 
-  // Sends `msg`, hands every reply to `on_reply` and waits for the kernel's ACK.
+  // How an exchange ends: with the kernel's ACK (a SET, whose reply is
+  // optional), or with the one reply of a GET, which needs no ACK (an error
+  // comes in place of the reply): one recvmsg less.
+  enum class Until { Ack, Reply };
+
+  // Sends `msg`, hands every reply to `on_reply` and waits for the end.
   Result<void> exchange(nl_msg* msg, std::function<void(nlmsghdr*)> on_reply, const std::string& what,
-                        const std::string& dev) {
+                        const std::string& dev, Until until) {
     CbPtr cb(nl_cb_alloc(NL_CB_DEFAULT));
     if (!cb) return make_error("cannot allocate netlink callbacks", ENOMEM);
     Exchange ex{std::move(on_reply)};
+    ex.until_reply = until == Until::Reply;
     nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, on_valid, &ex);
     nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, on_ack, &ex);
+    nl_cb_set(cb.get(), NL_CB_SEQ_CHECK, NL_CB_CUSTOM, on_seq_check, &ex);
     nl_cb_err(cb.get(), NL_CB_CUSTOM, on_error, &ex);
+    if (until == Until::Ack) nlmsg_hdr(msg)->nlmsg_flags |= NLM_F_ACK;
     if (int e = nl_send_auto(sk_.get(), msg); e < 0) {
       broken_ = true;
       return make_error(what + ": cannot send to the kernel: " + nl_geterror(e), EIO);
     }
+    ex.seq = nlmsg_hdr(msg)->nlmsg_seq;
     while (!ex.done) {
       const int e = nl_recvmsgs(sk_.get(), cb.get());
+      if (ex.stray) {
+        broken_ = true;
+        return make_error(what + ": the kernel's answer belongs to another request", EIO);
+      }
       if (e < 0 && !ex.done) {
         broken_ = true;
         return make_error(what + ": " + nl_geterror(e), EIO);
@@ -185,19 +222,23 @@ class EthtoolSocket {
 // The attributes of a generic netlink message of the ethtool family.
 template <int Max>
 bool parse_reply(nlmsghdr* nlh, std::uint8_t cmd, nlattr* (&tb)[Max + 1]) {
+  if (nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN) return false;
   auto* gh = static_cast<genlmsghdr*>(nlmsg_data(nlh));
   if (gh->cmd != cmd) return false;
   return nla_parse(tb, Max, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), nullptr) == 0;
 }
 
-// A bitset: name -> value of each bit it holds. With NOMASK it holds exactly
-// the bits that are set; without it, the bits in the mask, with their values.
-// Compact (VALUE and MASK as u32 words; what rxerun asks for) or verbose
-// (ETHTOOL_A_BITSET_BITS, one nest per bit, by name or index).
-std::map<std::string, bool> parse_bitset(nlattr* attr, const std::vector<std::string>& names) {
-  std::map<std::string, bool> out;
+// Calls fn(index, name, value) for each bit a bitset holds. With NOMASK it
+// holds exactly the bits that are set; without it, the bits in the mask, with
+// their values. Compact (VALUE and MASK as u32 words; what rxerun asks for)
+// or verbose (ETHTOOL_A_BITSET_BITS, one nest per bit, by name or index).
+// `index` is the bit's place in `names`, or kNoIndex for a name `names` lacks.
+constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+
+template <class Fn>
+void for_each_bit(nlattr* attr, const std::vector<std::string>& names, Fn&& fn) {
   nlattr* tb[ETHTOOL_A_BITSET_MAX + 1] = {};
-  if (!attr || nla_parse_nested(tb, ETHTOOL_A_BITSET_MAX, attr, nullptr) < 0) return out;
+  if (!attr || nla_parse_nested(tb, ETHTOOL_A_BITSET_MAX, attr, nullptr) < 0) return;
   const bool nomask = tb[ETHTOOL_A_BITSET_NOMASK] != nullptr;
   if (tb[ETHTOOL_A_BITSET_VALUE]) {
     const auto words = static_cast<std::size_t>(nla_len(tb[ETHTOOL_A_BITSET_VALUE])) / 4;
@@ -211,11 +252,11 @@ std::map<std::string, bool> parse_bitset(nlattr* attr, const std::vector<std::st
     for (std::size_t i = 0; i < size && i < names.size(); ++i) {
       const bool set = (value[i / 32] >> (i % 32)) & 1u;
       const bool listed = mask ? ((mask[i / 32] >> (i % 32)) & 1u) : set;
-      if (listed && !names[i].empty()) out[names[i]] = set;
+      if (listed && !names[i].empty()) fn(i, names[i], set);
     }
-    return out;
+    return;
   }
-  if (!tb[ETHTOOL_A_BITSET_BITS]) return out;
+  if (!tb[ETHTOOL_A_BITSET_BITS]) return;
   nlattr* bit;
   int rem;
   nla_for_each_nested(bit, tb[ETHTOOL_A_BITSET_BITS], rem) {
@@ -223,15 +264,27 @@ std::map<std::string, bool> parse_bitset(nlattr* attr, const std::vector<std::st
     nlattr* bt[ETHTOOL_A_BITSET_BIT_MAX + 1] = {};
     if (nla_parse_nested(bt, ETHTOOL_A_BITSET_BIT_MAX, bit, nullptr) < 0) continue;
     std::string name;
+    std::size_t index = kNoIndex;
     if (bt[ETHTOOL_A_BITSET_BIT_NAME]) {
       name = attr_string(bt[ETHTOOL_A_BITSET_BIT_NAME]);
+      if (auto it = std::find(names.begin(), names.end(), name); it != names.end())
+        index = static_cast<std::size_t>(it - names.begin());
     } else if (bt[ETHTOOL_A_BITSET_BIT_INDEX]) {
-      const auto index = nla_get_u32(bt[ETHTOOL_A_BITSET_BIT_INDEX]);
-      if (index < names.size()) name = names[index];
+      const auto i = nla_get_u32(bt[ETHTOOL_A_BITSET_BIT_INDEX]);
+      if (i < names.size()) {
+        index = i;
+        name = names[i];
+      }
     }
     if (name.empty()) continue;
-    out[name] = nomask || bt[ETHTOOL_A_BITSET_BIT_VALUE] != nullptr;
+    fn(index, name, nomask || bt[ETHTOOL_A_BITSET_BIT_VALUE] != nullptr);
   }
+}
+
+// A bitset as name -> value of each bit it holds.
+std::map<std::string, bool> parse_bitset(nlattr* attr, const std::vector<std::string>& names) {
+  std::map<std::string, bool> out;
+  for_each_bit(attr, names, [&](std::size_t, const std::string& name, bool on) { out[name] = on; });
   return out;
 }
 
@@ -240,9 +293,9 @@ std::map<std::string, bool> parse_bitset(nlattr* attr, const std::vector<std::st
 // feature set in none of its bitsets is still one `ethtool -k` shows.
 // The set is the kernel's own table (netdev_features_strings), the same for
 // every device and namespace: read once per process.
-Result<std::vector<std::string>> feature_names(EthtoolSocket& sock, const std::string& dev) {
+Result<const std::vector<std::string>*> feature_names(EthtoolSocket& sock, const std::string& dev) {
   static std::vector<std::string> cached;
-  if (!cached.empty()) return cached;
+  if (!cached.empty()) return &cached;
   // Newer kernels insist on the header; naming the device is allowed for a global set.
   auto msg = sock.message(ETHTOOL_MSG_STRSET_GET, ETHTOOL_A_STRSET_HEADER, dev);
   if (!msg) return msg.error();
@@ -282,10 +335,10 @@ Result<std::vector<std::string>> feature_names(EthtoolSocket& sock, const std::s
           }
         }
       },
-      "reading the names of netdev features", dev);
+      "reading the names of netdev features", dev, EthtoolSocket::Until::Reply);
   if (!r) return r.error();
-  cached = names;
-  return names;
+  cached = std::move(names);
+  return &cached;
 }
 
 }  // namespace
@@ -298,7 +351,13 @@ Result<std::map<std::string, Feature>> GenlEthtool::features(const std::string& 
   auto msg = (*sock)->message(ETHTOOL_MSG_FEATURES_GET, ETHTOOL_A_FEATURES_HEADER, dev, ETHTOOL_FLAG_COMPACT_BITSETS);
   if (!msg) return msg.error();
 
-  std::map<std::string, bool> hw, active, nochange;
+  // Per feature: changeable (hw), active, never changeable (nochange); by
+  // bit index, and by name for a bit the table of names lacks.
+  enum Slot { kHw, kActive, kNoChange };
+  using Flags = std::array<bool, 3>;
+  const auto& table = **names;
+  std::vector<Flags> by_index(table.size(), Flags{});
+  std::map<std::string, Flags> by_name;
   bool got = false;
   auto r = (*sock)->exchange(
       msg->get(),
@@ -306,36 +365,45 @@ Result<std::map<std::string, Feature>> GenlEthtool::features(const std::string& 
         nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
         if (!parse_reply<ETHTOOL_A_FEATURES_MAX>(nlh, ETHTOOL_MSG_FEATURES_GET_REPLY, tb)) return;
         got = true;
-        hw = parse_bitset(tb[ETHTOOL_A_FEATURES_HW], *names);
-        active = parse_bitset(tb[ETHTOOL_A_FEATURES_ACTIVE], *names);
-        nochange = parse_bitset(tb[ETHTOOL_A_FEATURES_NOCHANGE], *names);
+        for (auto [attr, slot] : {std::pair{ETHTOOL_A_FEATURES_HW, kHw}, std::pair{ETHTOOL_A_FEATURES_ACTIVE, kActive},
+                                  std::pair{ETHTOOL_A_FEATURES_NOCHANGE, kNoChange}})
+          for_each_bit(tb[attr], table, [&](std::size_t i, const std::string& name, bool on) {
+            (i == kNoIndex ? by_name[name] : by_index[i])[slot] = on;
+          });
       },
-      "reading the offload features of " + dev, dev);
+      "reading the offload features of " + dev, dev, EthtoolSocket::Until::Reply);
   if (!r) return r.error();
   if (!got) return make_error("reading the offload features of " + dev + ": the kernel sent no reply", EIO);
 
-  auto on = [](const std::map<std::string, bool>& set, const std::string& name) {
-    auto it = set.find(name);
-    return it != set.end() && it->second;
-  };
+  auto feature = [](const Flags& f) { return Feature{.active = f[kActive], .fixed = !f[kHw] || f[kNoChange]}; };
   std::map<std::string, Feature> out;
-  std::set<std::string> all;
-  for (const auto& n : *names)
-    if (!n.empty()) all.insert(n);
-  for (const auto* set : {&hw, &active, &nochange})
-    for (const auto& [n, _] : *set) all.insert(n);
-  for (const auto& n : all) out[n] = Feature{.active = on(active, n), .fixed = !on(hw, n) || on(nochange, n)};
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (!table[i].empty()) out.emplace(table[i], feature(by_index[i]));
+  for (const auto& [name, flags] : by_name) out.emplace(name, feature(flags));
   return out;
 }
 
-Result<void> GenlEthtool::set_features(const std::string& dev, const std::map<std::string, bool>& wanted) {
-  if (wanted.empty()) return {};
+std::optional<FeaturesSetReply> parse_features_set_reply(const nlmsghdr* nlh, const std::vector<std::string>& names) {
+  nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
+  // libnl's parsers take no const; nothing here writes to the message.
+  if (!parse_reply<ETHTOOL_A_FEATURES_MAX>(const_cast<nlmsghdr*>(nlh), ETHTOOL_MSG_FEATURES_SET_REPLY, tb))
+    return std::nullopt;
+  return FeaturesSetReply{.refused = parse_bitset(tb[ETHTOOL_A_FEATURES_WANTED], names),
+                          .changed = parse_bitset(tb[ETHTOOL_A_FEATURES_ACTIVE], names)};
+}
+
+Result<std::map<std::string, bool>> GenlEthtool::set_features(const std::string& dev,
+                                                              const std::map<std::string, bool>& wanted) {
+  if (wanted.empty()) return std::map<std::string, bool>{};
   auto sock = EthtoolSocket::current();
   if (!sock) return make_error("cannot change the offloads of " + dev + ": " + sock.error().message, sock.error().code);
   // Flags 0: the kernel replies with what it could not set (no OMIT_REPLY).
   auto names = feature_names(**sock, dev);
   if (!names) return names.error();
-  auto msg = (*sock)->message(ETHTOOL_MSG_FEATURES_SET, ETHTOOL_A_FEATURES_HEADER, dev, ETHTOOL_FLAG_COMPACT_BITSETS);
+  std::size_t room = 64;  // the nests of WANTED and BITS, and for each bit its nest, name and value
+  for (const auto& [name, _] : wanted) room += 32 + NLA_ALIGN(name.size() + 1);
+  auto msg =
+      (*sock)->message(ETHTOOL_MSG_FEATURES_SET, ETHTOOL_A_FEATURES_HEADER, dev, ETHTOOL_FLAG_COMPACT_BITSETS, room);
   if (!msg) return msg.error();
   // A bitset without NOMASK: only the named bits change, each to its VALUE.
   nlattr* set = nla_nest_start(msg->get(), ETHTOOL_A_FEATURES_WANTED | NLA_F_NESTED);
@@ -351,33 +419,34 @@ Result<void> GenlEthtool::set_features(const std::string& dev, const std::map<st
   nla_nest_end(msg->get(), bits);
   nla_nest_end(msg->get(), set);
 
-  // The reply's WANTED bitset lists the requested bits whose result differs
-  // from the request, each with the value asked for.
-  std::map<std::string, bool> refused;
-  bool got = false;
+  // The reply says what was refused and what changed (FeaturesSetReply).
+  std::optional<FeaturesSetReply> reply;
   std::string what;
   for (const auto& [name, on] : wanted) what += (what.empty() ? "" : ", ") + name + (on ? " on" : " off");
   auto r = (*sock)->exchange(
       msg->get(),
       [&](nlmsghdr* nlh) {
-        nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
-        if (!parse_reply<ETHTOOL_A_FEATURES_MAX>(nlh, ETHTOOL_MSG_FEATURES_SET_REPLY, tb)) return;
-        got = true;
-        refused = parse_bitset(tb[ETHTOOL_A_FEATURES_WANTED], *names);
+        if (auto parsed = parse_features_set_reply(nlh, **names)) reply = std::move(parsed);
       },
-      "setting " + what + " on " + dev, dev);
+      "setting " + what + " on " + dev, dev, EthtoolSocket::Until::Ack);
   if (!r) return r.error();
 
-  if (!got) {
-    // No reply (an older kernel): read back what happened.
+  std::map<std::string, bool> refused, changed;
+  if (reply) {
+    refused = std::move(reply->refused);
+    changed = std::move(reply->changed);
+  } else {
+    // No reply (kernels before 5.9 send none when nothing changed): read back
+    // what happened; every feature's value then stands for what changed.
     auto now = features(dev);
     if (!now) return now.error();
     for (const auto& [name, on] : wanted) {
       auto it = now->find(name);
       if (it == now->end() || it->second.active != on) refused[name] = on;
     }
+    for (const auto& [name, f] : *now) changed[name] = f.active;
   }
-  if (refused.empty()) return {};
+  if (refused.empty()) return changed;
   std::string list;
   for (const auto& [name, on] : refused) list += (list.empty() ? "" : ", ") + name + (on ? " on" : " off");
   return make_error("the kernel would not set " + list + " on " + dev +

@@ -48,10 +48,12 @@ class Links {
   virtual Result<void> set_mtu(const std::string& name, unsigned mtu) = 0;
   virtual Result<void> set_alias(const std::string& name, const std::string& alias) = 0;
 
-  // "10.0.0.1/24", "fd00::1/64"; link-local IPv6 addresses included.
-  virtual Result<std::vector<std::string>> addresses(const std::string& dev) = 0;
-  // Error code EEXIST when present.
-  virtual Result<void> add_address(const std::string& dev, const std::string& cidr) = 0;
+  // "10.0.0.1/24", "fd00::1/64"; link-local IPv6 addresses included. When
+  // `ifindex` is given, it receives the interface's index, for add_address().
+  virtual Result<std::vector<std::string>> addresses(const std::string& dev, int* ifindex = nullptr) = 0;
+  // Error code EEXIST when present. `ifindex`: what addresses() gave for
+  // `dev` just before, which saves looking the name up again; 0 looks it up.
+  virtual Result<void> add_address(const std::string& dev, const std::string& cidr, int ifindex = 0) = 0;
   // Error code EADDRNOTAVAIL when absent, ENODEV when the interface is gone.
   virtual Result<void> remove_address(const std::string& dev, const std::string& cidr) = 0;
 };

@@ -3,9 +3,10 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/if.h>
+#include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
-#include <netlink/cache.h>
+#include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,13 +37,9 @@ struct AddrPut {
 struct NlAddrPut {
   void operator()(nl_addr* a) const { nl_addr_put(a); }
 };
-struct CacheFree {
-  void operator()(nl_cache* c) const { nl_cache_free(c); }
-};
 using LinkPtr = std::unique_ptr<rtnl_link, LinkPut>;
 using AddrPtr = std::unique_ptr<rtnl_addr, AddrPut>;
 using NlAddrPtr = std::unique_ptr<nl_addr, NlAddrPut>;
-using CachePtr = std::unique_ptr<nl_cache, CacheFree>;
 
 class Fd {
  public:
@@ -57,52 +55,84 @@ class Fd {
   int fd_;
 };
 
-std::string str_or_empty(const char* s) {
-  return s ? std::string(s) : std::string();
+// A string attribute, safe against a missing terminator.
+std::string attr_string(const nlattr* a) {
+  const auto* p = static_cast<const char*>(nla_data(a));
+  return std::string(p, ::strnlen(p, static_cast<std::size_t>(nla_len(a))));
 }
 
-LinkInfo info_of(rtnl_link* l) {
-  LinkInfo info;
-  info.ifindex = rtnl_link_get_ifindex(l);
-  info.name = str_or_empty(rtnl_link_get_name(l));
-  info.kind = str_or_empty(rtnl_link_get_type(l));
-  info.alias = str_or_empty(rtnl_link_get_ifalias(l));
-  const unsigned flags = rtnl_link_get_flags(l);
-  info.up = flags & IFF_UP;
-  info.carrier = flags & IFF_LOWER_UP;
-  info.mtu = rtnl_link_get_mtu(l);
-  return info;
+// The fields of LinkInfo from an RTM_NEWLINK message, read directly (libnl's
+// parser builds every attribute of the link, statistics and all); false when
+// the message is malformed.
+bool parse_link(nlmsghdr* h, LinkInfo& info, std::uint32_t* group = nullptr) {
+  nlattr* tb[IFLA_MAX + 1] = {};
+  if (h->nlmsg_type != RTM_NEWLINK || nlmsg_parse(h, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0) return false;
+  if (group) *group = tb[IFLA_GROUP] && nla_len(tb[IFLA_GROUP]) >= 4 ? nla_get_u32(tb[IFLA_GROUP]) : 0;
+  const auto* ifi = static_cast<const ifinfomsg*>(nlmsg_data(h));
+  info.ifindex = ifi->ifi_index;
+  info.up = ifi->ifi_flags & IFF_UP;
+  info.carrier = ifi->ifi_flags & IFF_LOWER_UP;
+  if (tb[IFLA_IFNAME]) info.name = attr_string(tb[IFLA_IFNAME]);
+  if (tb[IFLA_IFALIAS]) info.alias = attr_string(tb[IFLA_IFALIAS]);
+  if (tb[IFLA_MTU] && nla_len(tb[IFLA_MTU]) >= 4) info.mtu = nla_get_u32(tb[IFLA_MTU]);
+  if (tb[IFLA_LINKINFO]) {
+    nlattr* li[IFLA_INFO_MAX + 1] = {};
+    if (nla_parse_nested(li, IFLA_INFO_MAX, tb[IFLA_LINKINFO], nullptr) == 0 && li[IFLA_INFO_KIND])
+      info.kind = attr_string(li[IFLA_INFO_KIND]);
+  }
+  return true;
 }
 
 // A link as the kernel has it now; nullopt when no link has that name.
-Result<LinkPtr> fetch(RtnlSocket& sock, const std::string& name) {
-  rtnl_link* raw = nullptr;
-  auto r = sock.check(rtnl_link_get_kernel(sock.get(), 0, name.c_str(), &raw), "cannot read interface " + name);
-  if (!r) return r.error();
-  return LinkPtr(raw);
-}
-
-Result<std::optional<LinkPtr>> fetch_if_present(RtnlSocket& sock, const std::string& name) {
-  auto l = fetch(sock, name);
-  if (!l) {
-    if (l.error().code == ENODEV) return std::optional<LinkPtr>();
-    return l.error();
-  }
-  return std::optional<LinkPtr>(std::move(l).value());
+Result<std::optional<LinkInfo>> fetch_if_present(RtnlSocket& sock, const std::string& name) {
+  LinkInfo info;
+  bool parsed = false;
+  auto found = sock.get_link(name, [&](nlmsghdr* h) { parsed = parse_link(h, info); });
+  if (!found) return found.error();
+  if (!*found) return std::optional<LinkInfo>();
+  if (!parsed) return make_error("cannot read interface " + name + ": no usable answer from the kernel", EIO);
+  return std::optional<LinkInfo>(std::move(info));
 }
 
 Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint32_t>* groups = nullptr) {
-  nl_cache* raw = nullptr;
-  if (auto r = sock.check(rtnl_link_alloc_cache(sock.get(), AF_UNSPEC, &raw), "cannot list interfaces"); !r)
-    return r.error();
-  CachePtr cache(raw);
-  std::vector<LinkInfo> out;
-  for (nl_object* o = nl_cache_get_first(cache.get()); o; o = nl_cache_get_next(o)) {
-    auto* l = reinterpret_cast<rtnl_link*>(o);
-    out.push_back(info_of(l));
-    if (groups) (*groups)[rtnl_link_get_ifindex(l)] = rtnl_link_get_group(l);
+  struct Collect {
+    std::vector<LinkInfo> out;
+    std::map<int, std::uint32_t>* groups;
+  } collect{{}, groups};
+  std::unique_ptr<nl_cb, void (*)(nl_cb*)> cb(nl_cb_clone(nl_socket_get_cb(sock.get())), nl_cb_put);
+  if (!cb) return make_error("out of memory", ENOMEM);
+  nl_cb_set(
+      cb.get(), NL_CB_VALID, NL_CB_CUSTOM,
+      [](nl_msg* msg, void* arg) -> int {
+        auto* c = static_cast<Collect*>(arg);
+        LinkInfo info;
+        std::uint32_t group = 0;
+        if (parse_link(nlmsg_hdr(msg), info, &group)) {
+          if (c->groups) (*c->groups)[info.ifindex] = group;
+          c->out.push_back(std::move(info));
+        }
+        return NL_OK;
+      },
+      &collect);
+  // A dump without statistics, parsed here (libnl's link cache parses every
+  // attribute of every link). A link that changes during the dump makes the
+  // kernel flag it as interrupted: ask again, as libnl's cache does.
+  for (int attempt = 1;; ++attempt) {
+    collect.out.clear();
+    if (groups) groups->clear();
+    std::unique_ptr<nl_msg, void (*)(nl_msg*)> msg(nlmsg_alloc_size(128), nlmsg_free);
+    ifinfomsg ifi{};
+    ifi.ifi_family = AF_UNSPEC;
+    if (!msg || !nlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, RTM_GETLINK, 0, NLM_F_DUMP) ||
+        nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+        nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
+      return make_error("out of memory", ENOMEM);
+    if (auto r = sock.check(nl_send_auto(sock.get(), msg.get()), "cannot list interfaces"); !r) return r.error();
+    const int rc = nl_recvmsgs(sock.get(), cb.get());
+    if (rc == -NLE_DUMP_INTR && attempt < 10) continue;
+    if (auto r = sock.check(rc, "cannot list interfaces"); !r) return r.error();
+    return std::move(collect.out);
   }
-  return out;
 }
 
 // One link request (RTM_SETLINK, RTM_DELLINK) with the header `ifi` and the
@@ -110,14 +140,21 @@ Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint3
 // the kernel's ACK.
 Result<void> link_request(RtnlSocket& sock, int type, ifinfomsg ifi, const std::function<int(nl_msg*)>& fill,
                           const std::string& what) {
-  nl_msg* msg = nlmsg_alloc_simple(type, 0);
-  if (!msg) return make_error("out of memory", ENOMEM);
   ifi.ifi_family = AF_UNSPEC;
-  if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || (fill && fill(msg) < 0)) {
-    nlmsg_free(msg);
-    return make_error("netlink message too large", EMSGSIZE);
+  // First in a message with room for a name and an alias (IFALIASZ), then,
+  // should the attributes not fit, in one of libnl's default size: a page,
+  // which costs a zeroed page per request.
+  for (const std::size_t size : {std::size_t{512}, std::size_t{0}}) {
+    nl_msg* msg = size ? nlmsg_alloc_size(size) : nlmsg_alloc();
+    if (!msg) return make_error("out of memory", ENOMEM);
+    if (!nlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, type, 0, 0) ||
+        nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 || (fill && fill(msg) < 0)) {
+      nlmsg_free(msg);
+      continue;
+    }
+    return sock.send(msg, what);
   }
-  return sock.send(msg, what);
+  return make_error("netlink message too large", EMSGSIZE);
 }
 
 // One RTM_SETLINK that names the link (IFLA_IFNAME, the kernel looks it up)
@@ -199,8 +236,9 @@ std::string format_cidr(nl_addr* a, unsigned prefix) {
   return std::string(buf) + "/" + std::to_string(prefix);
 }
 
-Result<AddrPtr> addr_request(RtnlSocket& sock, const std::string& dev, const std::string& cidr) {
-  auto index = sock.ifindex(dev);
+// `ifindex`: dev's index when the caller knows it; 0 looks it up.
+Result<AddrPtr> addr_request(RtnlSocket& sock, const std::string& dev, const std::string& cidr, int ifindex = 0) {
+  auto index = ifindex ? Result<int>(ifindex) : sock.ifindex(dev);
   if (!index) return index.error();
   auto local = parse_cidr(cidr);
   if (!local) return local.error();
@@ -260,10 +298,7 @@ Result<std::optional<LinkInfo>> RtnlLinks::get(const std::string& name) {
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
   RtnlSocket& sock = **cur;
-  auto l = fetch_if_present(sock, name);
-  if (!l) return l.error();
-  if (!*l) return std::optional<LinkInfo>();
-  return std::optional<LinkInfo>(info_of((*l)->get()));
+  return fetch_if_present(sock, name);
 }
 
 Result<std::vector<LinkInfo>> RtnlLinks::list() {
@@ -314,8 +349,7 @@ Result<void> RtnlLinks::add_veth(const VethSpec& spec) {
     return set_alias_on(*peer_sock, spec.peer, spec.alias);
   };
   if (auto r = mark(); !r) {
-    if (auto l = fetch_if_present(sock, spec.name); l && *l)
-      (void)delete_index(sock, rtnl_link_get_ifindex((*l)->get()), spec.name);
+    if (auto l = fetch_if_present(sock, spec.name); l && *l) (void)delete_index(sock, (*l)->ifindex, spec.name);
     return r;
   }
   return {};
@@ -381,21 +415,26 @@ Result<void> RtnlLinks::set_alias(const std::string& name, const std::string& al
   return set_alias_on(**sock, name, alias);
 }
 
-Result<std::vector<std::string>> RtnlLinks::addresses(const std::string& dev) {
+Result<std::vector<std::string>> RtnlLinks::addresses(const std::string& dev, int* ifindex) {
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
   auto index = (*cur)->ifindex(dev);
   if (!index) return index.error();
+  if (ifindex) *ifindex = *index;
   return addresses_of(**cur, *index);
 }
 
-Result<void> RtnlLinks::add_address(const std::string& dev, const std::string& cidr) {
+Result<void> RtnlLinks::add_address(const std::string& dev, const std::string& cidr, int ifindex) {
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
   RtnlSocket& sock = **cur;
-  auto a = addr_request(sock, dev, cidr);
+  auto a = addr_request(sock, dev, cidr, ifindex);
   if (!a) return a.error();
-  return sock.check(rtnl_addr_add(sock.get(), a->get(), NLM_F_EXCL), "cannot add " + cidr + " to " + dev);
+  auto r = sock.check(rtnl_addr_add(sock.get(), a->get(), NLM_F_EXCL), "cannot add " + cidr + " to " + dev);
+  // The interface of that index went away since the caller read it: go by
+  // the name, as without the index (a new interface may carry it now).
+  if (!r && r.error().code == ENODEV && ifindex) return add_address(dev, cidr, 0);
+  return r;
 }
 
 Result<void> RtnlLinks::remove_address(const std::string& dev, const std::string& cidr) {

@@ -16,8 +16,8 @@ class RtnlLinks final : public Links {
   Result<void> set_up(const std::string& name, bool up) override;
   Result<void> set_mtu(const std::string& name, unsigned mtu) override;
   Result<void> set_alias(const std::string& name, const std::string& alias) override;
-  Result<std::vector<std::string>> addresses(const std::string& dev) override;
-  Result<void> add_address(const std::string& dev, const std::string& cidr) override;
+  Result<std::vector<std::string>> addresses(const std::string& dev, int* ifindex = nullptr) override;
+  Result<void> add_address(const std::string& dev, const std::string& cidr, int ifindex = 0) override;
   Result<void> remove_address(const std::string& dev, const std::string& cidr) override;
 };
 

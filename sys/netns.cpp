@@ -1,7 +1,6 @@
 #include "sys/netns.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -26,7 +25,7 @@ class RealNetnsScope final : public NetnsScope {
   ~RealNetnsScope() override {
     // Going back can only fail if the kernel lost our own namespace; then
     // nothing rxerun does afterwards would be safe.
-    if (::setns(original_, CLONE_NEWNET) != 0) std::abort();
+    if (enter_netns(original_) != 0) std::abort();
     ::close(original_);
   }
 
@@ -46,7 +45,7 @@ Result<std::unique_ptr<NetnsScope>> RealNetns::enter(const std::string& name) {
     ::close(original);
     return make_error(err == ENOENT ? "network namespace '" + name + "' does not exist" : "cannot open " + path, err);
   }
-  int rc = ::setns(target, CLONE_NEWNET);
+  int rc = enter_netns(target);
   int err = errno;
   ::close(target);
   if (rc != 0) {
@@ -118,7 +117,7 @@ Result<void> bind_new_netns(const std::string& name, const std::string& path) {
   Result<void> result;
   try {
     std::thread helper([&] {
-      if (::unshare(CLONE_NEWNET) != 0) {
+      if (unshare_netns() != 0) {
         const int err = errno;
         result = make_error("cannot create network namespace " + name + needs_root(err), err);
         return;

@@ -16,8 +16,18 @@
 
 namespace rxerun::sys {
 
-// The calling thread's network namespace: the inode of /proc/thread-self/ns/net.
+// The calling thread's network namespace: the inode of /proc/thread-self/ns/net,
+// looked up once and remembered until the thread changes namespace through
+// one of the two calls below.
 Result<std::uint64_t> current_netns_id();
+
+// setns(fd, CLONE_NEWNET) and unshare(CLONE_NEWNET), with their return
+// values and errno. Every change of a thread's network namespace in rxerun,
+// its tests included, goes through these (tests/sys/test_netns_local.cpp
+// checks the sources), so that current_netns_id() can remember its answer:
+// asking /proc each time cost a path walk per netlink request.
+int enter_netns(int fd);
+int unshare_netns();
 
 // Drops every socket the calling thread has cached, in every namespace.
 void drop_cached_netlink_sockets();

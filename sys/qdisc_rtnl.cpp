@@ -10,7 +10,6 @@
 #include <netlink/route/qdisc.h>
 #include <netlink/route/qdisc/netem.h>
 #include <netlink/route/tc.h>
-#include <sched.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include <system_error>
 #include <thread>
 
+#include "sys/netns_local.h"
 #include "sys/rtnl_socket.h"
 
 namespace rxerun::sys {
@@ -147,7 +147,7 @@ Result<bool> probe_in_throwaway_netns() {
   Result<bool> result = false;
   try {
     std::thread helper([&] {
-      if (::unshare(CLONE_NEWNET) != 0) {
+      if (unshare_netns() != 0) {
         const int err = errno;
         result = make_error(std::string("cannot create a namespace to look for netem") +
                                 (err == EPERM ? " (needs root: CAP_SYS_ADMIN)" : ""),

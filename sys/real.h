@@ -9,6 +9,7 @@
 #include "sys/nft_lib.h"
 #include "sys/ping_icmp.h"
 #include "sys/qdisc_rtnl.h"
+#include "sys/rdma_host.h"
 #include "sys/sysctl_proc.h"
 #include "sys/system.h"
 
@@ -29,7 +30,8 @@ class RealSystem {
   LibNft nft_;
   RtnlQdiscs qdiscs_;
   IcmpPinger pinger_;
-  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_};
+  HostRdma rdma_;
+  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, rdma_};
 };
 
 }  // namespace rxerun::sys

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "engine/duration.h"
@@ -156,11 +158,12 @@ Result<void> RecordingLinks::set_alias(const std::string& name, const std::strin
   return {};
 }
 
-Result<std::vector<std::string>> RecordingLinks::addresses(const std::string& dev) {
+Result<std::vector<std::string>> RecordingLinks::addresses(const std::string& dev, int* ifindex) {
+  if (ifindex) *ifindex = 0;  // a plan knows no index: add_address() goes by name
   return addresses_[{log_.netns(), dev}];
 }
 
-Result<void> RecordingLinks::add_address(const std::string& dev, const std::string& cidr) {
+Result<void> RecordingLinks::add_address(const std::string& dev, const std::string& cidr, int) {
   log_.record("add " + cidr + " to " + dev, "ip addr add " + cidr + " dev " + dev);
   addresses_[{log_.netns(), dev}].push_back(cidr);
   return {};
@@ -176,7 +179,8 @@ Result<std::map<std::string, Feature>> RecordingEthtool::features(const std::str
   return std::map<std::string, Feature>{};
 }
 
-Result<void> RecordingEthtool::set_features(const std::string& dev, const std::map<std::string, bool>& wanted) {
+Result<std::map<std::string, bool>> RecordingEthtool::set_features(const std::string& dev,
+                                                                   const std::map<std::string, bool>& wanted) {
   std::string cmd = "ethtool -K " + dev;
   std::string what;
   for (const auto& [name, on] : wanted) {
@@ -184,7 +188,7 @@ Result<void> RecordingEthtool::set_features(const std::string& dev, const std::m
     what += (what.empty() ? "" : ", ") + name + (on ? " on" : " off");
   }
   log_.record("set " + what + " on " + dev, cmd);
-  return {};
+  return wanted;  // what a plan assumes: each feature as asked
 }
 
 Result<std::string> RecordingSysctl::read(const std::string& key) {
@@ -252,6 +256,70 @@ Result<PingResult> RecordingPinger::ping(const PingSpec& spec, SteadyTime, Inter
   cmd += " " + spec.to;
   log_.record("ping " + spec.to, cmd);
   return PingResult{spec.count, spec.count, std::nullopt, std::nullopt, std::nullopt};
+}
+
+Result<bool> RecordingRdma::module_loaded(const std::string& name) {
+  if (loaded_.count(name)) return true;
+  if (unloaded_.count(name)) return false;
+  std::error_code ec;
+  return std::filesystem::exists("/sys/module/" + name, ec);
+}
+
+Result<std::vector<std::string>> RecordingRdma::modules_to_load(const std::string& name) {
+  auto loaded = module_loaded(name);
+  if (!loaded) return loaded.error();
+  if (*loaded) return std::vector<std::string>{};
+  return std::vector<std::string>{name};
+}
+
+Result<void> RecordingRdma::load_module(const std::string& name) {
+  log_.record_anywhere("load kernel module " + name, "modprobe " + name);
+  loaded_.insert(name);
+  unloaded_.erase(name);
+  return {};
+}
+
+Result<void> RecordingRdma::unload_module(const std::string& name) {
+  auto loaded = module_loaded(name);
+  if (!loaded) return loaded.error();
+  if (!*loaded) return make_error("module " + name + " is not loaded", ENOENT);
+  log_.record_anywhere("unload kernel module " + name, "modprobe -r " + name);
+  loaded_.erase(name);
+  unloaded_.insert(name);
+  return {};
+}
+
+Result<std::vector<RxeDevice>> RecordingRdma::rxe_devices() {
+  std::vector<RxeDevice> out;
+  for (const auto& d : devices_)
+    out.push_back(
+        {.index = d.index, .name = d.name, .netdev = d.netns == log_.netns() ? d.netdev : "", .parent = d.netdev});
+  return out;
+}
+
+Result<void> RecordingRdma::add_rxe(const std::string& name, const std::string& netdev) {
+  for (const auto& d : devices_)
+    if (d.name == name) return make_error("cannot add rxe device " + name + ": Too many open files in system", ENFILE);
+  log_.record("add rxe device " + name + " over " + netdev, "rdma link add " + name + " type rxe netdev " + netdev);
+  devices_.push_back({next_index_++, name, log_.netns(), netdev});
+  return {};
+}
+
+Result<void> RecordingRdma::remove_device(unsigned index) {
+  auto it = std::find_if(devices_.begin(), devices_.end(), [&](const Device& d) { return d.index == index; });
+  if (it == devices_.end()) return make_error("no RDMA device " + std::to_string(index), ENODEV);
+  // Device names are global: the command works from any namespace.
+  log_.record_anywhere("delete rxe device " + it->name, "rdma link delete " + it->name);
+  devices_.erase(it);
+  return {};
+}
+
+Result<PortState> RecordingRdma::port_state(const std::string&, unsigned) {
+  return PortState{4, "ACTIVE", 5, "LinkUp"};
+}
+
+Result<PortMtu> RecordingRdma::port_mtu(const std::string&, unsigned) {
+  return PortMtu{1024, 4096};
 }
 
 RecordingSystem::RecordingSystem() = default;

@@ -69,8 +69,8 @@ class RecordingLinks final : public Links {
   Result<void> set_up(const std::string& name, bool up) override;
   Result<void> set_mtu(const std::string& name, unsigned mtu) override;
   Result<void> set_alias(const std::string& name, const std::string& alias) override;
-  Result<std::vector<std::string>> addresses(const std::string& dev) override;
-  Result<void> add_address(const std::string& dev, const std::string& cidr) override;
+  Result<std::vector<std::string>> addresses(const std::string& dev, int* ifindex = nullptr) override;
+  Result<void> add_address(const std::string& dev, const std::string& cidr, int ifindex = 0) override;
   Result<void> remove_address(const std::string& dev, const std::string& cidr) override;
 
  private:
@@ -85,7 +85,8 @@ class RecordingEthtool final : public Ethtool {
  public:
   explicit RecordingEthtool(ActionLog& log) : log_(log) {}
   Result<std::map<std::string, Feature>> features(const std::string& dev) override;
-  Result<void> set_features(const std::string& dev, const std::map<std::string, bool>& wanted) override;
+  Result<std::map<std::string, bool>> set_features(const std::string& dev,
+                                                   const std::map<std::string, bool>& wanted) override;
 
  private:
   ActionLog& log_;
@@ -146,6 +147,35 @@ class RecordingPinger final : public Pinger {
   ActionLog& log_;
 };
 
+// Modules the plan loaded, or that this host has loaded (/sys/module: reading
+// it changes nothing), count as loaded; rxe devices are those the plan
+// added. Ports of any device read ACTIVE and rxe's UDP socket is assumed
+// there: the plan previews the run where everything goes as intended.
+class RecordingRdma final : public Rdma {
+ public:
+  explicit RecordingRdma(ActionLog& log) : log_(log) {}
+  Result<bool> module_loaded(const std::string& name) override;
+  Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
+  Result<void> load_module(const std::string& name) override;
+  Result<void> unload_module(const std::string& name) override;
+  Result<std::vector<RxeDevice>> rxe_devices() override;
+  Result<void> add_rxe(const std::string& name, const std::string& netdev) override;
+  Result<void> remove_device(unsigned index) override;
+  Result<PortState> port_state(const std::string& dev, unsigned port) override;
+  Result<PortMtu> port_mtu(const std::string& dev, unsigned port) override;
+  Result<bool> udp4791_listening() override { return true; }
+
+ private:
+  struct Device {
+    unsigned index;
+    std::string name, netns, netdev;
+  };
+  ActionLog& log_;
+  std::set<std::string> loaded_, unloaded_;
+  std::vector<Device> devices_;
+  unsigned next_index_ = 1;
+};
+
 // Everything above, wired into one System.
 class RecordingSystem {
  public:
@@ -164,7 +194,8 @@ class RecordingSystem {
   RecordingNft nft_{log_};
   RecordingQdiscs qdiscs_{log_};
   RecordingPinger pinger_{log_};
-  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, &log_};
+  RecordingRdma rdma_{log_};
+  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, rdma_, &log_};
 };
 
 }  // namespace rxerun::sys

@@ -1,13 +1,14 @@
 #include "sys/rtnl_socket.h"
 
 #include <fcntl.h>
+#include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 #include <netlink/socket.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -63,7 +64,7 @@ class ThreadNetnsSwitch {
   ~ThreadNetnsSwitch() {
     if (original_ < 0) return;
     // Failing to go back would leave every later call in the wrong namespace.
-    if (::setns(original_, CLONE_NEWNET) != 0) std::abort();
+    if (enter_netns(original_) != 0) std::abort();
     ::close(original_);
   }
   Result<void> enter(const std::string& path) {
@@ -74,7 +75,7 @@ class ThreadNetnsSwitch {
       int err = errno;
       return make_error(err == ENOENT ? "network namespace " + path + " does not exist" : "cannot open " + path, err);
     }
-    int rc = ::setns(target, CLONE_NEWNET);
+    int rc = enter_netns(target);
     int err = errno;
     ::close(target);
     if (rc != 0) return make_error("cannot enter network namespace " + path, err);
@@ -113,7 +114,11 @@ int errno_of_nl(int nl_error) {
 RtnlSocket::RtnlSocket(nl_sock* sock) : sock_(sock), ack_(std::make_unique<Ack>()) {}
 
 RtnlSocket::RtnlSocket(RtnlSocket&& other) noexcept
-    : sock_(other.sock_), broken_(other.broken_), ack_(std::move(other.ack_)) {
+    : sock_(other.sock_),
+      broken_(other.broken_),
+      ack_(std::move(other.ack_)),
+      get_seq_(other.get_seq_),
+      get_buf_(std::move(other.get_buf_)) {
   other.sock_ = nullptr;
 }
 
@@ -170,15 +175,88 @@ Result<void> RtnlSocket::check(int rc, const std::string& what) {
 }
 
 Result<int> RtnlSocket::ifindex(const std::string& dev) {
-  rtnl_link* raw = nullptr;
-  auto r = check(rtnl_link_get_kernel(sock_, 0, dev.c_str(), &raw), "cannot read interface " + dev);
+  int index = 0;
+  auto found = get_link(dev, [&](nlmsghdr* h) {
+    if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(ifinfomsg)))
+      index = static_cast<const ifinfomsg*>(NLMSG_DATA(h))->ifi_index;
+  });
+  if (!found) return found.error();
+  if (!*found) return make_error("no interface " + dev, ENODEV);
+  if (index <= 0) return make_error("cannot read interface " + dev + ": the kernel's answer holds no index", EIO);
+  return index;
+}
+
+Result<void> RtnlSocket::get(nl_msg* request, const std::function<void(nlmsghdr*)>& on_reply, const std::string& what) {
+  nlmsghdr* req = nlmsg_hdr(request);
+  req->nlmsg_flags = static_cast<std::uint16_t>((req->nlmsg_flags | NLM_F_REQUEST) & ~NLM_F_ACK);
+  const std::uint32_t seq = ++get_seq_;
+  req->nlmsg_seq = seq;
+  *ack_ = {};
+  if (int rc = nl_sendto(sock_, req, req->nlmsg_len); rc < 0) {
+    broken_ = true;
+    return make_error(what + ": cannot send to the kernel: " + nl_geterror(rc), errno_of_nl(rc));
+  }
+  // As large as libnl's receive buffer (open()): a link with all its
+  // attributes takes a few KiB. Kept: a fresh one per call costs malloc
+  // more than the copy costs the kernel.
+  constexpr std::size_t kSize = 32768;
+  if (!get_buf_) get_buf_ = std::make_unique_for_overwrite<std::uint64_t[]>(kSize / sizeof(std::uint64_t));
+  std::uint64_t* buf = get_buf_.get();
+  ssize_t n;
+  do {
+    n = ::recv(nl_socket_get_fd(sock_), buf, kSize, MSG_TRUNC);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    const int err = errno;
+    broken_ = true;
+    return make_error(what + ": cannot receive from the kernel: " + std::strerror(err), err);
+  }
+  if (static_cast<std::size_t>(n) > kSize) {
+    broken_ = true;
+    return make_error(what + ": the kernel's answer does not fit in " + std::to_string(kSize) + " bytes", EMSGSIZE);
+  }
+  // The answer is the first message; nothing else was asked for.
+  auto* h = reinterpret_cast<nlmsghdr*>(buf);
+  int left = static_cast<int>(n);
+  if (!NLMSG_OK(h, left)) {
+    broken_ = true;
+    return make_error(what + ": a malformed answer from the kernel", EIO);
+  }
+  if (h->nlmsg_seq != seq) {
+    broken_ = true;
+    return make_error(what + ": the kernel's answer belongs to another request", EIO);
+  }
+  if (h->nlmsg_type == NLMSG_ERROR) {
+    if (h->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr))) {
+      broken_ = true;
+      return make_error(what + ": a truncated answer from the kernel", EIO);
+    }
+    auto* err = static_cast<nlmsgerr*>(NLMSG_DATA(h));
+    if (err->error == 0) return {};  // an ACK, though none was asked for: no reply
+    on_error(nullptr, err, ack_.get());
+    return check(-NLE_FAILURE, what);
+  }
+  if (h->nlmsg_type >= NLMSG_MIN_TYPE) on_reply(h);
+  return {};
+}
+
+Result<bool> RtnlSocket::get_link(const std::string& dev, const std::function<void(nlmsghdr*)>& on_reply) {
+  // Sized to fit (libnl's default is a page, zeroed on each allocation).
+  std::unique_ptr<nl_msg, void (*)(nl_msg*)> msg(nlmsg_alloc_size(128 + NLMSG_ALIGN(dev.size() + 1)), nlmsg_free);
+  if (!msg || !nlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, RTM_GETLINK, 0, 0))
+    return make_error("out of memory", ENOMEM);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  if (nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+      nla_put_string(msg.get(), IFLA_IFNAME, dev.c_str()) < 0 ||
+      nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
+    return make_error("netlink message too large", EMSGSIZE);
+  auto r = get(msg.get(), on_reply, "cannot read interface " + dev);
   if (!r) {
-    if (r.error().code == ENODEV) return make_error("no interface " + dev, ENODEV);
+    if (r.error().code == ENODEV) return false;
     return r.error();
   }
-  const int index = rtnl_link_get_ifindex(raw);
-  rtnl_link_put(raw);
-  return index;
+  return true;
 }
 
 Result<void> RtnlSocket::send(nl_msg* msg, const std::string& what) {

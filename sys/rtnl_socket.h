@@ -5,6 +5,8 @@
 // ("Exclusivity flag on, cannot override") and not only libnl's code.
 // Shared by RtnlLinks, RtnlQdiscs and RealNetns; not part of sys/'s interface.
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -12,6 +14,7 @@
 
 struct nl_sock;
 struct nl_msg;
+struct nlmsghdr;
 
 namespace rxerun::sys {
 
@@ -46,6 +49,19 @@ class RtnlSocket {
   // ENODEV ("no interface DEV") when there is none.
   Result<int> ifindex(const std::string& dev);
 
+  // Sends a request that the kernel answers with one message (the GET of one
+  // object) and hands that reply to `on_reply`. The request goes without
+  // NLM_F_ACK: the reply, or the kernel's error in its place, ends the
+  // exchange, one recvmsg where libnl's own calls wait for an ACK as well.
+  // Such requests are numbered apart from libnl's count, which expects an
+  // ACK for each of its own. Errors as check() makes them; `request` stays
+  // the caller's.
+  Result<void> get(nl_msg* request, const std::function<void(nlmsghdr*)>& on_reply, const std::string& what);
+
+  // RTM_GETLINK of interface `dev` by name, without statistics, through
+  // get(); false when there is no such interface.
+  Result<bool> get_link(const std::string& dev, const std::function<void(nlmsghdr*)>& on_reply);
+
   // Sends a message built by hand and waits for the kernel's ACK; takes
   // ownership of `msg`.
   Result<void> send(nl_msg* msg, const std::string& what);
@@ -59,7 +75,9 @@ class RtnlSocket {
   explicit RtnlSocket(nl_sock* sock);
   nl_sock* sock_;
   bool broken_ = false;
-  std::unique_ptr<Ack> ack_;  // the error callback writes here: a stable address
+  std::unique_ptr<Ack> ack_;                  // the error callback writes here: a stable address
+  std::uint32_t get_seq_ = 0x80000000u;       // get()'s own request numbers
+  std::unique_ptr<std::uint64_t[]> get_buf_;  // get()'s receive buffer, made on first use
 };
 
 // errno for a libnl error code (libnl's own mapping is one-way).

@@ -86,6 +86,9 @@ Result<std::string> ProcSysctl::read(const std::string& key) {
     }
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
+    // The kernel formats a sysctl whole into the buffer of each read(): a
+    // short read is the end, and asking again only to hear so costs a syscall.
+    if (static_cast<std::size_t>(n) < sizeof buf) break;
   }
   return std::string(trim(text));
 }

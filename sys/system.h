@@ -16,6 +16,7 @@
 #include "sys/nft.h"
 #include "sys/ping.h"
 #include "sys/qdisc.h"
+#include "sys/rdma.h"
 #include "sys/sysctl.h"
 
 namespace rxerun::sys {
@@ -43,6 +44,7 @@ struct System {
   Nft& nft;
   Qdiscs& qdiscs;
   Pinger& pinger;
+  Rdma& rdma;
   Recorder* recorder = nullptr;  // set when planning
 };
 

@@ -43,6 +43,29 @@ TEST_CASE("journal: entries survive the process and undone ones are forgotten") 
   fs::remove_all(dir);
 }
 
+TEST_CASE("journal: an entry's line is the JSON object nlohmann::json writes for it") {
+  auto object_line = [](const JournalEntry& e) {
+    nlohmann::json line = {{"do", e.seq},      {"step", e.step},       {"kind", e.kind},
+                           {"netns", e.netns}, {"summary", e.summary}, {"args", e.args}};
+    if (!e.footprint.on.empty()) line["on"] = e.footprint.on;
+    if (!e.footprint.makes.empty()) line["makes"] = e.footprint.makes;
+    return line.dump();
+  };
+  const std::vector<JournalEntry> entries = {
+      {1, "s1", "veth", "", "delete veth vA", {{"name", "vA"}, {"peer", "vB"}}},
+      {2, "s2", "address", "lab", "remove 10.0.0.1/24", {{"cidr", "10.0.0.1/24"}}, {.on = {"link:lab/vA"}}},
+      {3, "pair", "veth", "", "delete veth vA", {{"mtu", 9000}}, {.makes = {"link:/vA", "link:/vB"}}},
+      {4, "q\"uote\\", "k", "ns", "tab\tnewline\n\x01 \xc3\xa9", nullptr, {.on = {"a"}, .makes = {"b"}}},
+      {12345678901, "", "k", "", "", nlohmann::json::object()},
+      {6, "s", "k", "", "", nlohmann::json::array({1, "x", nullptr, 2.5, true})},
+  };
+  for (const auto& e : entries) {
+    CAPTURE(e.seq);
+    CHECK(entry_line(e) == object_line(e));
+    CHECK(nlohmann::json::parse(entry_line(e)).at("do") == e.seq);
+  }
+}
+
 TEST_CASE("journal: a second run of the same scenario is locked out") {
   auto dir = fresh_dir("lock");
   auto first = Journal::open(dir.string(), "lab");

@@ -361,6 +361,26 @@ TEST_CASE("loader: YAML syntax errors are placed at the parser's mark") {
   CHECK(error("[a]\n,") == "t.yaml:2:1: YAML syntax error: unexpected ','");
 }
 
+TEST_CASE("loader: a second document is found wherever the first one ends") {
+  const std::string second = "a scenario file holds one YAML document; a second one starts here";
+  // A block mapping whose keys start in column 0 ends only at a document
+  // marker or a directive ...
+  CHECK(error("steps: [{sleep: {duration: 1s}}]\n...\nsteps: []\n") == "t.yaml:3:1: " + second);
+  CHECK(error("steps: [{sleep: {duration: 1s}}]\n--- \nsteps: []\n") == "t.yaml:2:1: " + second);
+  CHECK(error("steps: [{sleep: {duration: 1s}}]\n---\n") == "t.yaml:2:1: " + second);
+  CHECK(error("steps: [{sleep: {duration: 1s}}]\n%YAML 1.2\n---\nsteps: []\n") == "t.yaml:3:1: " + second);
+  CHECK(error("\xef\xbb\xbfsteps: [{sleep: {duration: 1s}}]\n---\nsteps: []\n") == "t.yaml:2:1: " + second);
+  // ... an indented one, or one whose first key is not in column 0, at a dedent.
+  CHECK(error("  steps: [{sleep: {duration: 1s}}]\nname: x\n") == "t.yaml:2:1: " + second);
+  CHECK(error("!!map\n  steps: [{sleep: {duration: 1s}}]\nname: x\n") == "t.yaml:3:1: " + second);
+  CHECK(error("- a\nsteps: x\n") == "t.yaml:2:1: " + second);
+  CHECK(error("steps:\n  - sleep: {duration: 1s}\n[a]\n") == "t.yaml:3:1: YAML syntax error: end of map not found");
+  // One document: a document end marker, a complex key, a key that starts like a marker.
+  CHECK(valid("steps: [{sleep: {duration: 1s}}]\n...\n").steps.size() == 1);
+  CHECK(valid("? steps\n: [{sleep: {duration: 1s}}]\n").steps.size() == 1);
+  CHECK(error("steps: [{sleep: {duration: 1s}}]\n---x: 1\n") == "t.yaml:2:1: unknown key '---x' at the top level");
+}
+
 TEST_CASE("loader: top level") {
   CHECK(error("- a\n") == "t.yaml:1:1: a scenario must be a mapping with 'steps', got a list");
   CHECK(error("just text\n") == "t.yaml:1:1: a scenario must be a mapping with 'steps', got 'just text'");

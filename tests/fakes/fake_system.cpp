@@ -162,13 +162,19 @@ Result<void> FakeLinks::set_alias(const std::string& name, const std::string& al
   return {};
 }
 
-Result<std::vector<std::string>> FakeLinks::addresses(const std::string& dev) {
-  if (!find(netns_.current, dev)) return make_error("no interface " + dev, ENODEV);
+Result<std::vector<std::string>> FakeLinks::addresses(const std::string& dev, int* ifindex) {
+  const auto* link = find(netns_.current, dev);
+  if (!link) return make_error("no interface " + dev, ENODEV);
+  if (ifindex) *ifindex = link->ifindex;
   return addrs[netns_.current][dev];
 }
 
-Result<void> FakeLinks::add_address(const std::string& dev, const std::string& cidr) {
-  if (!find(netns_.current, dev)) return make_error("no interface " + dev, ENODEV);
+Result<void> FakeLinks::add_address(const std::string& dev, const std::string& cidr, int ifindex) {
+  const auto* link = find(netns_.current, dev);
+  if (!link) return make_error("no interface " + dev, ENODEV);
+  // The index addresses() gave is the interface's: a caller passes it on unchanged.
+  if (ifindex != 0 && ifindex != link->ifindex)
+    return make_error("index " + std::to_string(ifindex) + " is not " + dev + "'s", EINVAL);
   auto& list = addrs[netns_.current][dev];
   if (std::find(list.begin(), list.end(), cidr) != list.end()) return make_error("File exists", EEXIST);
   list.push_back(cidr);
@@ -192,20 +198,31 @@ Result<std::map<std::string, sys::Feature>> FakeEthtool::features(const std::str
   return it->second;
 }
 
-Result<void> FakeEthtool::set_features(const std::string& dev, const std::map<std::string, bool>& wanted) {
+Result<std::map<std::string, bool>> FakeEthtool::set_features(const std::string& dev,
+                                                              const std::map<std::string, bool>& wanted) {
   auto it = devs.find(dev);
   if (it == devs.end()) return make_error("no interface " + dev, ENODEV);
   if (set_errno != 0) return make_error("setting features of " + dev + " failed", set_errno);
   std::string entry = "set " + dev;
+  std::map<std::string, bool> changed;  // as the kernel's reply lists them
   for (const auto& [name, on] : wanted) {
     auto f = it->second.find(name);
     if (f == it->second.end()) return make_error("unknown feature " + name, EOPNOTSUPP);
     if (f->second.fixed && f->second.active != on) return make_error(name + " is fixed", EOPNOTSUPP);
+    if (f->second.active != on) changed[name] = on;
     f->second.active = on;
     entry += " " + name + (on ? "=on" : "=off");
   }
+  for (const auto& [cause, effect] : drags) {
+    if (!changed.count(cause.first) || changed.at(cause.first) != cause.second) continue;
+    auto f = it->second.find(effect.first);
+    if (f != it->second.end() && f->second.active != effect.second) {
+      f->second.active = effect.second;
+      changed[effect.first] = effect.second;
+    }
+  }
   log.push_back(entry);
-  return {};
+  return changed;
 }
 
 Result<std::string> FakeSysctl::read(const std::string& key) {
@@ -286,6 +303,134 @@ Result<sys::PingResult> FakePinger::ping(const sys::PingSpec& spec, sys::SteadyT
     r.rtt_max_ms = 0.1;
   }
   return r;
+}
+
+FakeRdma::Device* FakeRdma::find(const std::string& name) {
+  for (auto& d : devices)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+void FakeRdma::prune() {
+  std::erase_if(devices, [&](const Device& d) { return !links_.find(d.netns, d.netdev); });
+}
+
+bool FakeRdma::used_by_other(const std::string& name) const {
+  for (const auto& m : loaded) {
+    auto it = modules.find(m);
+    if (it != modules.end() && std::find(it->second.begin(), it->second.end(), name) != it->second.end()) return true;
+  }
+  return false;
+}
+
+Result<bool> FakeRdma::module_loaded(const std::string& name) {
+  return loaded.count(name) > 0;
+}
+
+Result<std::vector<std::string>> FakeRdma::modules_to_load(const std::string& name) {
+  auto it = modules.find(name);
+  if (it == modules.end()) return make_error("the kernel has no module " + name, ENOENT);
+  std::vector<std::string> out;
+  if (loaded.count(name)) return out;
+  out.push_back(name);
+  for (const auto& dep : it->second)
+    if (!loaded.count(dep)) out.push_back(dep);
+  return out;
+}
+
+Result<void> FakeRdma::load_module(const std::string& name) {
+  auto it = modules.find(name);
+  if (it == modules.end()) return make_error("the kernel has no module " + name, ENOENT);
+  if (load_errno) return make_error("cannot load module " + name, load_errno);
+  for (auto dep = it->second.rbegin(); dep != it->second.rend(); ++dep) loaded.insert(*dep);
+  if (loaded.insert(name).second) log.push_back("load " + name);
+  return {};
+}
+
+Result<void> FakeRdma::unload_module(const std::string& name) {
+  if (!loaded.count(name)) return make_error("module " + name + " is not loaded", ENOENT);
+  if (used_by_other(name)) return make_error("module " + name + " is in use", EBUSY);
+  if (auto b = busy.find(name); b != busy.end() && b->second > 0) {
+    --b->second;
+    return make_error("module " + name + " is in use", EBUSY);
+  }
+  loaded.erase(name);
+  log.push_back("unload " + name);
+  if (name == "rdma_rxe") devices.clear();  // the kernel deletes every rxe device
+  return {};
+}
+
+Result<std::vector<sys::RxeDevice>> FakeRdma::rxe_devices() {
+  prune();
+  std::vector<sys::RxeDevice> out;
+  for (auto& d : devices) {
+    if (d.hidden > 0) {
+      --d.hidden;
+      continue;
+    }
+    out.push_back(
+        {.index = d.index, .name = d.name, .netdev = d.netns == netns_.current ? d.netdev : "", .parent = d.netdev});
+  }
+  return out;
+}
+
+Result<void> FakeRdma::add_rxe(const std::string& name, const std::string& netdev) {
+  prune();
+  if (!loaded.count("rdma_rxe")) return make_error("cannot add rxe device " + name + ": Invalid argument", EINVAL);
+  if (find(name)) return make_error("cannot add rxe device " + name + ": Too many open files in system", ENFILE);
+  if (!links_.find(netns_.current, netdev))
+    return make_error("cannot add rxe device " + name + ": No such device", ENODEV);
+  for (const auto& d : devices)
+    if (d.netns == netns_.current && d.netdev == netdev)
+      return make_error("cannot add rxe device " + name + ": File exists", EEXIST);
+  devices.push_back({next_index_++, name, netns_.current, netdev, hidden_for});
+  log.push_back("add " + name + " " + netdev);
+  return {};
+}
+
+Result<void> FakeRdma::remove_device(unsigned index) {
+  prune();
+  auto it = std::find_if(devices.begin(), devices.end(), [&](const Device& d) { return d.index == index; });
+  if (it == devices.end()) return make_error("no RDMA device " + std::to_string(index), ENODEV);
+  log.push_back("delete " + it->name);
+  devices.erase(it);
+  return {};
+}
+
+Result<sys::PortState> FakeRdma::port_state(const std::string& dev, unsigned port) {
+  prune();
+  const Device* d = find(dev);
+  if (!d) return make_error("no RDMA device " + dev, ENODEV);
+  if (port != 1) return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
+  int state = 1;
+  if (state_of) {
+    state = state_of(*d);
+  } else if (const auto* l = links_.find(d->netns, d->netdev); l && l->up && l->carrier) {
+    state = 4;
+  }
+  static const char* const kNames[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE"};
+  const auto* l = links_.find(d->netns, d->netdev);
+  sys::PortState s{state, state >= 0 && state <= 4 ? kNames[state] : "UNKNOWN", 3, "Disabled"};
+  if (state == 4) {
+    s.phys_state = 5;
+    s.phys_state_name = "LinkUp";
+  } else if (l && l->up) {
+    s.phys_state = 2;
+    s.phys_state_name = "Polling";
+  }
+  return s;
+}
+
+Result<sys::PortMtu> FakeRdma::port_mtu(const std::string& dev, unsigned port) {
+  if (!mtu) return make_error("ibv_devinfo -d " + dev + " -i " + std::to_string(port) + ": exit 1", EIO);
+  return *mtu;
+}
+
+Result<bool> FakeRdma::udp4791_listening() {
+  prune();
+  if (!loaded.count("rdma_rxe")) return false;
+  if (!per_netns_udp) return netns_.current.empty();
+  return std::any_of(devices.begin(), devices.end(), [&](const Device& d) { return d.netns == netns_.current; });
 }
 
 }  // namespace rxerun::fakes

@@ -62,8 +62,8 @@ class FakeLinks final : public sys::Links {
   Result<void> set_up(const std::string& name, bool up) override;
   Result<void> set_mtu(const std::string& name, unsigned mtu) override;
   Result<void> set_alias(const std::string& name, const std::string& alias) override;
-  Result<std::vector<std::string>> addresses(const std::string& dev) override;
-  Result<void> add_address(const std::string& dev, const std::string& cidr) override;
+  Result<std::vector<std::string>> addresses(const std::string& dev, int* ifindex = nullptr) override;
+  Result<void> add_address(const std::string& dev, const std::string& cidr, int ifindex = 0) override;
   Result<void> remove_address(const std::string& dev, const std::string& cidr) override;
 
   // Puts an interface there as if the host had it.
@@ -87,11 +87,16 @@ class FakeLinks final : public sys::Links {
 class FakeEthtool final : public sys::Ethtool {
  public:
   Result<std::map<std::string, sys::Feature>> features(const std::string& dev) override;
-  Result<void> set_features(const std::string& dev, const std::map<std::string, bool>& wanted) override;
+  Result<std::map<std::string, bool>> set_features(const std::string& dev,
+                                                   const std::map<std::string, bool>& wanted) override;
 
   std::map<std::string, std::map<std::string, sys::Feature>> devs;  // dev -> features
   std::vector<std::string> log;
   int set_errno = 0;  // set_features() fails with this errno when not 0 (EPERM: not root)
+  // A feature that follows when another changes to a value, as the kernel's
+  // dependencies do (tx-checksumming off takes segmentation along):
+  // (feature, value) -> (follower, its value then).
+  std::map<std::pair<std::string, bool>, std::pair<std::string, bool>> drags;
 };
 
 class FakeSysctl final : public sys::Sysctl {
@@ -148,6 +153,62 @@ class FakePinger final : public sys::Pinger {
   FakeClock* clock = nullptr;     // moved on by `takes`
 };
 
+// rdma_rxe and the RDMA stack as modules, rxe devices over FakeLinks'
+// interfaces (a device goes with its netdev, as in the kernel), ports whose
+// state follows the netdev unless a test decides, and rxe's UDP 4791
+// sockets: per namespace that holds an rxe device (Linux 7.1 and later), or
+// in the initial namespace only (before, e.g. 6.1).
+class FakeRdma final : public sys::Rdma {
+ public:
+  FakeRdma(FakeNetns& netns, FakeLinks& links) : netns_(netns), links_(links) {}
+  Result<bool> module_loaded(const std::string& name) override;
+  Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
+  Result<void> load_module(const std::string& name) override;
+  Result<void> unload_module(const std::string& name) override;
+  Result<std::vector<sys::RxeDevice>> rxe_devices() override;
+  Result<void> add_rxe(const std::string& name, const std::string& netdev) override;
+  Result<void> remove_device(unsigned index) override;
+  Result<sys::PortState> port_state(const std::string& dev, unsigned port) override;
+  Result<sys::PortMtu> port_mtu(const std::string& dev, unsigned port) override;
+  Result<bool> udp4791_listening() override;
+
+  struct Device {
+    unsigned index = 0;
+    std::string name, netns, netdev;
+    int hidden = 0;  // rxe_devices() calls that do not list it yet
+  };
+  // Device with this name, or null.
+  Device* find(const std::string& name);
+
+  // Modules this kernel has, with their dependencies (all of them, as modules.dep).
+  std::map<std::string, std::vector<std::string>> modules = {
+      {"rdma_rxe", {"ib_uverbs", "ib_core"}},
+      {"rdma_ucm", {"rdma_cm", "iw_cm", "ib_cm", "ib_uverbs", "ib_core"}},
+      {"rdma_cm", {"iw_cm", "ib_cm", "ib_core"}},
+      {"iw_cm", {"ib_core"}},
+      {"ib_cm", {"ib_core"}},
+      {"ib_uverbs", {"ib_core"}},
+      {"ib_core", {}},
+  };
+  std::set<std::string> loaded;
+  std::map<std::string, int> busy;  // module -> unload attempts that still fail with EBUSY
+  int load_errno = 0;               // load_module() fails with it when not 0 (EPERM: not root)
+  std::vector<Device> devices;
+  int hidden_for = 0;         // a new device shows in rxe_devices() after this many calls
+  bool per_netns_udp = true;  // false: a kernel before 7.1
+  // Unset: ACTIVE when the netdev is up with carrier, else DOWN.
+  std::function<int(const Device&)> state_of;
+  std::optional<sys::PortMtu> mtu = sys::PortMtu{1024, 4096};  // unset: port_mtu() fails
+  std::vector<std::string> log;  // "load rdma_rxe", "unload rdma_rxe", "add rxe0 vA", "delete rxe0"
+
+ private:
+  void prune();  // forgets devices whose netdev is gone
+  bool used_by_other(const std::string& name) const;
+  FakeNetns& netns_;
+  FakeLinks& links_;
+  unsigned next_index_ = 1;
+};
+
 struct FakeSystem {
   FakeClock clock;
   FakeNetns netns;
@@ -158,7 +219,8 @@ struct FakeSystem {
   FakeNft nft;
   FakeQdiscs qdiscs;
   FakePinger pinger{&clock};
-  sys::System system{clock, netns, interrupt, links, ethtool, sysctl, nft, qdiscs, pinger};
+  FakeRdma rdma{netns, links};
+  sys::System system{clock, netns, interrupt, links, ethtool, sysctl, nft, qdiscs, pinger, rdma};
 };
 
 }  // namespace rxerun::fakes

@@ -171,6 +171,30 @@ TEST_CASE("offload: a group changes its changeable features and ignores its fixe
   CHECK(h.fake.ethtool.log[0] == "set vB tx-tcp-ecn-segmentation=off tx-tcp-segmentation=off tx-tcp6-segmentation=off");
 }
 
+TEST_CASE("offload: the after facts show what the kernel changed, also features that followed") {
+  Harness h;
+  // As the kernel does: no checksum offload, no scatter-gather.
+  h.fake.ethtool.devs["vB"]["tx-checksum-ip-generic"] = {.active = true};
+  h.fake.ethtool.drags[{"tx-checksum-ip-generic", false}] = {"tx-scatter-gather", false};
+  auto r = h.run_keep("steps:\n  - {name: s, offload: {dev: vB, tx: off, sg: on}}\n");
+  REQUIRE(r.exit_code == 0);
+  const auto& s = step_named(r, "s");
+  CHECK(s.facts.at("tx.after") == "off");
+  CHECK(s.facts.at("sg.before") == "on");
+  CHECK(s.facts.at("sg.after") == "on");  // tx-scatter-gather-fraglist is still on
+  CHECK(!h.active("tx-scatter-gather"));
+  // sg was as asked already: only tx was requested.
+  CHECK(h.fake.ethtool.log == Strings{"set vB tx-checksum-ip-generic=off"});
+
+  Harness h2;
+  h2.fake.ethtool.devs["vB"]["tx-checksum-ip-generic"] = {.active = true};
+  h2.fake.ethtool.devs["vB"].erase("tx-scatter-gather-fraglist");
+  h2.fake.ethtool.drags[{"tx-checksum-ip-generic", false}] = {"tx-scatter-gather", false};
+  auto r2 = h2.run_keep("steps:\n  - {name: s, offload: {dev: vB, tx: off, sg: on}}\n");
+  REQUIRE(r2.exit_code == 0);
+  CHECK(step_named(r2, "s").facts.at("sg.after") == "off");  // what the kernel did, not what was asked
+}
+
 TEST_CASE("offload: ufo has no kernel feature left: off holds, on is an error") {
   Harness h;
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vB, ufo: off}}\n");

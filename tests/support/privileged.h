@@ -9,7 +9,6 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <net/if.h>
-#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "sys/netns_local.h"
 
 namespace rxerun::testing {
 
@@ -42,10 +43,10 @@ class ThrowawayNetns {
   ThrowawayNetns() {
     require_root();
     original_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (original_ < 0 || ::unshare(CLONE_NEWNET) != 0) skip_test("cannot unshare a network namespace");
+    if (original_ < 0 || sys::unshare_netns() != 0) skip_test("cannot unshare a network namespace");
   }
   ~ThrowawayNetns() {
-    if (::setns(original_, CLONE_NEWNET) != 0) std::abort();
+    if (sys::enter_netns(original_) != 0) std::abort();
     ::close(original_);
   }
   ThrowawayNetns(const ThrowawayNetns&) = delete;

@@ -8,6 +8,16 @@
 #include <sstream>
 #include <string>
 
+#include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
 #include "support/privileged.h"
 #include "support/real_harness.h"
 #include "support/shell.h"
@@ -64,7 +74,113 @@ Observed observed(const std::map<std::string, Observed>& k, const std::string& f
   return {};
 }
 
+// A generic netlink message of the ethtool family, built as the kernel does.
+struct Message {
+  std::unique_ptr<nl_msg, void (*)(nl_msg*)> msg{nlmsg_alloc(), nlmsg_free};
+  explicit Message(std::uint8_t cmd) {
+    REQUIRE(msg);
+    REQUIRE(genlmsg_put(msg.get(), 0, 1, 42, 0, 0, cmd, ETHTOOL_GENL_VERSION));
+    nlattr* hdr = nla_nest_start(msg.get(), ETHTOOL_A_FEATURES_HEADER | NLA_F_NESTED);
+    REQUIRE(nla_put_string(msg.get(), ETHTOOL_A_HEADER_DEV_NAME, "vB") == 0);
+    nla_nest_end(msg.get(), hdr);
+  }
+  // A compact bitset: SIZE bits, VALUE and MASK words (no MASK: NOMASK).
+  void compact(int attr, std::uint32_t size, std::vector<std::uint32_t> value, std::vector<std::uint32_t> mask) {
+    nlattr* set = nla_nest_start(msg.get(), attr | NLA_F_NESTED);
+    REQUIRE(nla_put_u32(msg.get(), ETHTOOL_A_BITSET_SIZE, size) == 0);
+    if (mask.empty()) REQUIRE(nla_put_flag(msg.get(), ETHTOOL_A_BITSET_NOMASK) == 0);
+    REQUIRE(nla_put(msg.get(), ETHTOOL_A_BITSET_VALUE, static_cast<int>(value.size() * 4), value.data()) == 0);
+    if (!mask.empty())
+      REQUIRE(nla_put(msg.get(), ETHTOOL_A_BITSET_MASK, static_cast<int>(mask.size() * 4), mask.data()) == 0);
+    nla_nest_end(msg.get(), set);
+  }
+  // A verbose bitset (no NOMASK): bits by name or by index, with their values.
+  void verbose(int attr, const std::vector<std::pair<std::string, bool>>& by_name,
+               const std::vector<std::pair<std::uint32_t, bool>>& by_index) {
+    nlattr* set = nla_nest_start(msg.get(), attr | NLA_F_NESTED);
+    nlattr* bits = nla_nest_start(msg.get(), ETHTOOL_A_BITSET_BITS | NLA_F_NESTED);
+    for (const auto& [name, on] : by_name) {
+      nlattr* bit = nla_nest_start(msg.get(), ETHTOOL_A_BITSET_BITS_BIT | NLA_F_NESTED);
+      REQUIRE(nla_put_string(msg.get(), ETHTOOL_A_BITSET_BIT_NAME, name.c_str()) == 0);
+      if (on) REQUIRE(nla_put_flag(msg.get(), ETHTOOL_A_BITSET_BIT_VALUE) == 0);
+      nla_nest_end(msg.get(), bit);
+    }
+    for (const auto& [index, on] : by_index) {
+      nlattr* bit = nla_nest_start(msg.get(), ETHTOOL_A_BITSET_BITS_BIT | NLA_F_NESTED);
+      REQUIRE(nla_put_u32(msg.get(), ETHTOOL_A_BITSET_BIT_INDEX, index) == 0);
+      if (on) REQUIRE(nla_put_flag(msg.get(), ETHTOOL_A_BITSET_BIT_VALUE) == 0);
+      nla_nest_end(msg.get(), bit);
+    }
+    nla_nest_end(msg.get(), bits);
+    nla_nest_end(msg.get(), set);
+  }
+  nlmsghdr* hdr() { return nlmsg_hdr(msg.get()); }
+};
+
+// Bit 33 makes the bitsets two words long, as the kernel's are.
+std::vector<std::string> feature_table() {
+  std::vector<std::string> names(34);
+  names[0] = "tx-scatter-gather";
+  names[1] = "tx-checksum-ip-generic";
+  names[2] = "";  // a bit the kernel has no name for
+  names[16] = "tx-tcp-segmentation";
+  names[20] = "rx-gro";
+  names[33] = "rx-gro-list";
+  return names;
+}
+
+using Bits = std::map<std::string, bool>;
+
 }  // namespace
+
+TEST_CASE("sys.ethtool_genl: a FEATURES_SET reply: refused and changed features, compact") {
+  Message m(ETHTOOL_MSG_FEATURES_SET_REPLY);
+  // Asked for rx-gro on and rx-gro-list on; rx-gro-list stayed off.
+  m.compact(ETHTOOL_A_FEATURES_WANTED, 34, {0, 1u << 1}, {0, 1u << 1});
+  // Changed: tx-checksum-ip-generic and, with it, tx-tcp-segmentation off;
+  // rx-gro on. Bit 2, nameless, changed too and is left out.
+  m.compact(ETHTOOL_A_FEATURES_ACTIVE, 34, {1u << 20, 0}, {(1u << 1) | (1u << 2) | (1u << 16) | (1u << 20), 0});
+  auto r = sys::parse_features_set_reply(m.hdr(), feature_table());
+  REQUIRE(r);
+  CHECK(r->refused == Bits{{"rx-gro-list", true}});
+  CHECK(r->changed == Bits{{"tx-checksum-ip-generic", false}, {"tx-tcp-segmentation", false}, {"rx-gro", true}});
+}
+
+TEST_CASE("sys.ethtool_genl: a FEATURES_SET reply: empty, verbose, and not a reply") {
+  {
+    // Everything as asked, nothing changed: both bitsets empty.
+    Message m(ETHTOOL_MSG_FEATURES_SET_REPLY);
+    m.compact(ETHTOOL_A_FEATURES_WANTED, 34, {0, 0}, {0, 0});
+    m.compact(ETHTOOL_A_FEATURES_ACTIVE, 34, {0, 0}, {0, 0});
+    auto r = sys::parse_features_set_reply(m.hdr(), feature_table());
+    REQUIRE(r);
+    CHECK(r->refused.empty());
+    CHECK(r->changed.empty());
+  }
+  {
+    // Without ETHTOOL_FLAG_COMPACT_BITSETS: one nest per bit, by name or index.
+    Message m(ETHTOOL_MSG_FEATURES_SET_REPLY);
+    m.verbose(ETHTOOL_A_FEATURES_WANTED, {}, {});
+    m.verbose(ETHTOOL_A_FEATURES_ACTIVE, {{"rx-gro", false}, {"tx-new-feature", true}}, {{16, true}});
+    auto r = sys::parse_features_set_reply(m.hdr(), feature_table());
+    REQUIRE(r);
+    CHECK(r->refused.empty());
+    CHECK(r->changed == Bits{{"rx-gro", false}, {"tx-new-feature", true}, {"tx-tcp-segmentation", true}});
+  }
+  {
+    // A bitset with NOMASK lists the bits that are set.
+    Message m(ETHTOOL_MSG_FEATURES_SET_REPLY);
+    m.compact(ETHTOOL_A_FEATURES_ACTIVE, 34, {1u << 0, 1u << 1}, {});
+    auto r = sys::parse_features_set_reply(m.hdr(), feature_table());
+    REQUIRE(r);
+    CHECK(r->changed == Bits{{"tx-scatter-gather", true}, {"rx-gro-list", true}});
+  }
+  Message get(ETHTOOL_MSG_FEATURES_GET_REPLY);
+  CHECK_FALSE(sys::parse_features_set_reply(get.hdr(), feature_table()));
+  // Too short to hold a generic netlink header.
+  nlmsghdr bare{.nlmsg_len = NLMSG_HDRLEN, .nlmsg_type = 42, .nlmsg_flags = 0, .nlmsg_seq = 1, .nlmsg_pid = 0};
+  CHECK_FALSE(sys::parse_features_set_reply(&bare, feature_table()));
+}
 
 TEST_CASE("sys.ethtool_genl: features agree with ethtool -k") {
   ThrowawayNetns ns;
@@ -118,6 +234,51 @@ TEST_CASE("sys.ethtool_genl: set_features changes only the named features") {
     CAPTURE(name);
     CHECK(after.at(name).on == o.on);
   }
+}
+
+TEST_CASE("sys.ethtool_genl: set_features returns what changed, also features that followed") {
+  ThrowawayNetns ns;
+  make_veth();
+  sys::GenlEthtool ethtool;
+  auto before = ethtool.features("vB");
+  REQUIRE(before);
+  REQUIRE(before->at("tx-scatter-gather").active);
+  REQUIRE(before->at("tx-tcp-segmentation").active);
+  // Without scatter-gather the kernel drops TSO as well (netdev_fix_features).
+  auto changed = ethtool.set_features("vB", {{"tx-scatter-gather", false}});
+  REQUIRE_MESSAGE(changed, changed.error().message);
+  auto now = ethtool.features("vB");
+  REQUIRE(now);
+  std::map<std::string, bool> expected;
+  for (const auto& [name, f] : *now)
+    if (f.active != before->at(name).active) expected[name] = f.active;
+  CHECK(*changed == expected);
+  CHECK(changed->at("tx-scatter-gather") == false);
+  CHECK(changed->at("tx-tcp-segmentation") == false);
+
+  // Nothing to change: nothing changed.
+  auto same = ethtool.set_features("vB", {{"tx-scatter-gather", false}});
+  REQUIRE(same);
+  CHECK(same->empty());
+}
+
+TEST_CASE("sys.ethtool_genl: the offload step reports features that followed another") {
+  ThrowawayNetns ns;
+  make_veth();
+  const std::string before = command_output("ethtool -k vB");
+  RealHarness rr;
+  // tx-tcp-segmentation is on already, so the step leaves it out of its
+  // request; the kernel turns it off with scatter-gather (no SG, no TSO).
+  auto r = rr.run_keep("steps:\n  - {name: s, offload: {dev: vB, sg: off, tx-tcp-segmentation: on}}\n");
+  const auto& s = step_named(r, "s");
+  CHECK_MESSAGE(r.exit_code == 0, s.message);
+  CHECK(s.facts.at("sg.after") == "off");
+  CHECK(s.facts.at("tx-tcp-segmentation.before") == "on");
+  const auto k = ethtool_k("vB");
+  CHECK(!k.at("tx-tcp-segmentation").on);
+  CHECK(s.facts.at("tx-tcp-segmentation.after") == "off");
+  CHECK(rr.cleanup().clean());
+  CHECK(command_output("ethtool -k vB") == before);
 }
 
 TEST_CASE("sys.ethtool_genl: a fixed feature is reported as not changed") {

@@ -90,6 +90,56 @@ TEST_CASE("sys.links: state, MTU and alias changes, and the kernel's own error t
   REQUIRE(links.remove({"vB"}));
 }
 
+TEST_CASE("sys.links: reads without an ACK and libnl's requests share one socket in any order") {
+  ThrowawayNetns ns;
+  sys::RtnlLinks links;
+  REQUIRE(links.add_veth({.name = "vB", .peer = "vA"}));
+  for (int i = 0; i < 20; ++i) {
+    CAPTURE(i);
+    auto b = links.get("vB");
+    REQUIRE(b);
+    REQUIRE(b->has_value());
+    CHECK((*b)->up == (i % 2 == 1));
+    CHECK_FALSE(links.get("nope")->has_value());
+    REQUIRE(links.set_up("vB", i % 2 == 0));  // libnl: waits for its ACK
+    REQUIRE(links.addresses("vB"));           // a dump
+  }
+  // A refusal by the kernel carries its words and leaves the socket usable.
+  auto bad = links.get(std::string(40, 'x'));
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ERANGE);  // longer than IFNAMSIZ
+  CAPTURE(bad.error().message);
+  CHECK(bad.error().message.find("cannot read interface xxxx") == 0);
+  auto b = links.get("vB");
+  REQUIRE(b);
+  CHECK(b->has_value());
+  REQUIRE(links.set_mtu("vB", 1400));
+  CHECK((*links.get("vB"))->mtu == 1400);
+  REQUIRE(links.remove({"vB"}));
+}
+
+TEST_CASE("sys.links: an address goes by the index the listing gave, or by name when that one is gone") {
+  ThrowawayNetns ns;
+  sys::RtnlLinks links;
+  REQUIRE(links.add_veth({.name = "vB", .peer = "vA"}));
+  int index = 0;
+  REQUIRE(links.addresses("vB", &index));
+  CHECK(index == (*links.get("vB"))->ifindex);
+  REQUIRE(links.add_address("vB", "10.10.0.2/24", index));
+  CHECK(command_output("ip -o -4 addr show dev vB").find("10.10.0.2/24") != std::string::npos);
+
+  // vB made again gets a new index: the old one leads nowhere, the name still does.
+  REQUIRE(links.remove({"vB"}));
+  REQUIRE(links.add_veth({.name = "vB", .peer = "vA"}));
+  REQUIRE((*links.get("vB"))->ifindex != index);
+  REQUIRE(links.add_address("vB", "10.10.0.3/24", index));
+  CHECK(command_output("ip -o -4 addr show dev vB").find("10.10.0.3/24") != std::string::npos);
+  auto gone = links.add_address("vX", "10.10.0.4/24", index);
+  REQUIRE_FALSE(gone);
+  CHECK(gone.error().code == ENODEV);
+  REQUIRE(links.remove({"vB"}));
+}
+
 TEST_CASE("sys.links: IPv4 and IPv6 addresses, with the error codes the interface promises") {
   ThrowawayNetns ns;
   sys::RtnlLinks links;

@@ -1,0 +1,239 @@
+#include "engine/cli_vm.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/cli.h"
+#include "engine/report.h"
+#include "sys/host_info.h"
+#include "sys/interrupt.h"
+#include "vm/boot_protocol.h"
+#include "vm/lab_vm.h"
+
+namespace rxerun {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::chrono::seconds kLabMargin{300};
+
+std::string errno_text(const Error& e) {
+  return e.code ? std::string(": ") + std::strerror(e.code) : "";
+}
+
+// The JSON report the guest wrote, with the lab VM's facts added.
+Result<void> add_vm_facts(const fs::path& file, const vm::PreparedKernel& kernel, const vm::LabRunResult& lab) {
+  nlohmann::json report;
+  {
+    std::ifstream in(file);
+    if (!in) return make_error("cannot read " + file.string(), errno);
+    try {
+      report = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      return make_error("the guest's JSON report is not JSON: " + std::string(e.what()));
+    }
+  }
+  report["vm"] = {{"kernel", kernel.label},
+                  {"release", kernel.release},
+                  {"package_version", kernel.package_version},
+                  {"accel", lab.accel},
+                  {"boot_s", lab.boot_seconds},
+                  {"guest_uptime_at_start_s", lab.guest.uptime_at_start},
+                  {"boots", lab.boots},
+                  {"dmesg", lab.guest.dmesg}};
+  std::ofstream out(file, std::ios::trunc);
+  out << report.dump(2) << "\n";
+  if (!out) return make_error("cannot write " + file.string(), errno);
+  return {};
+}
+
+}  // namespace
+
+std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& registry) {
+  if (scenario.vm_timeout) return std::chrono::duration_cast<std::chrono::seconds>(*scenario.vm_timeout);
+  Duration total{0};
+  for (const auto& step : scenario.steps) {
+    const Kind* kind = registry.find(step.kind);
+    Duration t = step.timeout ? *step.timeout
+                 : kind && kind->spec.default_timeout ? *kind->spec.default_timeout
+                                                      : Duration(30'000);
+    if (t.count() == 0) t = Duration(60'000);  // kinds without a timeout: a minute each
+    total += t * (step.retries + 1) + step.delay * step.retries;
+  }
+  return std::chrono::duration_cast<std::chrono::seconds>(total) + kLabMargin;
+}
+
+int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registry& registry,
+                  const vm::PreparedKernel& kernel) {
+  const std::vector<ReportTarget>& targets = o.reports;
+  auto share = vm::ShareDir::create();
+  if (!share) {
+    fmt::print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
+    return kExitEnvironment;
+  }
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) {
+    fmt::print(stderr, "rxerun: cannot find its own binary (/proc/self/exe)\n");
+    return kExitEnvironment;
+  }
+  exe[n] = '\0';
+
+  vm::LabRun run;
+  run.kernel = kernel;
+  run.exe = exe;
+  run.share = share->path();
+  run.run_timeout = lab_run_budget(scenario, registry);
+  // The guest runs the same command on its own kernel: `--host`, reports
+  // into the share, the colour decided here.
+  auto& args = run.request.args;
+  args = {"run", fs::absolute(o.scenario).string(), "--host", "--color", o.color ? "always" : "never"};
+  for (const auto& v : o.vars) args.insert(args.end(), {"--var", v});
+  for (const auto& t : o.only) args.insert(args.end(), {"--only", t});
+  for (const auto& t : o.skip) args.insert(args.end(), {"--skip", t});
+  if (o.force) args.push_back("--force");
+  if (o.verbose) args.push_back("-v");
+  if (o.quiet) args.push_back("-q");
+  std::vector<std::string> guest_reports;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const bool json = targets[i].format == ReportTarget::Format::Json;
+    guest_reports.push_back(fmt::format("report-{}.{}", i, json ? "json" : "xml"));
+    args.insert(args.end(), {"--report", fmt::format("{}:{}/{}", json ? "json" : "junit", vm::kShareMount, guest_reports.back())});
+  }
+  run.request.cwd = fs::current_path().string();
+  const char* term = std::getenv("TERM");
+  run.request.term = o.color && term && *term ? term : "dumb";
+
+  const bool spinner = !o.quiet && sys::is_terminal(2);
+  const std::string which = "kernel " + kernel.label;
+  run.booting = [&](double secs) {
+    static const char frames[] = "|/-\\";
+    if (spinner) fmt::print(stderr, "\r{} booting the lab VM ({}) {:.1f}s", frames[static_cast<int>(secs * 10) % 4], which, secs);
+  };
+  bool announced = false;
+  run.started = [&](double secs) {
+    if (spinner) fmt::print(stderr, "\r\033[K");
+    announced = true;
+    // The boot time, in every log (CI's among them).
+    if (!o.quiet) fmt::print("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release,
+                             vm::kvm_usable() ? "kvm" : "tcg", secs);
+    std::fflush(stdout);
+  };
+  run.output = [&](std::string_view bytes) {
+    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+    std::fflush(stdout);
+  };
+  run.notice = [&](const std::string& line) {
+    if (spinner) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "rxerun: {}\n", line);
+  };
+  sys::Interrupt interrupt;
+  interrupt.bind_signals();
+  run.interrupt_fd = interrupt.fd();
+
+  auto lab = vm::run_lab(run);
+  if (spinner && !announced) fmt::print(stderr, "\r\033[K");
+  if (!lab) {
+    fmt::print(stderr, "rxerun: cannot start the lab VM: {}{}\n", lab.error().message, errno_text(lab.error()));
+    return kExitEnvironment;
+  }
+  switch (lab->outcome) {
+    case vm::LabOutcome::Interrupted:
+      fmt::print(stderr, "rxerun: interrupted: the lab VM was stopped (nothing of it is left on the host)\n");
+      return kExitInterrupted;
+    case vm::LabOutcome::BootFailed:
+    case vm::LabOutcome::Hung:
+    case vm::LabOutcome::Crashed: {
+      const char* what = lab->outcome == vm::LabOutcome::BootFailed ? "the lab VM did not boot"
+                         : lab->outcome == vm::LabOutcome::Hung     ? "the run in the lab VM hung"
+                                                                    : "the lab VM stopped during the run";
+      fmt::print(stderr, "rxerun: {} ({}): {}\n", what, which, lab->detail);
+      const auto& tail = lab->console_tail;
+      if (!tail.empty()) {
+        fmt::print(stderr, "the guest console's last lines:\n");
+        for (std::size_t i = tail.size() > 12 ? tail.size() - 12 : 0; i < tail.size(); ++i)
+          fmt::print(stderr, "  {}\n", tail[i]);
+      }
+      return kExitEnvironment;
+    }
+    case vm::LabOutcome::Finished: break;
+  }
+  int code = lab->guest.exit_code;
+  if (code != kExitOk && !lab->guest.dmesg.empty()) {
+    fmt::print("kernel messages of the RDMA stack in the lab VM:\n");
+    for (const auto& line : lab->guest.dmesg) fmt::print("  {}\n", line);
+  }
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const fs::path from = share->path() / guest_reports[i];
+    std::error_code ec;
+    if (!fs::exists(from)) continue;  // the guest said why it wrote none
+    if (targets[i].format == ReportTarget::Format::Json) {
+      if (auto r = add_vm_facts(from, kernel, *lab); !r)
+        fmt::print(stderr, "rxerun: {}{}\n", r.error().message, errno_text(r.error()));
+    }
+    fs::copy_file(from, targets[i].path, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      fmt::print(stderr, "rxerun: cannot write report {}: {}\n", targets[i].path, ec.message());
+      if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
+    }
+  }
+  return code;
+}
+
+int cmd_vm_setup(const std::vector<std::string>& kernels) {
+  std::vector<const vm::KernelSource*> sources;
+  if (kernels.empty())
+    for (const auto& s : vm::kernel_sources()) sources.push_back(&s);
+  for (const auto& k : kernels) {
+    const auto* s = vm::find_kernel_source(k);
+    if (!s) {
+      std::string known;
+      for (const auto& x : vm::kernel_sources()) known += (known.empty() ? "" : ", ") + x.label;
+      fmt::print(stderr, "rxerun: unknown lab kernel '{}': rxerun knows {}\n", k, known);
+      return kExitUsage;
+    }
+    sources.push_back(s);
+  }
+  sys::Interrupt interrupt;
+  interrupt.bind_signals();
+  const fs::path cache = vm::cache_dir();
+  for (const auto* s : sources) {
+    auto r = vm::setup_kernel(
+        cache, *s, [&](const std::string& line) { fmt::print("kernel {}: {}\n", s->label, line); }, interrupt.fd());
+    if (interrupt.requested()) {
+      fmt::print(stderr, "rxerun: interrupted: nothing half-prepared was left behind\n");
+      return kExitInterrupted;
+    }
+    if (!r) {
+      fmt::print(stderr, "rxerun: kernel {}: {}{}\n", s->label, r.error().message, errno_text(r.error()));
+      return kExitEnvironment;
+    }
+    fmt::print("kernel {}: ready: {} in {}\n", s->label, r->release, r->dir.string());
+  }
+  return kExitOk;
+}
+
+int cmd_vm_status() {
+  const auto prepared = vm::prepared_kernels(vm::search_dirs());
+  fmt::print("{:<6} {:<8} {:<24} {}\n", "KERNEL", "STATE", "RELEASE", "WHERE");
+  for (const auto& s : vm::kernel_sources()) {
+    const vm::PreparedKernel* k = nullptr;
+    for (const auto& p : prepared)
+      if (p.label == s.label) k = &p;
+    if (k)
+      fmt::print("{:<6} {:<8} {:<24} {}\n", s.label, "ready", k->release, k->dir.string());
+    else
+      fmt::print("{:<6} {:<8} {:<24} {}\n", s.label, "missing", "-", "rxerun vm setup --kernel " + s.label);
+  }
+  fmt::print("accelerator: {}\n", vm::kvm_usable() ? "KVM (/dev/kvm)" : "software emulation (no usable /dev/kvm)");
+  return kExitOk;
+}
+
+}  // namespace rxerun

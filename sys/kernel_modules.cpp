@@ -1,0 +1,128 @@
+#include "sys/kernel_modules.h"
+
+#include <libkmod.h>
+#include <sys/utsname.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rxerun::sys {
+
+namespace {
+
+struct ListDeleter {
+  void operator()(kmod_list* l) const { kmod_module_unref_list(l); }
+};
+using List = std::unique_ptr<kmod_list, ListDeleter>;
+
+struct ModuleDeleter {
+  void operator()(kmod_module* m) const { kmod_module_unref(m); }
+};
+using Module = std::unique_ptr<kmod_module, ModuleDeleter>;
+
+// libkmod prints its own errors on stderr by default; rxerun reports them.
+void quiet(void*, int, const char*, int, const char*, const char*, va_list) {}
+
+std::string release() {
+  struct utsname u {};
+  return ::uname(&u) == 0 ? std::string(u.release) : std::string("this kernel");
+}
+
+bool is_loaded(const kmod_module* m) {
+  const int state = kmod_module_get_initstate(m);
+  return state == KMOD_MODULE_BUILTIN || state == KMOD_MODULE_LIVE || state == KMOD_MODULE_COMING;
+}
+
+}  // namespace
+
+Result<KernelModules> KernelModules::open() {
+  KernelModules m;
+  m.ctx_ = kmod_new(nullptr, nullptr);
+  if (!m.ctx_) return make_error("libkmod cannot open the module tree of " + release(), ENOMEM);
+  kmod_set_log_fn(m.ctx_, quiet, nullptr);
+  // Without indexes (no modules.dep) lookups still work, only slower.
+  (void)kmod_load_resources(m.ctx_);
+  return m;
+}
+
+KernelModules::KernelModules(KernelModules&& other) noexcept : ctx_(other.ctx_) {
+  other.ctx_ = nullptr;
+}
+
+KernelModules& KernelModules::operator=(KernelModules&& other) noexcept {
+  if (this != &other) {
+    if (ctx_) kmod_unref(ctx_);
+    ctx_ = other.ctx_;
+    other.ctx_ = nullptr;
+  }
+  return *this;
+}
+
+KernelModules::~KernelModules() {
+  if (ctx_) kmod_unref(ctx_);
+}
+
+// The module a name (or alias) stands for; ENOENT when this kernel has none.
+static Result<Module> lookup(kmod_ctx* ctx, const std::string& name) {
+  kmod_list* raw = nullptr;
+  int rc = kmod_module_new_from_lookup(ctx, name.c_str(), &raw);
+  List list(raw);
+  if (rc < 0) return make_error("cannot look up module " + name + ": " + std::strerror(-rc), -rc);
+  if (!list) return make_error("the kernel " + release() + " has no module " + name, ENOENT);
+  return Module(kmod_module_get_module(list.get()));
+}
+
+Result<bool> KernelModules::loaded(const std::string& name) {
+  kmod_module* raw = nullptr;
+  if (int rc = kmod_module_new_from_name(ctx_, name.c_str(), &raw); rc < 0)
+    return make_error("cannot look up module " + name + ": " + std::strerror(-rc), -rc);
+  Module m(raw);
+  return is_loaded(m.get());
+}
+
+Result<std::vector<std::string>> KernelModules::to_load(const std::string& name) {
+  auto m = lookup(ctx_, name);
+  if (!m) return m.error();
+  std::vector<std::string> out;
+  if (is_loaded(m->get())) return out;
+  out.push_back(kmod_module_get_name(m->get()));
+  // modules.dep lists every dependency, not only the direct ones.
+  List deps(kmod_module_get_dependencies(m->get()));
+  kmod_list* it;
+  kmod_list_foreach(it, deps.get()) {
+    Module dep(kmod_module_get_module(it));
+    if (!is_loaded(dep.get())) out.push_back(kmod_module_get_name(dep.get()));
+  }
+  return out;
+}
+
+Result<void> KernelModules::load(const std::string& name) {
+  auto m = lookup(ctx_, name);
+  if (!m) return m.error();
+  const int rc =
+      kmod_module_probe_insert_module(m->get(), KMOD_PROBE_IGNORE_COMMAND, nullptr, nullptr, nullptr, nullptr);
+  if (rc == 0) return {};
+  const int code = rc < 0 ? -rc : EPERM;  // > 0: refused by a blacklist
+  std::string message = "cannot load module " + name + ": " + std::strerror(code);
+  if (code == EPERM) message += " (needs root: CAP_SYS_MODULE)";
+  return make_error(std::move(message), code);
+}
+
+Result<void> KernelModules::unload(const std::string& name) {
+  kmod_module* raw = nullptr;
+  if (int rc = kmod_module_new_from_name(ctx_, name.c_str(), &raw); rc < 0)
+    return make_error("cannot look up module " + name + ": " + std::strerror(-rc), -rc);
+  Module m(raw);
+  const int state = kmod_module_get_initstate(m.get());
+  if (state == KMOD_MODULE_BUILTIN) return make_error("module " + name + " is built into the kernel", EPERM);
+  if (state < 0) return make_error("module " + name + " is not loaded", ENOENT);
+  const int rc = kmod_module_remove_module(m.get(), KMOD_REMOVE_NOWAIT);
+  if (rc == 0) return {};
+  const int code = -rc;
+  std::string message = "cannot unload module " + name + ": " + std::strerror(code);
+  if (code == EBUSY || code == EAGAIN) message = "module " + name + " is in use";
+  if (code == EPERM) message += " (needs root: CAP_SYS_MODULE)";
+  return make_error(std::move(message), code);
+}
+
+}  // namespace rxerun::sys

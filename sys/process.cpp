@@ -1,0 +1,238 @@
+#include "sys/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+namespace rxerun::sys {
+
+namespace {
+
+ExitStatus from_wait_status(int ws) {
+  ExitStatus s;
+  if (WIFSIGNALED(ws))
+    s.signal = WTERMSIG(ws);
+  else
+    s.code = WEXITSTATUS(ws);
+  return s;
+}
+
+// Closes an fd on scope exit.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+[[noreturn]] void child_fail(int report_fd, int err) {
+  (void)!::write(report_fd, &err, sizeof err);
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::string ExitStatus::describe() const {
+  if (signal) {
+    const char* name = sigabbrev_np(signal);
+    return std::string("killed by SIG") + (name ? name : std::to_string(signal));
+  }
+  return "exit " + std::to_string(code);
+}
+
+Child::~Child() {
+  if (running()) terminate(std::chrono::milliseconds(0));
+}
+
+Child::Child(Child&& other) noexcept : pid_(other.pid_), status_(other.status_) {
+  other.pid_ = -1;
+}
+
+Child& Child::operator=(Child&& other) noexcept {
+  if (this != &other) {
+    if (running()) terminate(std::chrono::milliseconds(0));
+    pid_ = other.pid_;
+    status_ = other.status_;
+    other.pid_ = -1;
+  }
+  return *this;
+}
+
+std::optional<ExitStatus> Child::poll() {
+  if (pid_ <= 0 || status_) return status_;
+  int ws = 0;
+  pid_t r = ::waitpid(pid_, &ws, WNOHANG);
+  if (r == pid_) status_ = from_wait_status(ws);
+  return status_;
+}
+
+ExitStatus Child::wait() {
+  if (pid_ <= 0) return ExitStatus{};
+  while (!status_) {
+    int ws = 0;
+    pid_t r = ::waitpid(pid_, &ws, 0);
+    if (r == pid_) status_ = from_wait_status(ws);
+    else if (r < 0 && errno != EINTR) status_ = ExitStatus{.code = 127};
+  }
+  return *status_;
+}
+
+void Child::signal_group(int signo) {
+  if (!running()) return;
+  // The child leads its own group; a group that is already empty is fine.
+  if (::kill(-pid_, signo) != 0) ::kill(pid_, signo);
+}
+
+ExitStatus Child::terminate(std::chrono::milliseconds grace) {
+  if (!running()) return status_.value_or(ExitStatus{});
+  if (grace.count() > 0) {
+    signal_group(SIGTERM);
+    const auto until = std::chrono::steady_clock::now() + grace;
+    while (!poll() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!poll()) signal_group(SIGKILL);
+  return wait();
+}
+
+pid_t Child::release() {
+  const pid_t pid = pid_;
+  pid_ = -1;
+  status_.reset();
+  return pid;
+}
+
+Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) return make_error("spawn: empty command");
+  int report[2];  // the child reports an exec failure's errno; EOF means it ran
+  if (::pipe2(report, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
+  Fd report_read{report[0]};
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = ::getpid();
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(report[1]);
+    return make_error("cannot start " + argv[0], errno);
+  }
+  if (pid == 0) {
+    ::close(report[0]);
+    ::setpgid(0, 0);
+    // Dies with rxerun, even on SIGKILL; the check closes the race with a
+    // parent that died before prctl.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    // Signals rxerun blocks or ignores must not stay so in the child.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
+    int in = options.stdin_fd;
+    if (in < 0) in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0 || ::dup2(in, 0) < 0) child_fail(report[1], errno);
+    if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, 1) < 0) child_fail(report[1], errno);
+    if (options.stderr_fd >= 0 && ::dup2(options.stderr_fd, 2) < 0) child_fail(report[1], errno);
+    // Extra fds: first out of the way (a target may be another's source), then in place.
+    std::vector<std::pair<int, int>> moved;
+    for (const auto& [target, source] : options.fds) {
+      int high = ::fcntl(source, F_DUPFD_CLOEXEC, 100);
+      if (high < 0) child_fail(report[1], errno);
+      moved.emplace_back(target, high);
+    }
+    for (const auto& [target, high] : moved)
+      if (::dup2(high, target) < 0) child_fail(report[1], errno);
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) child_fail(report[1], errno);
+    for (const auto& [k, v] : options.env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::execvp(args[0], args.data());
+    child_fail(report[1], errno);
+  }
+  ::close(report[1]);
+  Child child(pid);
+  int err = 0;
+  ssize_t n;
+  do n = ::read(report_read.fd, &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    child.wait();
+    if (err == ENOENT) return make_error("cannot run " + argv[0] + ": not installed (not found in PATH)", err);
+    return make_error("cannot run " + argv[0], err);
+  }
+  return child;
+}
+
+Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                  const SpawnOptions& options, int interrupt_fd) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
+  Fd out_read{out_pipe[0]}, out_write{out_pipe[1]};
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
+  Fd err_read{err_pipe[0]}, err_write{err_pipe[1]};
+  SpawnOptions o = options;
+  o.stdout_fd = out_write.fd;
+  o.stderr_fd = err_write.fd;
+  auto child = spawn(argv, o);
+  if (!child) return child.error();
+  ::close(out_write.fd);
+  out_write.fd = -1;
+  ::close(err_write.fd);
+  err_write.fd = -1;
+
+  CommandResult result;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      break;
+    }
+    pollfd fds[3] = {{out_open ? out_read.fd : -1, POLLIN, 0},
+                     {err_open ? err_read.fd : -1, POLLIN, 0},
+                     {interrupt_fd, POLLIN, 0}};
+    int r = ::poll(fds, 3, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (r < 0 && errno != EINTR) break;
+    if (fds[2].revents & POLLIN) {
+      result.timed_out = true;  // stopped, like a timeout; the caller knows about its interrupt
+      break;
+    }
+    char buf[65536];
+    for (int i = 0; i < 2; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0)
+        (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(n));
+      else if (n == 0 || errno != EINTR)
+        (i == 0 ? out_open : err_open) = false;
+    }
+  }
+  result.status = result.timed_out ? child->terminate(std::chrono::seconds(2)) : child->wait();
+  return result;
+}
+
+std::string shell_quote(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                         "0123456789@%+=:,./_-") == std::string::npos;
+    if (plain) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+}  // namespace rxerun::sys

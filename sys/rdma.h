@@ -1,0 +1,79 @@
+#pragma once
+// Soft-RoCE (rdma_rxe): the kernel modules (libkmod, never a modprobe
+// process), rxe devices (RDMA netlink, what `rdma link` does), their ports
+// (sysfs) and rxe's UDP 4791 sockets. Device names are global; netdevs, the
+// RDMA netlink socket and the UDP sockets belong to the calling thread's
+// network namespace.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/result.h"
+
+namespace rxerun::sys {
+
+struct RxeDevice {
+  unsigned index = 0;  // the RDMA device index (what DELLINK takes)
+  std::string name;    // "rxe0"
+  // The netdev under it when that netdev is in the calling thread's
+  // namespace; "" when it lives in another one.
+  std::string netdev;
+  // The netdev's name whatever its namespace (sysfs `parent`): names are not
+  // unique across namespaces, so `netdev` decides what is "here".
+  std::string parent;
+};
+
+// A port as sysfs shows it: "4: ACTIVE", "5: LinkUp".
+struct PortState {
+  int state = 0;                // IB_PORT_*: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE
+  std::string state_name;       // "ACTIVE"
+  int phys_state = 0;           // 3 Disabled, 5 LinkUp, ...
+  std::string phys_state_name;  // "LinkUp"
+};
+
+// Sysfs has no MTU of a port: verbs (ibv_query_port) know it.
+struct PortMtu {
+  unsigned active = 0;  // bytes: 256 .. 4096
+  unsigned max = 0;
+};
+
+class Rdma {
+ public:
+  virtual ~Rdma() = default;
+
+  // Loaded, or built into the kernel.
+  virtual Result<bool> module_loaded(const std::string& name) = 0;
+  // What loading `name` would load: the module and those of its dependencies
+  // not loaded yet, users before what they use (the order to unload them
+  // in); empty when it is loaded. Error code ENOENT: this kernel has no such
+  // module.
+  virtual Result<std::vector<std::string>> modules_to_load(const std::string& name) = 0;
+  // Loads the module and its dependencies. EPERM without CAP_SYS_MODULE;
+  // ENOENT when the kernel has no such module.
+  virtual Result<void> load_module(const std::string& name) = 0;
+  // Unloads one module. EBUSY (or EAGAIN) while it is in use; ENOENT when it
+  // is not loaded; EPERM when it is built in.
+  virtual Result<void> unload_module(const std::string& name) = 0;
+
+  // Every rxe device (all namespaces see all of them: shared mode).
+  virtual Result<std::vector<RxeDevice>> rxe_devices() = 0;
+  // `rdma link add NAME type rxe netdev NETDEV`, NETDEV in the calling
+  // thread's namespace. The kernel's answers, unchanged: ENODEV no such
+  // netdev; EEXIST the netdev has an rxe device already; ENFILE the name is
+  // taken (by any device, in any namespace).
+  virtual Result<void> add_rxe(const std::string& name, const std::string& netdev) = 0;
+  // `rdma link delete`, by device index. ENODEV when there is no such device.
+  virtual Result<void> remove_device(unsigned index) = 0;
+
+  // ENODEV when there is no RDMA device `dev`; ENOENT when it has no such port.
+  virtual Result<PortState> port_state(const std::string& dev, unsigned port) = 0;
+  virtual Result<PortMtu> port_mtu(const std::string& dev, unsigned port) = 0;
+
+  // Whether a UDP socket is bound to port 4791 (RoCEv2), IPv4 or IPv6, in the
+  // calling thread's network namespace. Before Linux 7.1 rxe opens it only
+  // in the initial namespace.
+  virtual Result<bool> udp4791_listening() = 0;
+};
+
+}  // namespace rxerun::sys

@@ -1,0 +1,33 @@
+#pragma once
+// The real Rdma: libkmod for modules (sys/kernel_modules.h), RDMA netlink for
+// devices (sys/rdma_netlink.h), sysfs for ports, ibv_devinfo (rdma-core's
+// ibverbs-utils) for a port's MTU, and /proc/thread-self/net for rxe's UDP
+// sockets (the calling thread's namespace, which /proc/self/net is not
+// after a setns of one thread).
+
+#include <optional>
+
+#include "sys/kernel_modules.h"
+#include "sys/rdma.h"
+
+namespace rxerun::sys {
+
+class HostRdma final : public Rdma {
+ public:
+  Result<bool> module_loaded(const std::string& name) override;
+  Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
+  Result<void> load_module(const std::string& name) override;
+  Result<void> unload_module(const std::string& name) override;
+  Result<std::vector<RxeDevice>> rxe_devices() override;
+  Result<void> add_rxe(const std::string& name, const std::string& netdev) override;
+  Result<void> remove_device(unsigned index) override;
+  Result<PortState> port_state(const std::string& dev, unsigned port) override;
+  Result<PortMtu> port_mtu(const std::string& dev, unsigned port) override;
+  Result<bool> udp4791_listening() override;
+
+ private:
+  Result<KernelModules*> modules();
+  std::optional<KernelModules> modules_;  // opened on first use
+};
+
+}  // namespace rxerun::sys

@@ -1,0 +1,62 @@
+#pragma once
+// RDMA netlink (NETLINK_RDMA, the nldev client), what iproute2's `rdma`
+// speaks, over libmnl: list devices, read a port, add and delete links.
+// Extended ACK is on, so that the kernel's own reason reaches the user. Used
+// by HostRdma (sys/rdma_host.h); not part of sys/'s interface.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/result.h"
+
+struct mnl_socket;
+struct nlmsghdr;
+
+namespace rxerun::sys {
+
+struct RdmaNlDevice {
+  unsigned index = 0;
+  std::string name;
+};
+
+struct RdmaNlPort {
+  int state = 0;
+  int phys_state = 0;
+  // The netdev under the port, only when it is in the socket's namespace.
+  unsigned ndev_index = 0;
+  std::string ndev_name;
+};
+
+class RdmaNetlink {
+ public:
+  // A socket in the calling thread's network namespace. Error code
+  // EPROTONOSUPPORT when the kernel has no RDMA netlink (ib_core not loaded).
+  static Result<RdmaNetlink> open();
+
+  RdmaNetlink(RdmaNetlink&& other) noexcept;
+  RdmaNetlink& operator=(RdmaNetlink&&) = delete;
+  ~RdmaNetlink();
+
+  Result<std::vector<RdmaNlDevice>> devices();             // RDMA_NLDEV_CMD_GET, dump
+  Result<RdmaNlPort> port(unsigned index, unsigned port);  // RDMA_NLDEV_CMD_PORT_GET
+  // RDMA_NLDEV_CMD_NEWLINK: `rdma link add NAME type TYPE netdev NETDEV`.
+  Result<void> new_link(const std::string& name, const std::string& type, const std::string& netdev);
+  // RDMA_NLDEV_CMD_DELLINK: `rdma link delete`, by index (EINVAL when gone).
+  Result<void> del_link(unsigned index);
+
+ private:
+  explicit RdmaNetlink(mnl_socket* sock);
+  // Sends `request` (a whole message: header and attributes) and hands each
+  // reply to `on_reply` until the ACK, NLMSG_DONE or an error. `what` names
+  // the request in errors ("cannot add rxe0").
+  Result<void> exchange(nlmsghdr* request, const std::function<void(const nlmsghdr*)>& on_reply,
+                        const std::string& what);
+
+  mnl_socket* sock_ = nullptr;
+  std::uint32_t portid_ = 0;
+  std::uint32_t seq_ = 0;
+};
+
+}  // namespace rxerun::sys

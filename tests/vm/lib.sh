@@ -1,0 +1,24 @@
+# Helpers for the lab VM tests: the e2e helpers, plus the prepared kernels.
+# Each script is run by CTest as `bash tests/vm/NAME.sh BUILD/rxerun SOURCE_DIR`,
+# one at a time (a VM takes a core and 1.4 GB).
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
+
+# Labels of the prepared kernels, newest first ("7.3 6.1").
+KERNELS=$("$RXERUN" vm status | awk '$2 == "ready" {print $1}' | sort -rV | tr '\n' ' ')
+if [ -z "$KERNELS" ]; then
+  echo "skip: no lab kernel is prepared (scripts/setup runs \`rxerun vm setup\`)"
+  exit 77
+fi
+NEWEST=${KERNELS%% *}
+
+# qemu processes of rxerun's lab VMs (their share dirs are rxerun-vm.*).
+lab_qemus() { pgrep -f 'qemu-system-x86_64.*rxerun-vm\.' || true; }
+
+no_qemu_left() {  # DESCRIPTION
+  local left
+  for _ in $(seq 50); do left=$(lab_qemus); [ -z "$left" ] && break; sleep 0.1; done
+  if [ -z "$left" ]; then pass "$1: no qemu left"; else fail "$1: qemu still running: $left"; pkill -9 -f 'qemu-system-x86_64.*rxerun-vm\.'; fi
+}
+
+# json_field FILE EXPR: a field of a JSON report (python3 expression on r).
+json_field() { /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }

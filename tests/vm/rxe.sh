@@ -1,0 +1,24 @@
+# For each prepared kernel: load rdma_rxe, add an rxe device over a veth
+# pair, check that its port is ACTIVE, clean up (device deleted, modules the
+# run loaded unloaded). rxe inside a namespace: 7.3 only; 6.1 says so.
+source "$(dirname "$0")/lib.sh"
+for k in $KERNELS; do
+  expect_exit 0 "kernel $k: rxe over a veth, port ACTIVE" -- "$RXERUN" run --vm --kernel "$k" tests/data/vm/rxe.yaml --report json:"$WORK/rxe-$k.json"
+  echo "$out" | grep -E '^lab VM:|^cleanup'
+  contains "$out" "cleanup:" "kernel $k: cleanup ran"
+  lacks "$out" "left behind" "kernel $k: cleanup left nothing"
+  [ "$(json_field "$WORK/rxe-$k.json" '[s["facts"].get("state") for s in r["steps"] if s["name"] == "active"][0]')" = "ACTIVE" ] \
+    && pass "kernel $k: the report has the port state" || fail "kernel $k: port state missing from the report"
+  [ "$(json_field "$WORK/rxe-$k.json" 'any("rdma_rxe" in l for l in r["vm"]["dmesg"])')" = "True" ] \
+    && pass "kernel $k: rdma_rxe's kernel messages are in the report" || fail "kernel $k: no rdma_rxe dmesg in the report"
+done
+case " $KERNELS " in
+  *" 7.3 "*) expect_exit 0 "kernel 7.3: rxe inside a namespace" -- "$RXERUN" run --vm --kernel 7.3 tests/data/vm/rxe-netns.yaml ;;
+esac
+case " $KERNELS " in
+  *" 6.1 "*)
+    expect_exit 3 "kernel 6.1: rxe inside a namespace is refused" -- "$RXERUN" run --vm --kernel 6.1 tests/data/vm/rxe-netns.yaml
+    contains "$out$err" "7.3" "the message names a kernel that has it" ;;
+esac
+no_qemu_left "after the rxe runs"
+finish

@@ -1,0 +1,42 @@
+#include "vm/boot_protocol.h"
+
+namespace rxerun::vm {
+
+std::string_view stage1_init_script() {
+  // Every failure powers the VM off at once with one FATAL line on the
+  // console: the host sees a guest that never started and says why.
+  return R"SH(#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+die() { echo "rxerun-init: FATAL: $*" >/dev/console; poweroff -f; sleep 10; }
+REL= ; MODS= ; EXE=
+for a in $(cat /proc/cmdline); do
+  case $a in
+    rxerun.release=*) REL=${a#*=} ;;
+    rxerun.modules=*) MODS=${a#*=} ;;
+    rxerun.exe=*) EXE=${a#*=} ;;
+  esac
+done
+[ -n "$REL" ] && [ -n "$MODS" ] && [ -n "$EXE" ] || die "kernel command line lacks rxerun.release/modules/exe"
+for m in $(cat /modules/order); do
+  insmod /modules/$m.ko || die "insmod $m"
+done
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /lower || die "mount of the host root (9p) failed"
+mount -t tmpfs -o mode=0755 tmpfs /upper || die "tmpfs"
+mkdir -p /upper/u /upper/w
+mount -t overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w overlay /newroot || die "overlay root"
+mkdir -p /newroot/mnt/rxerun /newroot/lib/modules/$REL
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rxerun /newroot/mnt/rxerun || die "mount of the run share (9p) failed"
+mount --bind /newroot$MODS /newroot/lib/modules/$REL || die "no module tree at $MODS"
+[ -x /newroot$EXE ] || die "rxerun binary $EXE not found in the host root"
+mount --move /proc /newroot/proc
+mount --move /sys /newroot/sys
+mount --move /dev /newroot/dev
+exec switch_root /newroot $EXE __vm-guest
+)SH";
+}
+
+}  // namespace rxerun::vm

@@ -1,0 +1,120 @@
+#include "vm/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+#include <vector>
+
+namespace rxerun::vm {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct FdCloser {
+  int fd = -1;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+Result<void> write_all(int fd, std::string_view data, const fs::path& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("write", path, errno);
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+}  // namespace
+
+Error io_error(std::string_view what, const fs::path& path, int err) {
+  std::string msg = "cannot " + std::string(what) + " " + path.string() + ": " + std::strerror(err);
+  if (err == ENOSPC || err == EDQUOT)
+    msg += " (the disk is full: a lab kernel takes up to 1 GB under " + path.parent_path().string() +
+           "; free some space, or set RXERUN_CACHE_DIR to a larger disk)";
+  else if (err == EACCES || err == EPERM || err == EROFS)
+    msg += " (run as root for /var/cache/rxerun, or set RXERUN_CACHE_DIR to a writable directory)";
+  return make_error(std::move(msg), err);
+}
+
+Result<std::string> read_whole_file(const fs::path& path) {
+  FdCloser f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return io_error("open", path, errno);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(f.fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("read", path, errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+Result<void> write_whole_file(const fs::path& path, std::string_view data, unsigned mode) {
+  FdCloser f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)};
+  if (f.fd < 0) return io_error("create", path, errno);
+  // The umask must not make the cache unreadable for other users.
+  if (::fchmod(f.fd, mode) != 0) return io_error("chmod", path, errno);
+  if (auto r = write_all(f.fd, data, path); !r) return r;
+  int fd = f.fd;
+  f.fd = -1;
+  if (::close(fd) != 0) return io_error("write", path, errno);
+  return {};
+}
+
+Result<void> write_file_atomic(const fs::path& path, std::string_view data) {
+  const fs::path tmp = path.string() + ".tmp";
+  FdCloser f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (f.fd < 0) return io_error("create", tmp, errno);
+  if (::fchmod(f.fd, 0644) != 0) return io_error("chmod", tmp, errno);
+  if (auto r = write_all(f.fd, data, tmp); !r) return r;
+  if (::fsync(f.fd) != 0) return io_error("write", tmp, errno);
+  int fd = f.fd;
+  f.fd = -1;
+  if (::close(fd) != 0) return io_error("write", tmp, errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return io_error("rename", tmp, err);
+  }
+  return {};
+}
+
+std::string tail_lines(std::string_view text, int n) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (!line.empty()) lines.push_back(line);
+  }
+  std::string out;
+  for (std::size_t i = lines.size() > static_cast<std::size_t>(n) ? lines.size() - n : 0; i < lines.size(); ++i) {
+    if (!out.empty()) out += "; ";
+    out += lines[i];
+  }
+  return out;
+}
+
+Result<void> remove_tree(const fs::path& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return io_error("remove", path, ec.value());
+  return {};
+}
+
+}  // namespace rxerun::vm

@@ -1,0 +1,33 @@
+#pragma once
+// Small file helpers for `vm setup`: whole-file reads, writes that a reader
+// never sees half done, and I/O errors that say what to do (a full disk is
+// the likeliest failure when a kernel tree of several hundred MB unpacks).
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "engine/result.h"
+
+namespace rxerun::vm {
+
+// "cannot WHAT PATH: strerror", plus a hint when the disk is full.
+Error io_error(std::string_view what, const std::filesystem::path& path, int err);
+
+Result<std::string> read_whole_file(const std::filesystem::path& path);
+
+// Writes `data` to PATH.tmp, fsyncs it and renames it over `path`
+// (mode 0644, readable by the non-root users that boot the lab VM).
+Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data);
+
+// Writes `data` to `path` (created or truncated) with `mode`.
+Result<void> write_whole_file(const std::filesystem::path& path, std::string_view data, unsigned mode = 0644);
+
+// The last `n` non-empty lines of a tool's output, joined with "; " (for
+// error messages: apt-get's reason is on its last stderr lines).
+std::string tail_lines(std::string_view text, int n);
+
+// Removes a tree; "already gone" is success.
+Result<void> remove_tree(const std::filesystem::path& path);
+
+}  // namespace rxerun::vm

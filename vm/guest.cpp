@@ -1,0 +1,231 @@
+#include "vm/guest.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "sys/links_rtnl.h"
+#include "sys/process.h"
+#include "vm/boot_protocol.h"
+
+namespace rxerun::vm {
+
+nlohmann::json GuestRequest::to_json() const {
+  return {{"args", args}, {"cwd", cwd}, {"term", term}};
+}
+
+GuestRequest GuestRequest::from_json(const nlohmann::json& j) {
+  GuestRequest r;
+  r.args = j.at("args").get<std::vector<std::string>>();
+  r.cwd = j.value("cwd", "/");
+  r.term = j.value("term", "dumb");
+  return r;
+}
+
+nlohmann::json GuestResult::to_json() const {
+  return {{"exit_code", exit_code},
+          {"ended", ended},
+          {"uptime_at_start", uptime_at_start},
+          {"uptime_at_end", uptime_at_end},
+          {"dmesg", dmesg}};
+}
+
+GuestResult GuestResult::from_json(const nlohmann::json& j) {
+  GuestResult r;
+  r.exit_code = j.at("exit_code").get<int>();
+  r.ended = j.value("ended", "");
+  r.uptime_at_start = j.value("uptime_at_start", 0.0);
+  r.uptime_at_end = j.value("uptime_at_end", 0.0);
+  r.dmesg = j.value("dmesg", std::vector<std::string>{});
+  return r;
+}
+
+bool is_rdma_kernel_message(std::string_view m) {
+  for (std::string_view p : {"rdma_rxe", "rxe", "ib_core", "rdma_cm", "rdma_ucm", "ib_uverbs", "infiniband ", "ib_cm"})
+    if (m.starts_with(p)) return true;
+  return false;
+}
+
+namespace {
+
+// PID 1's messages go to the console, which the host reads.
+void say(const std::string& line) {
+  std::fprintf(stdout, "%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+[[noreturn]] void power_off(const std::string& why) {
+  if (!why.empty()) say("rxerun-guest: " + why);
+  ::sync();
+  ::reboot(RB_POWER_OFF);
+  for (;;) ::pause();
+}
+
+void mount_or_say(const char* source, const char* target, const char* type, unsigned long flags, const char* data) {
+  ::mkdir(target, 0755);
+  if (::mount(source, target, type, flags, data) != 0)
+    say(std::string("rxerun-guest: cannot mount ") + type + " on " + target + ": " + std::strerror(errno));
+}
+
+double uptime() {
+  std::ifstream in("/proc/uptime");
+  double up = 0;
+  in >> up;
+  return up;
+}
+
+// The rest of the root a run expects: writable /tmp and /run (the host's own
+// are hidden), devpts, shared memory, /dev/fd, a hostname, lo up.
+void finish_root() {
+  mount_or_say("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+  mount_or_say("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+  ::mkdir("/run/netns", 0755);
+  ::mkdir("/run/lock", 01777);
+  mount_or_say("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "gid=5,mode=620,ptmxmode=666");
+  mount_or_say("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+  ::symlink("/proc/self/fd", "/dev/fd");
+  ::symlink("/proc/self/fd/0", "/dev/stdin");
+  ::symlink("/proc/self/fd/1", "/dev/stdout");
+  ::symlink("/proc/self/fd/2", "/dev/stderr");
+  const char host[] = "rxerun-lab";
+  ::sethostname(host, sizeof host - 1);
+  sys::RtnlLinks links;
+  if (auto r = links.set_up("lo", true); !r) say("rxerun-guest: cannot bring lo up: " + r.error().message);
+}
+
+// The second serial port, raw: the run's bytes reach the host unchanged.
+int open_output() {
+  int fd = ::open("/dev/ttyS1", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  termios t{};
+  if (::tcgetattr(fd, &t) == 0) {
+    ::cfmakeraw(&t);
+    ::cfsetspeed(&t, B115200);
+    ::tcsetattr(fd, TCSANOW, &t);
+  }
+  return fd;
+}
+
+// The kernel's messages from the RDMA stack since boot, as dmesg prints them.
+std::vector<std::string> rdma_kernel_messages() {
+  std::vector<std::string> out;
+  int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    if (n < 0 && errno == EPIPE) continue;  // overwritten records: go on with the next
+    if (n <= 0) break;
+    std::string_view rec(buf, static_cast<std::size_t>(n));
+    // "PRI,SEQ,USEC,FLAGS;message\n KEY=VALUE\n..."
+    const auto semi = rec.find(';');
+    if (semi == std::string_view::npos) continue;
+    std::string_view head = rec.substr(0, semi);
+    std::string_view msg = rec.substr(semi + 1);
+    msg = msg.substr(0, msg.find('\n'));
+    if (!is_rdma_kernel_message(msg)) continue;
+    unsigned long long usec = 0;
+    const auto c1 = head.find(',');
+    const auto c2 = c1 == std::string_view::npos ? c1 : head.find(',', c1 + 1);
+    if (c2 != std::string_view::npos) usec = std::strtoull(std::string(head.substr(c2 + 1)).c_str(), nullptr, 10);
+    char ts[32];
+    std::snprintf(ts, sizeof ts, "[%5llu.%06llu] ", usec / 1000000, usec % 1000000);
+    out.push_back(ts + std::string(msg));
+  }
+  ::close(fd);
+  return out;
+}
+
+Result<GuestRequest> read_request(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error("no request in the share: " + path, errno);
+  try {
+    return GuestRequest::from_json(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    return make_error(std::string("bad request: ") + e.what());
+  }
+}
+
+bool write_result(const std::string& path, const GuestResult& result) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << result.to_json().dump() << "\n";
+    if (!out) return false;
+  }
+  return ::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+void guest_main() {
+  const std::string share(kShareMount);
+  finish_root();
+  auto request = read_request(share + "/request.json");
+  if (!request) power_off(request.error().message);
+  int output = open_output();
+  if (output < 0) power_off(std::string("cannot open /dev/ttyS1: ") + std::strerror(errno));
+
+  GuestResult result;
+  result.uptime_at_start = uptime();
+  char marker[96];
+  std::snprintf(marker, sizeof marker, "%s uptime=%.2f", std::string(kStartedMarker).c_str(), result.uptime_at_start);
+  say(marker);
+
+  std::vector<std::string> argv{"/proc/self/exe"};
+  argv.insert(argv.end(), request->args.begin(), request->args.end());
+  sys::SpawnOptions options;
+  options.cwd = ::access(request->cwd.c_str(), X_OK) == 0 ? request->cwd : "/";
+  options.stdout_fd = output;
+  options.stderr_fd = output;
+  options.env = {{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+                 {"HOME", "/root"},
+                 {"TERM", request->term},
+                 {"LANG", "C.UTF-8"},
+                 {"RXERUN_IN_LAB_VM", "1"}};
+  auto child = sys::spawn(argv, options);
+  if (!child) {
+    result.exit_code = 3;
+    result.ended = child.error().message;
+  } else {
+    // PID 1 reaps every orphan until the run itself ends.
+    const pid_t main_pid = child->pid();
+    for (;;) {
+      int ws = 0;
+      pid_t pid = ::waitpid(-1, &ws, 0);
+      if (pid < 0 && errno == EINTR) continue;
+      if (pid < 0) break;
+      if (pid != main_pid) continue;
+      sys::ExitStatus st;
+      if (WIFSIGNALED(ws))
+        st.signal = WTERMSIG(ws);
+      else
+        st.code = WEXITSTATUS(ws);
+      result.exit_code = st.signal ? 128 + st.signal : st.code;
+      result.ended = st.describe();
+      break;
+    }
+    (void)child->release();
+  }
+  // Whatever the run left running goes now; the VM is about to vanish.
+  ::kill(-1, SIGKILL);
+  result.uptime_at_end = uptime();
+  result.dmesg = rdma_kernel_messages();
+  ::tcdrain(output);
+  if (!write_result(share + "/result.json", result)) say("rxerun-guest: cannot write the result into the share");
+  say(std::string(kFinishedMarker) + " exit=" + std::to_string(result.exit_code));
+  power_off("");
+}
+
+}  // namespace rxerun::vm

@@ -1,0 +1,48 @@
+#pragma once
+// Inside the lab VM: `rxerun __vm-guest` is PID 1 after the initramfs hands
+// over. It finishes the guest's root (tmpfs /tmp and /run, devpts, lo up),
+// runs the host's request (`rxerun run ...`, from the share) with its output
+// on the second serial port, reaps every orphan, collects the kernel
+// messages of the RDMA modules, writes the result into the share and powers
+// the VM off. The host reads the first serial port for its markers.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rxerun::vm {
+
+// Lines on the console (ttyS0) the host waits for.
+inline constexpr std::string_view kStartedMarker = "rxerun-guest: started";
+inline constexpr std::string_view kFinishedMarker = "rxerun-guest: finished";
+
+// The host's request, written to the share as request.json.
+struct GuestRequest {
+  std::vector<std::string> args;  // rxerun's arguments: {"run", "/abs/lab.yaml", ...}
+  std::string cwd;                // the host's working directory (read-only in the guest)
+  std::string term;               // TERM for the run ("dumb" when the host is not a terminal)
+  nlohmann::json to_json() const;
+  static GuestRequest from_json(const nlohmann::json& j);
+};
+
+// What the guest writes to the share as result.json.
+struct GuestResult {
+  int exit_code = 3;
+  std::string ended;                 // "exit 1", "killed by SIGKILL"
+  double uptime_at_start = 0;        // seconds since the guest kernel booted
+  double uptime_at_end = 0;
+  std::vector<std::string> dmesg;    // rdma_rxe, ib_core, rdma_cm lines: "[  12.345678] rdma_rxe: loaded"
+  nlohmann::json to_json() const;
+  static GuestResult from_json(const nlohmann::json& j);
+};
+
+// Whether a kernel log message came from the RDMA stack (rdma_rxe, ib_core,
+// rdma_cm and the devices they name).
+bool is_rdma_kernel_message(std::string_view message);
+
+// The guest's PID 1. Never returns: powers the VM off.
+[[noreturn]] void guest_main();
+
+}  // namespace rxerun::vm

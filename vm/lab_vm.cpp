@@ -1,0 +1,290 @@
+#include "vm/lab_vm.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "sys/process.h"
+#include "vm/boot_protocol.h"
+
+namespace rxerun::vm {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t kConsoleTail = 40;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct Pipe {
+  int read = -1, write = -1;
+  ~Pipe() {
+    if (read >= 0) ::close(read);
+    if (write >= 0) ::close(write);
+  }
+  void close_write() {
+    if (write >= 0) ::close(write);
+    write = -1;
+  }
+};
+
+Result<void> make_pipe(Pipe& p) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
+  p.read = fds[0];
+  p.write = fds[1];
+  return {};
+}
+
+// Under software emulation the guest's TSC is the host's (qemu reads it with
+// rdtsc). Giving the guest its rate spares the kernel a calibration against
+// the emulated PIT, which fails on a busy host and then hangs the boot.
+double measure_tsc_khz() {
+  const auto t0 = Clock::now();
+  const unsigned long long c0 = __rdtsc();
+  while (Clock::now() - t0 < std::chrono::milliseconds(20)) {
+  }
+  const unsigned long long c1 = __rdtsc();
+  const double secs = seconds_since(t0);
+  return static_cast<double>(c1 - c0) / secs / 1000.0;
+}
+
+bool early_death(std::string_view line) {
+  for (std::string_view s : {"Kernel panic", "Oops:", "BUG:", "rxerun-init: FATAL", "general protection fault"})
+    if (line.find(s) != std::string_view::npos) return true;
+  return false;
+}
+
+// One boot of qemu, start to end.
+struct Boot {
+  LabOutcome outcome = LabOutcome::BootFailed;
+  bool started = false;
+  bool retryable = false;  // a kernel that died on its own before the run: worth one more boot
+  double boot_seconds = 0;
+  std::string detail;
+  std::deque<std::string> console;
+};
+
+Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm) {
+  Boot boot;
+  Pipe console, output, errors;
+  if (auto r = make_pipe(console); !r) return boot.detail = r.error().message, boot;
+  if (auto r = make_pipe(output); !r) return boot.detail = r.error().message, boot;
+  if (auto r = make_pipe(errors); !r) return boot.detail = r.error().message, boot;
+  sys::SpawnOptions so;
+  so.fds = {{3, output.write}};  // the guest's output reaches qemu as its fd 3 (cmd names /dev/fd/3)
+  so.stdout_fd = console.write;
+  so.stderr_fd = errors.write;
+  const auto t0 = Clock::now();
+  auto qemu = sys::spawn(cmd, so);
+  console.close_write();
+  errors.close_write();
+  output.close_write();
+  if (!qemu) {
+    boot.detail = qemu.error().message + (qemu.error().code ? std::string(": ") + std::strerror(qemu.error().code) : "");
+    return boot;
+  }
+
+  const auto boot_limit = kvm ? std::chrono::seconds(30) : std::chrono::seconds(90);
+  Clock::time_point started_at{};
+  std::string partial, qemu_errors;
+  bool console_open = true, output_open = true, errors_open = true;
+  auto finish = [&](LabOutcome outcome, std::string detail) {
+    boot.outcome = outcome;
+    boot.detail = std::move(detail);
+    qemu->terminate(std::chrono::milliseconds(2000));
+  };
+  for (;;) {
+    const auto now = Clock::now();
+    if (!boot.started && now - t0 > boot_limit) {
+      boot.retryable = true;
+      finish(LabOutcome::BootFailed, "the guest did not start within " + std::to_string(boot_limit.count()) + " s");
+      return boot;
+    }
+    if (boot.started && now - started_at > run.run_timeout) {
+      finish(LabOutcome::Hung, "the run did not end within " + std::to_string(run.run_timeout.count()) +
+                                   " s (the steps' timeouts plus cleanup): the lab VM was stopped");
+      return boot;
+    }
+    if (!console_open && !output_open && !errors_open) break;
+    pollfd fds[4] = {{console_open ? console.read : -1, POLLIN, 0},
+                     {output_open ? output.read : -1, POLLIN, 0},
+                     {errors_open ? errors.read : -1, POLLIN, 0},
+                     {run.interrupt_fd, POLLIN, 0}};
+    int r = ::poll(fds, 4, 100);
+    if (r < 0 && errno != EINTR) break;
+    if (fds[3].revents & POLLIN) {
+      finish(LabOutcome::Interrupted, "interrupted");
+      return boot;
+    }
+    if (!boot.started && run.booting) run.booting(seconds_since(t0));
+    char buf[16384];
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::read(output.read, buf, sizeof buf);
+      if (n > 0 && run.output) run.output(std::string_view(buf, static_cast<std::size_t>(n)));
+      if (n == 0 || (n < 0 && errno != EINTR)) output_open = false;
+    }
+    if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::read(errors.read, buf, sizeof buf);
+      if (n > 0) qemu_errors.append(buf, static_cast<std::size_t>(n));
+      if (n == 0 || (n < 0 && errno != EINTR)) errors_open = false;
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::read(console.read, buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR)) console_open = false;
+      if (n > 0) partial.append(buf, static_cast<std::size_t>(n));
+      std::size_t nl;
+      while ((nl = partial.find('\n')) != std::string::npos) {
+        std::string line = partial.substr(0, nl);
+        partial.erase(0, nl + 1);
+        while (!line.empty() && (line.back() == '\r')) line.pop_back();
+        boot.console.push_back(line);
+        if (boot.console.size() > kConsoleTail) boot.console.pop_front();
+        if (!boot.started && line.find(kStartedMarker) != std::string::npos) {
+          boot.started = true;
+          started_at = Clock::now();
+          boot.boot_seconds = seconds_since(t0);
+          if (run.started) run.started(boot.boot_seconds);
+        } else if (!boot.started && early_death(line)) {
+          boot.retryable = line.find("rxerun-init: FATAL") == std::string::npos;
+          finish(LabOutcome::BootFailed, "the guest kernel failed while booting: " + line);
+          return boot;
+        }
+      }
+    }
+  }
+  const sys::ExitStatus st = qemu->wait();
+  if (!boot.started) {
+    std::string why = qemu_errors.empty() ? "qemu ended (" + st.describe() + ") before the guest started"
+                                          : "qemu: " + qemu_errors.substr(0, qemu_errors.find_last_not_of("\n") + 1);
+    boot.retryable = qemu_errors.empty();
+    boot.outcome = LabOutcome::BootFailed;
+    boot.detail = why;
+    return boot;
+  }
+  boot.outcome = LabOutcome::Finished;
+  return boot;
+}
+
+}  // namespace
+
+Result<ShareDir> ShareDir::create() {
+  const char* tmp = std::getenv("TMPDIR");
+  const fs::path base = tmp && *tmp ? tmp : "/tmp";
+  // Share dirs of runs that were SIGKILLed (their pid is gone) and that are
+  // this user's: nothing else removes them.
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(base, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("rxerun-vm.")) continue;
+    const auto dot = name.find('.', 10);
+    if (dot == std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.substr(10, dot - 10).c_str()));
+    struct stat st {};
+    if (pid <= 0 || ::lstat(entry.path().c_str(), &st) != 0 || st.st_uid != ::geteuid() || !S_ISDIR(st.st_mode)) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    fs::remove_all(entry.path(), ignored);
+  }
+  std::string templ = (base / ("rxerun-vm." + std::to_string(::getpid()) + ".XXXXXX")).string();
+  if (!::mkdtemp(templ.data())) return make_error("cannot create a directory for the lab VM in " + base.string(), errno);
+  return ShareDir(templ);
+}
+
+ShareDir::~ShareDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+bool kvm_usable() {
+  int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_khz) {
+  const PreparedKernel& k = run.kernel;
+  std::string append = "console=ttyS0 panic=-1 quiet pci=off random.trust_cpu=on";
+  if (!kvm && tsc_khz > 0) append += " tsc_early_khz=" + std::to_string(static_cast<long long>(tsc_khz));
+  append += std::string(" ") + std::string(kParamRelease) + "=" + k.release;
+  append += std::string(" ") + std::string(kParamModules) + "=" + k.modules.string();
+  append += std::string(" ") + std::string(kParamExe) + "=" + run.exe.string();
+  // For debugging a guest (and for the boot-failure test): more kernel parameters.
+  if (const char* extra = std::getenv("RXERUN_VM_APPEND"); extra && *extra) append += std::string(" ") + extra;
+  const char* tcg = std::getenv("RXERUN_VM_TCG_THREAD");
+  const std::string tcg_thread = tcg && std::string_view(tcg) == "multi" ? "multi" : "single";
+  const fs::path image = !k.vmlinux.empty() && fs::exists(k.vmlinux) ? k.vmlinux : k.bzimage;
+  return {"qemu-system-x86_64",
+          "-machine", "microvm,acpi=on,pit=on,pic=on,rtc=on",
+          "-accel", kvm ? "kvm" : "tcg,thread=" + tcg_thread,
+          "-cpu", kvm ? "host" : "max",
+          "-smp", "2",
+          "-m", "1024",
+          "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+          "-serial", "stdio",
+          "-chardev", "file,id=out,path=/dev/fd/3",
+          "-device", "isa-serial,chardev=out,index=1",
+          "-kernel", image.string(),
+          "-initrd", k.initramfs.string(),
+          "-append", append,
+          "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
+          "-device", "virtio-9p-device,fsdev=root,mount_tag=" + std::string(kHostRootTag),
+          "-fsdev", "local,id=share,path=" + run.share.string() + ",security_model=none,multidevs=remap",
+          "-device", "virtio-9p-device,fsdev=share,mount_tag=" + std::string(kShareTag)};
+}
+
+Result<LabRunResult> run_lab(const LabRun& run) {
+  for (const auto& p : {run.exe, run.kernel.modules, run.share})
+    if (p.string().find_first_of(" \t\n,") != std::string::npos)
+      return make_error("the lab VM cannot use a path with a space or a comma: " + p.string());
+  {
+    std::ofstream req(run.share / "request.json");
+    req << run.request.to_json().dump() << "\n";
+    if (!req) return make_error("cannot write into " + run.share.string(), errno);
+  }
+  const bool kvm = kvm_usable();
+  const auto cmd = qemu_command(run, kvm, kvm ? 0.0 : measure_tsc_khz());
+  LabRunResult result;
+  result.accel = kvm ? "kvm" : "tcg";
+  for (int attempt = 1;; ++attempt) {
+    Boot boot = boot_once(run, cmd, kvm);
+    result.boots = attempt;
+    result.outcome = boot.outcome;
+    result.detail = boot.detail;
+    result.boot_seconds = boot.boot_seconds;
+    result.console_tail.assign(boot.console.begin(), boot.console.end());
+    if (boot.outcome == LabOutcome::BootFailed && boot.retryable && attempt == 1) {
+      if (run.notice) run.notice("lab VM: " + boot.detail + "; booting again");
+      continue;
+    }
+    break;
+  }
+  if (result.outcome != LabOutcome::Finished) return result;
+  std::ifstream in(run.share / "result.json");
+  try {
+    if (!in) throw std::runtime_error("no result.json");
+    result.guest = GuestResult::from_json(nlohmann::json::parse(in));
+  } catch (const std::exception&) {
+    result.outcome = LabOutcome::Crashed;
+    result.detail = "the lab VM stopped before the run finished";
+  }
+  return result;
+}
+
+}  // namespace rxerun::vm

@@ -1,0 +1,80 @@
+#pragma once
+// Runs one rxerun command inside the lab VM: qemu (KVM when /dev/kvm is
+// usable, software emulation otherwise) boots a prepared kernel with the
+// host's root shared read-only and a per-run share read-write; the guest runs
+// the request and powers off. The guest's output is relayed as it comes; a
+// kernel that dies before the run starts is booted once more; qemu never
+// outlives the call (process group, PR_SET_PDEATHSIG, killed on every exit).
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/result.h"
+#include "vm/guest.h"
+#include "vm/kernels.h"
+
+namespace rxerun::vm {
+
+// A private directory for one run (the guest's kShareMount), removed with
+// everything in it when this goes out of scope.
+class ShareDir {
+ public:
+  static Result<ShareDir> create();
+  ~ShareDir();
+  ShareDir(ShareDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ShareDir(const ShareDir&) = delete;
+  ShareDir& operator=(const ShareDir&) = delete;
+  ShareDir& operator=(ShareDir&&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit ShareDir(std::filesystem::path p) : path_(std::move(p)) {}
+  std::filesystem::path path_;
+};
+
+struct LabRun {
+  PreparedKernel kernel;
+  std::filesystem::path exe;           // the rxerun binary the guest runs (this one)
+  std::filesystem::path share;         // a ShareDir's path
+  GuestRequest request;
+  std::chrono::seconds run_timeout{600};    // from the guest's start to its end
+  std::function<void(std::string_view)> output;  // the guest run's output, as it arrives
+  std::function<void(double)> booting;           // seconds since qemu started, ~10 times a second until the guest starts
+  std::function<void(double)> started;           // once the guest starts the run: seconds the boot took
+  std::function<void(const std::string&)> notice;  // one-line notes ("kernel died while booting: booting again")
+  int interrupt_fd = -1;               // readable on Ctrl-C: qemu is stopped at once
+};
+
+enum class LabOutcome {
+  Finished,     // the guest run ended; GuestResult holds its exit code
+  BootFailed,   // the guest never started the run (after the retry)
+  Hung,         // the run did not end within run_timeout
+  Crashed,      // qemu ended during the run without a result
+  Interrupted,  // Ctrl-C / SIGTERM
+};
+
+struct LabRunResult {
+  LabOutcome outcome = LabOutcome::BootFailed;
+  GuestResult guest;
+  double boot_seconds = 0;          // qemu start to the guest's start marker (the last boot)
+  int boots = 0;                    // 2 when the first boot failed
+  std::string accel;                // "kvm" or "tcg"
+  std::string detail;               // why, for every outcome but Finished
+  std::vector<std::string> console_tail;  // the console's last lines (kernel messages), for failures
+};
+
+// Boots, runs, powers off. An Error only when qemu cannot be started at all
+// (not installed, bad kernel file).
+Result<LabRunResult> run_lab(const LabRun& run);
+
+// The qemu command line run_lab uses (for `-v` and for tests).
+std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_khz);
+
+// Whether /dev/kvm can be opened for reading and writing by this user.
+bool kvm_usable();
+
+}  // namespace rxerun::vm
