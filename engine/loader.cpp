@@ -729,6 +729,9 @@ class Loader {
       error(steps, fmt::format("'steps' must be a list of steps, got {}", type_name(steps)));
       return;
     }
+    // Sized once: a thousand steps would otherwise move every StepSpec ten times.
+    heads_.reserve(steps.size());
+    scenario_.steps.reserve(steps.size());
     int index = 0;
     for (const auto& node : steps) heads_.push_back(read_head(node, index++));
     std::map<std::string, Mark> first_named;

@@ -110,6 +110,7 @@ RunReport Runner::run(const Scenario& scenario) {
   if (!options_.planning) report.preclean = cleanup(scenario.name, "preclean", &scenario);
 
   bool stop = !report.preclean.clean();
+  report.steps.reserve(scenario.steps.size());
   for (const auto& step : scenario.steps) {
     StepReport sr;
     if (stop || sys_.interrupt.requested()) {

@@ -85,10 +85,11 @@ double uptime() {
   return up;
 }
 
-// The rest of the root a run expects: writable /tmp and /run (the host's own
-// are hidden), devpts, shared memory, /dev/fd, a hostname, lo up.
+// The rest of the root a run expects: an empty /run (the host's namespaces,
+// journals and locks are not the guest's), devpts, shared memory, /dev/fd, a
+// hostname, lo up. /tmp stays the host's, under the writable overlay:
+// scenarios and build trees live there too.
 void finish_root() {
-  mount_or_say("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
   mount_or_say("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
   ::mkdir("/run/netns", 0755);
   ::mkdir("/run/lock", 01777);

@@ -11,13 +11,16 @@ if [ -z "$KERNELS" ]; then
 fi
 NEWEST=${KERNELS%% *}
 
-# qemu processes of rxerun's lab VMs (their share dirs are rxerun-vm.*).
-lab_qemus() { pgrep -f 'qemu-system-x86_64.*rxerun-vm\.' || true; }
+# This test's lab VMs: their share dirs live in this test's own TMPDIR, so
+# that a VM someone else runs meanwhile is neither counted nor killed.
+export TMPDIR="$WORK/tmp"
+mkdir -p "$TMPDIR"
+lab_qemus() { pgrep -f "qemu-system-x86_64.*$TMPDIR/rxerun-vm\\." || true; }
 
 no_qemu_left() {  # DESCRIPTION
   local left
   for _ in $(seq 50); do left=$(lab_qemus); [ -z "$left" ] && break; sleep 0.1; done
-  if [ -z "$left" ]; then pass "$1: no qemu left"; else fail "$1: qemu still running: $left"; pkill -9 -f 'qemu-system-x86_64.*rxerun-vm\.'; fi
+  if [ -z "$left" ]; then pass "$1: no qemu left"; else fail "$1: qemu still running: $left"; pkill -9 -f "qemu-system-x86_64.*$TMPDIR/rxerun-vm\\."; fi
 }
 
 # json_field FILE EXPR: a field of a JSON report (python3 expression on r).

@@ -1,8 +1,6 @@
 # Ctrl-C stops the lab VM (exit 130) and removes its share dir; a SIGKILLed
 # rxerun takes qemu along, and the next run removes the share dir it left.
 source "$(dirname "$0")/lib.sh"
-export TMPDIR="$WORK/tmp"
-mkdir -p "$TMPDIR"
 for how in INT KILL; do
   "$RXERUN" run --vm tests/data/vm/hang.yaml >"$WORK/sig.out" 2>&1 &
   pid=$!

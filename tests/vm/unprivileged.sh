@@ -9,7 +9,8 @@ user=nobody
 if ! runuser -u "$user" -- test -x "$RXERUN"; then echo "skip: $user cannot run $RXERUN (its directory is private)"; exit 77; fi
 chmod 755 "$WORK"
 install -d -o "$user" "$WORK/home"
-expect_exit 0 "as $user, by default in the lab VM" -- runuser -u "$user" -- env HOME="$WORK/home" TMPDIR="$WORK/home" "$RXERUN" run "$SRC/tests/data/vm/pass.yaml"
+chown "$user" "$TMPDIR"
+expect_exit 0 "as $user, by default in the lab VM" -- runuser -u "$user" -- env HOME="$WORK/home" TMPDIR="$TMPDIR" "$RXERUN" run "$SRC/tests/data/vm/pass.yaml"
 contains "$(head -n1 <<<"$out")" "not root on the host" "first line: why the lab VM"
 no_qemu_left "unprivileged"
 finish
