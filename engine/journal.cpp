@@ -53,9 +53,21 @@ JournalEntry entry_from(const nlohmann::json& j) {
   return e;
 }
 
-// `s` as a JSON string.
+// `s` as a JSON string, as nlohmann::json writes it. Printable ASCII (names,
+// summaries) is escaped here; anything else goes through nlohmann::json,
+// whose dump() costs a serializer and a localeconv() call each time.
 void append_quoted(std::string& out, const std::string& s) {
-  out += nlohmann::json(s).dump();
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+  if (!plain) {
+    out += nlohmann::json(s).dump();
+    return;
+  }
+  out += '"';
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
 }
 
 }  // namespace
