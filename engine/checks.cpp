@@ -180,7 +180,10 @@ class ParamChecker {
       error("", fmt::format("'{}' takes a mapping of parameters, got {}", kind_.name, got(params)));
       return;
     }
+    const std::size_t before = diags_.size();
     check_fields(kind_.params, kind_.extra ? &*kind_.extra : nullptr, params, "", "");
+    if (kind_.validate && diags_.size() == before)
+      kind_.validate(params, [&](const std::string& path, std::string message) { error(path, std::move(message)); });
   }
 
  private:
@@ -221,6 +224,7 @@ class ParamChecker {
         return;
       case ParamType::StepRef: check_step_ref(v, path); return;
       case ParamType::Object: check_object(spec, v, path); return;
+      case ParamType::List: check_list(spec, v, path); return;
     }
   }
 
@@ -305,6 +309,15 @@ class ParamChecker {
       if (!item.is_string() || !valid_address(item.get_ref<const std::string&>()))
         error(item_path, fmt::format("'{}' must hold IPv4 or IPv6 addresses, got {}", path, got(item)));
     }
+  }
+
+  void check_list(const ParamSpec& spec, nlohmann::json& v, const std::string& path) {
+    if (!v.is_array()) {
+      must_be(path, "a list", v);
+      return;
+    }
+    if (spec.fields.empty()) return;
+    for (std::size_t i = 0; i < v.size(); ++i) check_value(spec.fields.front(), v[i], fmt::format("{}.{}", path, i));
   }
 
   void check_enum(const ParamSpec& spec, nlohmann::json& v, const std::string& path) {

@@ -88,6 +88,9 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
 
   vm::LabRun run;
   run.kernel = kernel;
+  const vm::Accel accel_choice = vm::choose_accel(vm::boot_image(kernel));
+  run.kvm = accel_choice.kvm;
+  const std::string accel = accel_choice.kvm ? "kvm" : "tcg";
   run.exe = exe;
   run.share = share->path();
   run.run_timeout = lab_run_budget(scenario, registry);
@@ -123,7 +126,7 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
     announced = true;
     // The boot time, in every log (CI's among them).
     if (!o.quiet) fmt::print("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release,
-                             vm::kvm_usable() ? "kvm" : "tcg", secs);
+                             accel, secs);
     std::fflush(stdout);
   };
   run.output = [&](std::string_view bytes) {
@@ -232,7 +235,11 @@ int cmd_vm_status() {
     else
       fmt::print("{:<6} {:<8} {:<24} {}\n", s.label, "missing", "-", "rxerun vm setup --kernel " + s.label);
   }
-  fmt::print("accelerator: {}\n", vm::kvm_usable() ? "KVM (/dev/kvm)" : "software emulation (no usable /dev/kvm)");
+  if (prepared.empty())
+    fmt::print("accelerator: {}\n", vm::kvm_usable() ? "KVM (/dev/kvm), unless a probe boot says otherwise"
+                                                      : "software emulation (no usable /dev/kvm)");
+  else
+    fmt::print("accelerator: {}\n", vm::choose_accel(vm::boot_image(prepared.front())).why);
   return kExitOk;
 }
 

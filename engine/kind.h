@@ -35,6 +35,7 @@ enum class ParamType {
   Scalar,       // string, number or bool, kept as written (sysctl values)
   StepRef,      // the name of an earlier step
   Object,       // a map with its own `fields`
+  List,         // a YAML list; each item is checked as `fields[0]` says (a list of sizes, of names)
 };
 
 std::string_view to_string(ParamType t);
@@ -46,7 +47,7 @@ struct ParamSpec {
   nlohmann::json default_value;  // null when none
   std::string help;
   std::vector<std::string> choices;  // Enum
-  std::vector<ParamSpec> fields;     // Object
+  std::vector<ParamSpec> fields;     // Object; List: one spec, for every item
   std::optional<long long> min;      // Int
   std::optional<long long> max;      // Int
 };
@@ -76,6 +77,12 @@ struct KindSpec {
   std::string example;               // a YAML step, shown by `rxerun steps KIND`
   std::optional<Duration> default_timeout;  // unset: the engine's default; Duration::zero(): none
   std::vector<Need> needs;
+  // Optional: rules that span parameters ("index or find, not both"), run
+  // at load time after each parameter was checked on its own. It reports
+  // each problem with the path of the parameter to point at ("" for the
+  // step itself), so that it reads FILE:LINE:COL like every other error.
+  using Complaint = std::function<void(const std::string& path, std::string message)>;
+  std::function<void(const nlohmann::json& params, const Complaint& complain)> validate;
 };
 
 // What a kind does. `run` acts through ctx.sys() only; `undo` receives the

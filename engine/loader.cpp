@@ -963,7 +963,7 @@ class Loader {
       if (spec.type == ParamType::Scalar || spec.type == ParamType::Bool) return generic(ctx, n);
       return string_value(ctx, n);  // check_params reads "5", "off", "10.0.0.1/24" by type
     }
-    if (n.IsSequence() && spec.type == ParamType::AddressList) {
+    if (n.IsSequence() && (spec.type == ParamType::AddressList || spec.type == ParamType::List)) {
       nlohmann::json arr = nlohmann::json::array();
       int i = 0;
       for (const auto& item : n) {

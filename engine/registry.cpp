@@ -37,6 +37,7 @@ std::string_view to_string(ParamType t) {
     case ParamType::Scalar: return "scalar";
     case ParamType::StepRef: return "step name";
     case ParamType::Object: return "map";
+    case ParamType::List: return "list";
   }
   return "?";
 }

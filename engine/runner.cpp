@@ -71,6 +71,10 @@ class Runner::Context final : public StepContext {
 
   Result<nlohmann::json> revert(const std::string& step_name) override { return runner_.revert(step_name); }
   bool force() const override { return runner_.options_.force; }
+  const nlohmann::json* facts_of(const std::string& step_name) const override {
+    auto it = runner_.facts_.find(step_name);
+    return it == runner_.facts_.end() ? nullptr : &it->second;
+  }
 
  private:
   Runner& runner_;

@@ -31,6 +31,14 @@ json param_schema(const ParamSpec& p) {
     case ParamType::Enum: s = or_template({{"enum", p.choices}}); break;
     case ParamType::Scalar: s = {{"type", json::array({"string", "number", "boolean"})}}; break;
     case ParamType::StepRef: s = {{"type", "string"}}; break;
+    case ParamType::List:
+      s = {{"type", "array"}};
+      if (!p.fields.empty()) {
+        json item = param_schema(p.fields.front());
+        item.erase("description");
+        s["items"] = item;
+      }
+      break;
     case ParamType::Object: {
       json props = json::object();
       json required = json::array();

@@ -85,6 +85,10 @@ class StepContext {
   // undo observed.
   virtual Result<nlohmann::json> revert(const std::string& step_name) = 0;
 
+  // The facts an earlier step of this run reported; null when it has not
+  // run (or there is no such step).
+  virtual const nlohmann::json* facts_of(const std::string& /*step_name*/) const { return nullptr; }
+
   // --force: the user allows replacing an existing interface that does not
   // carry rxerun's mark.
   virtual bool force() const { return false; }

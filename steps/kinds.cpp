@@ -7,6 +7,8 @@ std::vector<Kind> all_kinds() {
   return {
       address_kind(),
       block_kind(),
+      counters_kind(),
+      gid_kind(),
       link_kind(),
       netem_kind(),
       netns_kind(),

@@ -2,6 +2,8 @@
 // Network interfaces and their addresses, over rtnetlink (libnl-route), in
 // the calling thread's current network namespace.
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +30,13 @@ struct VethSpec {
   std::string alias;       // set on both ends
 };
 
+// An interface's statistics (IFLA_STATS64), by the names sysfs gives them
+// under statistics/: rx_packets, tx_bytes, rx_dropped, ...
+struct LinkStats {
+  std::string name;
+  std::map<std::string, std::uint64_t> counters;
+};
+
 class Links {
  public:
   virtual ~Links() = default;
@@ -35,6 +44,8 @@ class Links {
   // nullopt when no interface has that name.
   virtual Result<std::optional<LinkInfo>> get(const std::string& name) = 0;
   virtual Result<std::vector<LinkInfo>> list() = 0;
+  // Every interface of the namespace with its statistics.
+  virtual Result<std::vector<LinkStats>> statistics() = 0;
 
   // Error code EEXIST when a name is taken.
   virtual Result<void> add_veth(const VethSpec& spec) = 0;

@@ -94,45 +94,76 @@ Result<std::optional<LinkInfo>> fetch_if_present(RtnlSocket& sock, const std::st
   return std::optional<LinkInfo>(std::move(info));
 }
 
-Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint32_t>* groups = nullptr) {
-  struct Collect {
-    std::vector<LinkInfo> out;
-    std::map<int, std::uint32_t>* groups;
-  } collect{{}, groups};
+// Dumps every link of the socket's namespace into `each` (RTM_NEWLINK
+// messages), with or without statistics. A link that changes during the dump
+// makes the kernel flag it as interrupted: ask again, as libnl's cache does;
+// `restart` runs before each attempt.
+Result<void> dump_links(RtnlSocket& sock, bool with_stats, const std::function<void(nlmsghdr*)>& each,
+                        const std::function<void()>& restart) {
   std::unique_ptr<nl_cb, void (*)(nl_cb*)> cb(nl_cb_clone(nl_socket_get_cb(sock.get())), nl_cb_put);
   if (!cb) return make_error("out of memory", ENOMEM);
   nl_cb_set(
       cb.get(), NL_CB_VALID, NL_CB_CUSTOM,
       [](nl_msg* msg, void* arg) -> int {
-        auto* c = static_cast<Collect*>(arg);
-        LinkInfo info;
-        std::uint32_t group = 0;
-        if (parse_link(nlmsg_hdr(msg), info, &group)) {
-          if (c->groups) (*c->groups)[info.ifindex] = group;
-          c->out.push_back(std::move(info));
-        }
+        (*static_cast<const std::function<void(nlmsghdr*)>*>(arg))(nlmsg_hdr(msg));
         return NL_OK;
       },
-      &collect);
-  // A dump without statistics, parsed here (libnl's link cache parses every
-  // attribute of every link). A link that changes during the dump makes the
-  // kernel flag it as interrupted: ask again, as libnl's cache does.
+      const_cast<std::function<void(nlmsghdr*)>*>(&each));
   for (int attempt = 1;; ++attempt) {
-    collect.out.clear();
-    if (groups) groups->clear();
+    restart();
     std::unique_ptr<nl_msg, void (*)(nl_msg*)> msg(nlmsg_alloc_size(128), nlmsg_free);
     ifinfomsg ifi{};
     ifi.ifi_family = AF_UNSPEC;
     if (!msg || !nlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, RTM_GETLINK, 0, NLM_F_DUMP) ||
         nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
-        nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0)
+        (!with_stats && nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0))
       return make_error("out of memory", ENOMEM);
     if (auto r = sock.check(nl_send_auto(sock.get(), msg.get()), "cannot list interfaces"); !r) return r.error();
     const int rc = nl_recvmsgs(sock.get(), cb.get());
     if (rc == -NLE_DUMP_INTR && attempt < 10) continue;
-    if (auto r = sock.check(rc, "cannot list interfaces"); !r) return r.error();
-    return std::move(collect.out);
+    return sock.check(rc, "cannot list interfaces");
   }
+}
+
+// A dump without statistics, parsed here (libnl's link cache parses every
+// attribute of every link).
+Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint32_t>* groups = nullptr) {
+  std::vector<LinkInfo> out;
+  auto r = dump_links(
+      sock, false,
+      [&](nlmsghdr* h) {
+        LinkInfo info;
+        std::uint32_t group = 0;
+        if (!parse_link(h, info, &group)) return;
+        if (groups) (*groups)[info.ifindex] = group;
+        out.push_back(std::move(info));
+      },
+      [&] {
+        out.clear();
+        if (groups) groups->clear();
+      });
+  if (!r) return r.error();
+  return out;
+}
+
+// The counters of IFLA_STATS64 under the names sysfs gives them.
+void parse_stats(nlmsghdr* h, std::vector<LinkStats>& out) {
+  nlattr* tb[IFLA_MAX + 1] = {};
+  if (h->nlmsg_type != RTM_NEWLINK || nlmsg_parse(h, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0 ||
+      !tb[IFLA_IFNAME])
+    return;
+  LinkStats s;
+  s.name = attr_string(tb[IFLA_IFNAME]);
+  rtnl_link_stats64 st{};
+  if (tb[IFLA_STATS64])
+    std::memcpy(&st, nla_data(tb[IFLA_STATS64]),
+                std::min(sizeof(st), static_cast<std::size_t>(nla_len(tb[IFLA_STATS64]))));
+  s.counters = {
+      {"rx_packets", st.rx_packets}, {"tx_packets", st.tx_packets}, {"rx_bytes", st.rx_bytes},
+      {"tx_bytes", st.tx_bytes},     {"rx_errors", st.rx_errors},   {"tx_errors", st.tx_errors},
+      {"rx_dropped", st.rx_dropped}, {"tx_dropped", st.tx_dropped},
+  };
+  out.push_back(std::move(s));
 }
 
 // One link request (RTM_SETLINK, RTM_DELLINK) with the header `ifi` and the
@@ -306,6 +337,15 @@ Result<std::vector<LinkInfo>> RtnlLinks::list() {
   if (!cur) return cur.error();
   RtnlSocket& sock = **cur;
   return list_on(sock);
+}
+
+Result<std::vector<LinkStats>> RtnlLinks::statistics() {
+  auto cur = RtnlSocket::current();
+  if (!cur) return cur.error();
+  std::vector<LinkStats> out;
+  auto r = dump_links(**cur, true, [&](nlmsghdr* h) { parse_stats(h, out); }, [&] { out.clear(); });
+  if (!r) return r.error();
+  return out;
 }
 
 Result<void> RtnlLinks::add_veth(const VethSpec& spec) {

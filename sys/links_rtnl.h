@@ -11,6 +11,7 @@ class RtnlLinks final : public Links {
  public:
   Result<std::optional<LinkInfo>> get(const std::string& name) override;
   Result<std::vector<LinkInfo>> list() override;
+  Result<std::vector<LinkStats>> statistics() override;
   Result<void> add_veth(const VethSpec& spec) override;
   Result<void> remove(const std::vector<std::string>& names) override;
   Result<void> set_up(const std::string& name, bool up) override;

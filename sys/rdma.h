@@ -5,6 +5,8 @@
 // RDMA netlink socket and the UDP sockets belong to the calling thread's
 // network namespace.
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +40,18 @@ struct PortMtu {
   unsigned max = 0;
 };
 
+// One entry of a port's GID table (sysfs gids/N, gid_attrs/types/N,
+// gid_attrs/ndevs/N); all-zero entries are not listed.
+struct GidEntry {
+  unsigned index = 0;
+  std::string gid;     // "fe80::4ce2:eff:fe20:2e16", "::ffff:10.10.0.1" (inet_ntop's form)
+  std::string type;    // "RoCE v2", "IB/RoCE v1"
+  std::string netdev;  // "vA"; "" when the kernel names none
+};
+
+// Counter name -> value.
+using Counters = std::map<std::string, std::uint64_t>;
+
 class Rdma {
  public:
   virtual ~Rdma() = default;
@@ -69,6 +83,12 @@ class Rdma {
   // ENODEV when there is no RDMA device `dev`; ENOENT when it has no such port.
   virtual Result<PortState> port_state(const std::string& dev, unsigned port) = 0;
   virtual Result<PortMtu> port_mtu(const std::string& dev, unsigned port) = 0;
+  // The port's GID table, in index order. ENODEV / ENOENT as port_state().
+  virtual Result<std::vector<GidEntry>> gids(const std::string& dev, unsigned port) = 0;
+  // The port's counters: rxe's hw_counters (sent_pkts, rcvd_pkts, ...) and
+  // the port counters (port_xmit_data, ...), by their sysfs names. ENODEV /
+  // ENOENT as port_state().
+  virtual Result<Counters> counters(const std::string& dev, unsigned port) = 0;
 
   // Whether a UDP socket is bound to port 4791 (RoCEv2), IPv4 or IPv6, in the
   // calling thread's network namespace. Before Linux 7.1 rxe opens it only

@@ -1,16 +1,19 @@
 #include "sys/rdma_host.h"
 
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
-#include "sys/process.h"
 #include "sys/rdma_netlink.h"
 
 namespace rxerun::sys {
@@ -48,20 +51,14 @@ bool parse_numbered(const std::string& text, int* number, std::string* name) {
   return true;
 }
 
-// The first number after "KEY:" on a line of ibv_devinfo's output
-// ("\t\t\tactive_mtu:\t\t1024 (3)").
-std::optional<unsigned> devinfo_value(const std::string& out, const std::string& key) {
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    const std::string t = trim(line);
-    if (t.rfind(key + ":", 0) != 0) continue;
-    const std::string rest = trim(t.substr(key.size() + 1));
-    unsigned v = 0;
-    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
-    if (ec == std::errc() && end != rest.data()) return v;
-  }
-  return std::nullopt;
+// The port's directory in sysfs; ENODEV / ENOENT as port_state().
+Result<std::filesystem::path> port_dir(const std::string& dev, unsigned port) {
+  std::error_code ec;
+  if (!std::filesystem::exists(kSysIb / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
+  auto dir = kSysIb / dev / "ports" / std::to_string(port);
+  if (!std::filesystem::exists(dir, ec))
+    return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
+  return dir;
 }
 
 // /proc/net/udp and udp6 of the calling thread's namespace: a line per
@@ -176,11 +173,10 @@ Result<void> HostRdma::remove_device(unsigned index) {
 }
 
 Result<PortState> HostRdma::port_state(const std::string& dev, unsigned port) {
+  auto where = port_dir(dev, port);
+  if (!where) return where.error();
+  const auto& dir = *where;
   std::error_code ec;
-  if (!std::filesystem::exists(kSysIb / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
-  const auto dir = kSysIb / dev / "ports" / std::to_string(port);
-  if (!std::filesystem::exists(dir, ec))
-    return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
   PortState s;
   auto state = slurp(dir / "state");
   auto phys = slurp(dir / "phys_state");
@@ -198,21 +194,77 @@ Result<PortState> HostRdma::port_state(const std::string& dev, unsigned port) {
 }
 
 Result<PortMtu> HostRdma::port_mtu(const std::string& dev, unsigned port) {
-  const std::vector<std::string> argv = {"ibv_devinfo", "-d", dev, "-i", std::to_string(port)};
-  SpawnOptions options;
-  options.env["LC_ALL"] = "C";
-  auto r = run_command(argv, std::chrono::seconds(10), options);
-  if (!r) return make_error(r.error().message + " (ibv_devinfo comes with ibverbs-utils)", r.error().code);
-  if (r->timed_out) return make_error(shell_quote(argv) + " did not answer within 10 s", ETIMEDOUT);
-  if (!r->status.ok()) {
-    std::string why = trim(r->err.empty() ? r->out : r->err);
-    if (why.size() > 200) why = why.substr(0, 200) + "...";
-    return make_error(shell_quote(argv) + ": " + r->status.describe() + (why.empty() ? "" : ": " + why), EIO);
+  // libibverbs, as ibv_devinfo does: sysfs shows no MTU of a port.
+  int n = 0;
+  std::unique_ptr<ibv_device*, void (*)(ibv_device**)> list(ibv_get_device_list(&n), ibv_free_device_list);
+  if (!list) return make_error(std::string("cannot list RDMA devices: ") + std::strerror(errno), errno);
+  ibv_device* found = nullptr;
+  for (int i = 0; i < n; ++i)
+    if (dev == ibv_get_device_name(list.get()[i])) found = list.get()[i];
+  if (!found) {
+    std::error_code ec;
+    if (!std::filesystem::exists(kSysIb / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
+    return make_error("libibverbs does not list " + dev +
+                          ": is the rxe provider installed (ibverbs-providers, /etc/libibverbs.d/rxe.driver)?",
+                      ENXIO);
   }
-  auto active = devinfo_value(r->out, "active_mtu");
-  auto max = devinfo_value(r->out, "max_mtu");
-  if (!active || !max) return make_error(shell_quote(argv) + " printed no active_mtu/max_mtu", EBADMSG);
-  return PortMtu{*active, *max};
+  std::unique_ptr<ibv_context, int (*)(ibv_context*)> ctx(ibv_open_device(found), ibv_close_device);
+  if (!ctx) return make_error("cannot open RDMA device " + dev + ": " + std::strerror(errno), errno);
+  ibv_port_attr attr{};
+  if (const int rc = ibv_query_port(ctx.get(), static_cast<std::uint8_t>(port), &attr); rc != 0)
+    return make_error("cannot query " + dev + " port " + std::to_string(port) + ": " + std::strerror(rc),
+                      rc == EINVAL ? ENOENT : rc);
+  // IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5
+  auto bytes = [](ibv_mtu m) { return 128u << static_cast<unsigned>(m); };
+  return PortMtu{bytes(attr.active_mtu), bytes(attr.max_mtu)};
+}
+
+Result<std::vector<GidEntry>> HostRdma::gids(const std::string& dev, unsigned port) {
+  auto dir = port_dir(dev, port);
+  if (!dir) return dir.error();
+  std::vector<GidEntry> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(*dir / "gids", ec)) {
+    const std::string name = e.path().filename().string();
+    unsigned index = 0;
+    auto [end, perr] = std::from_chars(name.data(), name.data() + name.size(), index);
+    if (perr != std::errc() || end != name.data() + name.size()) continue;
+    // Reading an unused entry fails (EINVAL) on newer kernels, or shows zeros.
+    auto raw = slurp(e.path());
+    if (!raw) continue;
+    in6_addr addr{};
+    if (::inet_pton(AF_INET6, trim(*raw).c_str(), &addr) != 1) continue;
+    if (IN6_IS_ADDR_UNSPECIFIED(&addr)) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET6, &addr, text, sizeof(text));
+    GidEntry g{index, text, "", ""};
+    if (auto t = slurp(*dir / "gid_attrs" / "types" / name)) g.type = trim(*t);
+    if (auto d = slurp(*dir / "gid_attrs" / "ndevs" / name)) g.netdev = trim(*d);
+    out.push_back(std::move(g));
+  }
+  if (ec) return make_error("cannot read " + (*dir / "gids").string() + ": " + ec.message(), ec.value());
+  std::sort(out.begin(), out.end(), [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
+  return out;
+}
+
+Result<Counters> HostRdma::counters(const std::string& dev, unsigned port) {
+  auto dir = port_dir(dev, port);
+  if (!dir) return dir.error();
+  Counters out;
+  for (const char* sub : {"counters", "hw_counters"}) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(*dir / sub, ec)) {
+      // hw_counters/lifespan is how often (ms) the kernel refreshes the others, no counter.
+      if (e.path().filename() == "lifespan") continue;
+      auto raw = slurp(e.path());
+      if (!raw) continue;  // some port counters are write-only or unsupported (EINVAL)
+      const std::string t = trim(*raw);
+      std::uint64_t v = 0;
+      auto [end, perr] = std::from_chars(t.data(), t.data() + t.size(), v);
+      if (perr == std::errc() && end == t.data() + t.size()) out[e.path().filename().string()] = v;
+    }
+  }
+  return out;
 }
 
 Result<bool> HostRdma::udp4791_listening() {

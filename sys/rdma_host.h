@@ -1,7 +1,7 @@
 #pragma once
 // The real Rdma: libkmod for modules (sys/kernel_modules.h), RDMA netlink for
-// devices (sys/rdma_netlink.h), sysfs for ports, ibv_devinfo (rdma-core's
-// ibverbs-utils) for a port's MTU, and /proc/thread-self/net for rxe's UDP
+// devices (sys/rdma_netlink.h), sysfs for ports, GIDs and counters,
+// libibverbs for a port's MTU, and /proc/thread-self/net for rxe's UDP
 // sockets (the calling thread's namespace, which /proc/self/net is not
 // after a setns of one thread).
 
@@ -23,6 +23,8 @@ class HostRdma final : public Rdma {
   Result<void> remove_device(unsigned index) override;
   Result<PortState> port_state(const std::string& dev, unsigned port) override;
   Result<PortMtu> port_mtu(const std::string& dev, unsigned port) override;
+  Result<std::vector<GidEntry>> gids(const std::string& dev, unsigned port) override;
+  Result<Counters> counters(const std::string& dev, unsigned port) override;
   Result<bool> udp4791_listening() override;
 
  private:

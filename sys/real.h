@@ -10,8 +10,11 @@
 #include "sys/ping_icmp.h"
 #include "sys/qdisc_rtnl.h"
 #include "sys/rdma_host.h"
+#include "sys/routes_rtnl.h"
 #include "sys/sysctl_proc.h"
 #include "sys/system.h"
+#include "sys/tools_real.h"
+#include "sys/verbs_real.h"
 
 namespace rxerun::sys {
 
@@ -31,7 +34,10 @@ class RealSystem {
   RtnlQdiscs qdiscs_;
   IcmpPinger pinger_;
   HostRdma rdma_;
-  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, rdma_};
+  RtnlRoutes routes_;
+  RealTools tools_;
+  RealVerbs verbs_;
+  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, rdma_, routes_, tools_, verbs_};
 };
 
 }  // namespace rxerun::sys

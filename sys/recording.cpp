@@ -109,6 +109,18 @@ Result<std::vector<LinkInfo>> RecordingLinks::list() {
   return out;
 }
 
+Result<std::vector<LinkStats>> RecordingLinks::statistics() {
+  std::vector<LinkStats> out;
+  for (const auto& [key, info] : links_)
+    if (key.first == log_.netns()) out.push_back({info.name, {}});
+  return out;
+}
+
+std::vector<std::string> RecordingLinks::addresses_in(const std::string& netns, const std::string& dev) const {
+  auto it = addresses_.find({netns, dev});
+  return it == addresses_.end() ? std::vector<std::string>{} : it->second;
+}
+
 Result<void> RecordingLinks::add_veth(const VethSpec& spec) {
   std::string cmd = "ip link add " + spec.name;
   if (spec.mtu) cmd += " mtu " + std::to_string(spec.mtu);
@@ -320,6 +332,18 @@ Result<PortState> RecordingRdma::port_state(const std::string&, unsigned) {
 
 Result<PortMtu> RecordingRdma::port_mtu(const std::string&, unsigned) {
   return PortMtu{1024, 4096};
+}
+
+Result<std::vector<GidEntry>> RecordingRdma::gids(const std::string& dev, unsigned) {
+  auto it = std::find_if(devices_.begin(), devices_.end(), [&](const Device& d) { return d.name == dev; });
+  if (it == devices_.end()) return std::vector<GidEntry>{};
+  std::vector<GidEntry> out = {{0, "fe80::", "RoCE v2", it->netdev}};
+  for (const auto& cidr : links_.addresses_in(it->netns, it->netdev)) {
+    const std::string addr = cidr.substr(0, cidr.find('/'));
+    if (addr.find(':') == std::string::npos)
+      out.push_back({static_cast<unsigned>(out.size()), "::ffff:" + addr, "RoCE v2", it->netdev});
+  }
+  return out;
 }
 
 RecordingSystem::RecordingSystem() = default;

@@ -64,6 +64,10 @@ class RecordingLinks final : public Links {
   explicit RecordingLinks(ActionLog& log) : log_(log) {}
   Result<std::optional<LinkInfo>> get(const std::string& name) override;
   Result<std::vector<LinkInfo>> list() override;
+  // The plan's interfaces, all counters 0.
+  Result<std::vector<LinkStats>> statistics() override;
+  // What the plan put on `dev` in `netns` so far.
+  std::vector<std::string> addresses_in(const std::string& netns, const std::string& dev) const;
   Result<void> add_veth(const VethSpec& spec) override;
   Result<void> remove(const std::vector<std::string>& names) override;
   Result<void> set_up(const std::string& name, bool up) override;
@@ -153,7 +157,7 @@ class RecordingPinger final : public Pinger {
 // there: the plan previews the run where everything goes as intended.
 class RecordingRdma final : public Rdma {
  public:
-  explicit RecordingRdma(ActionLog& log) : log_(log) {}
+  RecordingRdma(ActionLog& log, RecordingLinks& links) : log_(log), links_(links) {}
   Result<bool> module_loaded(const std::string& name) override;
   Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
   Result<void> load_module(const std::string& name) override;
@@ -163,6 +167,11 @@ class RecordingRdma final : public Rdma {
   Result<void> remove_device(unsigned index) override;
   Result<PortState> port_state(const std::string& dev, unsigned port) override;
   Result<PortMtu> port_mtu(const std::string& dev, unsigned port) override;
+  // A link-local entry and one RoCE v2 entry per IPv4 address the plan put
+  // on the netdev, in that order (rxe's).
+  Result<std::vector<GidEntry>> gids(const std::string& dev, unsigned port) override;
+  // Nothing has counted anything yet.
+  Result<Counters> counters(const std::string&, unsigned) override { return Counters{}; }
   Result<bool> udp4791_listening() override { return true; }
 
  private:
@@ -171,10 +180,19 @@ class RecordingRdma final : public Rdma {
     std::string name, netns, netdev;
   };
   ActionLog& log_;
+  RecordingLinks& links_;
   std::set<std::string> loaded_, unloaded_;
   std::vector<Device> devices_;
   unsigned next_index_ = 1;
 };
+
+}  // namespace rxerun::sys
+
+#include "sys/routes_recording.h"
+#include "sys/tools_recording.h"
+#include "sys/verbs_recording.h"
+
+namespace rxerun::sys {
 
 // Everything above, wired into one System.
 class RecordingSystem {
@@ -194,8 +212,11 @@ class RecordingSystem {
   RecordingNft nft_{log_};
   RecordingQdiscs qdiscs_{log_};
   RecordingPinger pinger_{log_};
-  RecordingRdma rdma_{log_};
-  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, rdma_, &log_};
+  RecordingRdma rdma_{log_, links_};
+  RecordingRoutes routes_{log_};
+  RecordingTools tools_{log_};
+  RecordingVerbs verbs_{log_};
+  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, rdma_, routes_, tools_, verbs_, &log_};
 };
 
 }  // namespace rxerun::sys

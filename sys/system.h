@@ -17,7 +17,10 @@
 #include "sys/ping.h"
 #include "sys/qdisc.h"
 #include "sys/rdma.h"
+#include "sys/routes.h"
 #include "sys/sysctl.h"
+#include "sys/tools.h"
+#include "sys/verbs.h"
 
 namespace rxerun::sys {
 
@@ -45,6 +48,9 @@ struct System {
   Qdiscs& qdiscs;
   Pinger& pinger;
   Rdma& rdma;
+  Routes& routes;
+  Tools& tools;
+  Verbs& verbs;
   Recorder* recorder = nullptr;  // set when planning
 };
 

@@ -16,6 +16,7 @@
 
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
+#include "vm/kernels.h"
 
 namespace rxerun::vm {
 
@@ -218,6 +219,72 @@ bool kvm_usable() {
   return true;
 }
 
+namespace {
+
+std::string boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+// Boots `image` under KVM with no initramfs: the kernel panics as soon as it
+// finds no root, and with panic=-1 and -no-reboot qemu exits by itself, in
+// well under a second where KVM works. "" when it did; else why not.
+std::string kvm_probe(const fs::path& image) {
+  const std::vector<std::string> argv = {
+      "qemu-system-x86_64", "-machine", "microvm", "-accel", "kvm", "-cpu", "host", "-m", "256",
+      "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot", "-serial", "none",
+      "-kernel", image.string(), "-append", "panic=-1 quiet"};
+  auto r = sys::run_command(argv, std::chrono::seconds(5));
+  if (!r) return r.error().message;
+  if (r->timed_out) return "a probe guest did not run under KVM within 5 s";
+  if (!r->status.ok()) {
+    std::string err = r->err;
+    if (auto nl = err.find('\n'); nl != std::string::npos) err.resize(nl);
+    return "qemu: " + (err.empty() ? r->status.describe() : err);
+  }
+  return "";
+}
+
+}  // namespace
+
+fs::path boot_image(const PreparedKernel& k) {
+  std::error_code ec;
+  return !k.vmlinux.empty() && fs::exists(k.vmlinux, ec) ? k.vmlinux : k.bzimage;
+}
+
+Accel choose_accel(const fs::path& kernel_image) {
+  const char* forced = std::getenv("RXERUN_VM_ACCEL");
+  if (forced && std::string_view(forced) == "tcg") return {false, "software emulation (RXERUN_VM_ACCEL=tcg)"};
+  if (forced && std::string_view(forced) == "kvm") return {true, "KVM (RXERUN_VM_ACCEL=kvm)"};
+  if (!kvm_usable()) return {false, "software emulation (no usable /dev/kvm)"};
+  const fs::path cache = cache_dir() / "kvm-probe.json";
+  const std::string boot = boot_id();
+  try {
+    std::ifstream in(cache);
+    if (in) {
+      auto j = nlohmann::json::parse(in);
+      if (j.at("boot_id") == boot) return {j.at("kvm").get<bool>(), j.at("why").get<std::string>()};
+    }
+  } catch (const std::exception&) {
+    // unreadable: probe again
+  }
+  const std::string failed = kvm_probe(kernel_image);
+  Accel a = failed.empty() ? Accel{true, "KVM (/dev/kvm)"}
+                           : Accel{false, "software emulation: /dev/kvm cannot run a guest here (" + failed + ")"};
+  std::error_code ec;
+  fs::create_directories(cache.parent_path(), ec);
+  const fs::path tmp = cache.string() + "." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    out << nlohmann::json{{"boot_id", boot}, {"kvm", a.kvm}, {"why", a.why}}.dump() << "\n";
+  }
+  fs::rename(tmp, cache, ec);  // best effort: without it, the next run probes again
+  if (ec) fs::remove(tmp, ec);
+  return a;
+}
+
 std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_khz) {
   const PreparedKernel& k = run.kernel;
   std::string append = "console=ttyS0 panic=-1 quiet pci=off random.trust_cpu=on";
@@ -229,7 +296,7 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
   if (const char* extra = std::getenv("RXERUN_VM_APPEND"); extra && *extra) append += std::string(" ") + extra;
   const char* tcg = std::getenv("RXERUN_VM_TCG_THREAD");
   const std::string tcg_thread = tcg && std::string_view(tcg) == "multi" ? "multi" : "single";
-  const fs::path image = !k.vmlinux.empty() && fs::exists(k.vmlinux) ? k.vmlinux : k.bzimage;
+  const fs::path image = boot_image(k);
   return {"qemu-system-x86_64",
           "-machine", "microvm,acpi=on,pit=on,pic=on,rtc=on",
           "-accel", kvm ? "kvm" : "tcg,thread=" + tcg_thread,
@@ -258,7 +325,7 @@ Result<LabRunResult> run_lab(const LabRun& run) {
     req << run.request.to_json().dump() << "\n";
     if (!req) return make_error("cannot write into " + run.share.string(), errno);
   }
-  const bool kvm = kvm_usable();
+  const bool kvm = run.kvm ? *run.kvm : choose_accel(boot_image(run.kernel)).kvm;
   const auto cmd = qemu_command(run, kvm, kvm ? 0.0 : measure_tsc_khz());
   LabRunResult result;
   result.accel = kvm ? "kvm" : "tcg";

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,7 +48,12 @@ struct LabRun {
   std::function<void(double)> started;           // once the guest starts the run: seconds the boot took
   std::function<void(const std::string&)> notice;  // one-line notes ("kernel died while booting: booting again")
   int interrupt_fd = -1;               // readable on Ctrl-C: qemu is stopped at once
+  std::optional<bool> kvm;             // the accelerator; unset: choose_accel() decides
 };
+
+// The kernel image qemu boots: the uncompressed vmlinux (PVH entry, faster)
+// when there is one, else the bzImage.
+std::filesystem::path boot_image(const PreparedKernel& k);
 
 enum class LabOutcome {
   Finished,     // the guest run ended; GuestResult holds its exit code
@@ -76,5 +82,18 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
 
 // Whether /dev/kvm can be opened for reading and writing by this user.
 bool kvm_usable();
+
+// The accelerator the lab VM uses: KVM when /dev/kvm opens and a probe boot
+// of `kernel_image` under KVM ends by itself within a few seconds, software
+// emulation (TCG) otherwise. Some machines have a /dev/kvm that cannot run
+// an ordinary guest (a nested or paravirtual host: qemu answers "failed to
+// set MSR", or the guest never runs). RXERUN_VM_ACCEL=kvm|tcg decides
+// instead. The verdict is kept per boot of the host in the cache directory
+// (kvm-probe.json), so the probe costs once.
+struct Accel {
+  bool kvm = false;
+  std::string why;  // "KVM (/dev/kvm)", "software emulation: /dev/kvm cannot run a guest here (...)"
+};
+Accel choose_accel(const std::filesystem::path& kernel_image);
 
 }  // namespace rxerun::vm

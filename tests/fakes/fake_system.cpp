@@ -17,6 +17,7 @@ sys::WaitResult FakeClock::wait_until(sys::SteadyTime until, sys::Interrupt& int
   if (until > now_) {
     waits.push_back(std::chrono::duration_cast<Duration>(until - now_));
     now_ = until;
+    if (on_wait) on_wait();
   }
   return sys::WaitResult::Reached;
 }
@@ -104,6 +105,16 @@ Result<std::optional<sys::LinkInfo>> FakeLinks::get(const std::string& name) {
 Result<std::vector<sys::LinkInfo>> FakeLinks::list() {
   std::vector<sys::LinkInfo> out;
   for (const auto& [name, info] : links[netns_.current]) out.push_back(info);
+  return out;
+}
+
+Result<std::vector<sys::LinkStats>> FakeLinks::statistics() {
+  std::vector<sys::LinkStats> out;
+  for (const auto& [name, info] : links[netns_.current]) {
+    sys::LinkStats s{name, {{"rx_packets", 0}, {"tx_packets", 0}, {"rx_bytes", 0}, {"tx_bytes", 0}}};
+    for (const auto& [k, v] : stats[netns_.current][name]) s.counters[k] = v;
+    out.push_back(std::move(s));
+  }
   return out;
 }
 
@@ -424,6 +435,28 @@ Result<sys::PortState> FakeRdma::port_state(const std::string& dev, unsigned por
 Result<sys::PortMtu> FakeRdma::port_mtu(const std::string& dev, unsigned port) {
   if (!mtu) return make_error("ibv_devinfo -d " + dev + " -i " + std::to_string(port) + ": exit 1", EIO);
   return *mtu;
+}
+
+Result<std::vector<sys::GidEntry>> FakeRdma::gids(const std::string& dev, unsigned port) {
+  prune();
+  auto* d = find(dev);
+  if (!d) return make_error("no RDMA device " + dev, ENODEV);
+  if (port != 1) return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
+  if (auto it = gid_tables.find(dev); it != gid_tables.end()) return it->second;
+  std::vector<sys::GidEntry> out = {{0, "fe80::1", "RoCE v2", d->netdev}};
+  for (const auto& cidr : links_.addrs[d->netns][d->netdev]) {
+    const std::string addr = cidr.substr(0, cidr.find('/'));
+    if (addr.find(':') == std::string::npos)
+      out.push_back({static_cast<unsigned>(out.size()), "::ffff:" + addr, "RoCE v2", d->netdev});
+  }
+  return out;
+}
+
+Result<sys::Counters> FakeRdma::counters(const std::string& dev, unsigned port) {
+  prune();
+  if (!find(dev)) return make_error("no RDMA device " + dev, ENODEV);
+  if (port != 1) return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
+  return device_counters[dev];
 }
 
 Result<bool> FakeRdma::udp4791_listening() {

@@ -31,6 +31,7 @@ class FakeClock final : public sys::Clock {
   sys::SteadyTime start() const { return sys::SteadyTime{} + std::chrono::hours(1); }
 
   std::vector<Duration> waits;  // every wait, in order
+  std::function<void()> on_wait;  // runs after each wait moved time on: the world changes meanwhile
 
  private:
   sys::SteadyTime now_ = start();
@@ -57,6 +58,8 @@ class FakeLinks final : public sys::Links {
   explicit FakeLinks(FakeNetns& netns);
   Result<std::optional<sys::LinkInfo>> get(const std::string& name) override;
   Result<std::vector<sys::LinkInfo>> list() override;
+  // Every link of the current namespace with `stats`' counters (none: all 0).
+  Result<std::vector<sys::LinkStats>> statistics() override;
   Result<void> add_veth(const sys::VethSpec& spec) override;
   Result<void> remove(const std::vector<std::string>& names) override;
   Result<void> set_up(const std::string& name, bool up) override;
@@ -74,6 +77,7 @@ class FakeLinks final : public sys::Links {
 
   std::map<std::string, std::map<std::string, sys::LinkInfo>> links;  // netns -> name -> info
   std::map<std::string, std::map<std::string, std::vector<std::string>>> addrs;  // netns -> dev -> cidrs
+  std::map<std::string, std::map<std::string, std::map<std::string, std::uint64_t>>> stats;  // netns -> dev -> counters
   std::vector<std::string> log;  // "add veth vA/vB", "remove vA vB", "up vA", "mtu vA 9000", "addr add ...", ...
   int remove_calls = 0;          // how many remove() calls (batching is visible here)
   // A veth's two ends, both ways: (netns, name) -> (netns, name). Deleting one
@@ -170,6 +174,10 @@ class FakeRdma final : public sys::Rdma {
   Result<void> remove_device(unsigned index) override;
   Result<sys::PortState> port_state(const std::string& dev, unsigned port) override;
   Result<sys::PortMtu> port_mtu(const std::string& dev, unsigned port) override;
+  // `gid_tables` when set for the device, else rxe's: the netdev's IPv6
+  // link-local address (fe80::1 here), then one RoCE v2 entry per IPv4 address.
+  Result<std::vector<sys::GidEntry>> gids(const std::string& dev, unsigned port) override;
+  Result<sys::Counters> counters(const std::string& dev, unsigned port) override;
   Result<bool> udp4791_listening() override;
 
   struct Device {
@@ -199,6 +207,8 @@ class FakeRdma final : public sys::Rdma {
   // Unset: ACTIVE when the netdev is up with carrier, else DOWN.
   std::function<int(const Device&)> state_of;
   std::optional<sys::PortMtu> mtu = sys::PortMtu{1024, 4096};  // unset: port_mtu() fails
+  std::map<std::string, std::vector<sys::GidEntry>> gid_tables;   // device -> its table, overriding rxe's
+  std::map<std::string, sys::Counters> device_counters;           // device -> counters (none: empty)
   std::vector<std::string> log;  // "load rdma_rxe", "unload rdma_rxe", "add rxe0 vA", "delete rxe0"
 
  private:
@@ -208,6 +218,14 @@ class FakeRdma final : public sys::Rdma {
   FakeLinks& links_;
   unsigned next_index_ = 1;
 };
+
+}  // namespace rxerun::fakes
+
+#include "fakes/fake_routes.h"
+#include "fakes/fake_tools.h"
+#include "fakes/fake_verbs.h"
+
+namespace rxerun::fakes {
 
 struct FakeSystem {
   FakeClock clock;
@@ -220,7 +238,10 @@ struct FakeSystem {
   FakeQdiscs qdiscs;
   FakePinger pinger{&clock};
   FakeRdma rdma{netns, links};
-  sys::System system{clock, netns, interrupt, links, ethtool, sysctl, nft, qdiscs, pinger, rdma};
+  FakeRoutes routes;
+  FakeTools tools;
+  FakeVerbs verbs;
+  sys::System system{clock, netns, interrupt, links, ethtool, sysctl, nft, qdiscs, pinger, rdma, routes, tools, verbs};
 };
 
 }  // namespace rxerun::fakes

@@ -3,6 +3,11 @@
 # one at a time (a VM takes a core and 1.4 GB).
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
 
+# One lab VM at a time on this machine, also beside VMs that people (or
+# other test runs) start by hand under the same lock.
+exec 9>"${RXERUN_VM_LOCK:-/tmp/rxerun-vm.lock}"
+flock 9
+
 # Labels of the prepared kernels, newest first ("7.3 6.1").
 KERNELS=$("$RXERUN" vm status | awk '$2 == "ready" {print $1}' | sort -rV | tr '\n' ' ')
 if [ -z "$KERNELS" ]; then

@@ -1,0 +1,3 @@
+#pragma once
+#include "sys/routes.h"
+namespace rxerun::sys { class RtnlRoutes final : public Routes {}; }

@@ -1,0 +1,3 @@
+#pragma once
+#include "sys/tools.h"
+namespace rxerun::sys { class RealTools final : public Tools {}; }
