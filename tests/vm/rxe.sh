@@ -1,6 +1,7 @@
 # For each prepared kernel: load rdma_rxe, add an rxe device over a veth
 # pair, check that its port is ACTIVE, clean up (device deleted, modules the
 # run loaded unloaded). rxe inside a namespace: 7.3 only; 6.1 says so.
+# Then the gid and counters kinds on a real device.
 source "$(dirname "$0")/lib.sh"
 for k in $KERNELS; do
   expect_exit 0 "kernel $k: rxe over a veth, port ACTIVE" -- "$RXERUN" run --vm --kernel "$k" tests/data/vm/rxe.yaml --report json:"$WORK/rxe-$k.json"
@@ -20,5 +21,8 @@ case " $KERNELS " in
     expect_exit 3 "kernel 6.1: rxe inside a namespace is refused" -- "$RXERUN" run --vm --kernel 6.1 tests/data/vm/rxe-netns.yaml
     contains "$out$err" "7.3" "the message names a kernel that has it" ;;
 esac
+# The GID table of a real device (the IPv4-mapped entry found, not assumed)
+# and counters of real devices around a ping (tests/data/vm/gid-counters.yaml).
+expect_exit 0 "kernel $NEWEST: GID table and counters" -- "$RXERUN" run --vm --kernel "$NEWEST" tests/data/vm/gid-counters.yaml
 no_qemu_left "after the rxe runs"
 finish
