@@ -8,6 +8,10 @@
 #   reference  what the kernel can do at best from a shell: `ip -batch` for
 #              links, addresses and state, direct writes to /proc/sys, one
 #              ethtool call per interface, removal as one group (`ip link del group`)
+#   floor      the reference without offloads and sysctls: only the links,
+#              addresses and states, and the group removal. No tool can do
+#              the whole job in less, so shell/floor bounds any tool's
+#              shell/rxerun ratio on this machine.
 #
 # Usage: sudo bench/netsetup.sh [RXERUN] [REPEATS] [N...]
 #   defaults: build/rxerun, 5 repeats, N = 1 16 128
@@ -90,6 +94,19 @@ run_reference() {  # N: batched by the kernel's own tools
   ip link del group 77
 }
 
+run_floor() {  # N: the kernel's share alone (no offloads, no sysctls)
+  {
+    for ((i = 0; i < $1; i++)); do echo "link add ba$i group 78 type veth peer name bb$i group 78"; done
+    for ((i = 0; i < $1; i++)); do
+      echo "addr add $(addr $i 1) dev ba$i"
+      echo "addr add $(addr $i 2) dev bb$i"
+      echo "link set ba$i up"
+      echo "link set bb$i up"
+    done
+  } | ip -batch -
+  ip link del group 78
+}
+
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 time_it() {  # COMMAND... -> seconds
@@ -102,20 +119,22 @@ time_it() {  # COMMAND... -> seconds
 
 residue() { ip -o link show | grep -c ' b[ab][0-9]' || true; }
 
-printf "%-6s %10s %10s %10s %12s %14s\n" N rxerun_s shell_s ref_s shell/rxerun rxerun/ref
+printf "%-6s %10s %10s %10s %10s %12s %12s %12s\n" N rxerun_s shell_s ref_s floor_s shell/rxerun rxerun/ref shell/floor
 for n in "${SIZES[@]}"; do
   gen_scenario "$n" >"$WORK/s$n.yaml"
-  declare -a tr=() ts=() tf=()
+  declare -a tr=() ts=() tf=() tk=()
   for ((r = 0; r < REPEATS; r++)); do
     tr+=("$(time_it run_rxerun "$n")")
     [ "$(residue)" -eq 0 ] || { echo "netsetup: rxerun left interfaces behind"; exit 1; }
     ts+=("$(time_it run_shell "$n")")
     tf+=("$(time_it run_reference "$n")")
+    tk+=("$(time_it run_floor "$n")")
     [ "$(residue)" -eq 0 ] || { echo "netsetup: interfaces left behind"; exit 1; }
   done
   mr=$(printf "%s\n" "${tr[@]}" | median)
   ms=$(printf "%s\n" "${ts[@]}" | median)
   mf=$(printf "%s\n" "${tf[@]}" | median)
-  printf "%-6s %10.3f %10.3f %10.3f %12.1f %14.2f\n" "$n" "$mr" "$ms" "$mf" \
-    "$(echo "$ms / $mr" | bc -l)" "$(echo "$mr / $mf" | bc -l)"
+  mk=$(printf "%s\n" "${tk[@]}" | median)
+  printf "%-6s %10.3f %10.3f %10.3f %10.3f %12.1f %12.2f %12.1f\n" "$n" "$mr" "$ms" "$mf" "$mk" \
+    "$(echo "$ms / $mr" | bc -l)" "$(echo "$mr / $mf" | bc -l)" "$(echo "$ms / $mk" | bc -l)"
 done

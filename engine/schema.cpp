@@ -9,6 +9,17 @@ using nlohmann::json;
 // Any string may hold a {{variable}}; typed parameters accept one too.
 json or_template(json schema) { return json{{"anyOf", json::array({std::move(schema), {{"$ref", "#/definitions/template"}}})}}; }
 
+// YAML writes `mtu: 1024` as a number: a choice that reads as an integer is
+// accepted as that integer too, as the loader does.
+json enum_schema(const std::vector<std::string>& choices) {
+  json values = json::array();
+  for (const auto& c : choices) {
+    values.push_back(c);
+    if (!c.empty() && c.find_first_not_of("0123456789") == std::string::npos && c.size() < 10) values.push_back(std::stoi(c));
+  }
+  return or_template({{"enum", values}});
+}
+
 json param_schema(const ParamSpec& p) {
   json s;
   switch (p.type) {
@@ -28,7 +39,7 @@ json param_schema(const ParamSpec& p) {
     case ParamType::Address: s = {{"type", "string"}, {"minLength", 2}}; break;
     case ParamType::Cidr: s = {{"type", "string"}, {"pattern", "/|\\{\\{"}}; break;
     case ParamType::AddressList: s = {{"type", "array"}, {"items", {{"type", "string"}}}}; break;
-    case ParamType::Enum: s = or_template({{"enum", p.choices}}); break;
+    case ParamType::Enum: s = enum_schema(p.choices); break;
     case ParamType::Scalar: s = {{"type", json::array({"string", "number", "boolean"})}}; break;
     case ParamType::StepRef: s = {{"type", "string"}}; break;
     case ParamType::List:

@@ -13,12 +13,17 @@ std::vector<Kind> all_kinds() {
       netem_kind(),
       netns_kind(),
       offload_kind(),
+      perftest_kind(),
       ping_kind(),
       port_kind(),
       revert_kind(),
+      route_kind(),
+      rping_kind(),
+      rule_kind(),
       rxe_kind(),
       sleep_kind(),
       sysctl_kind(),
+      verbs_kind(),
       veth_kind(),
   };
 }

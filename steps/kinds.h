@@ -20,12 +20,17 @@ Kind link_kind();
 Kind netem_kind();
 Kind netns_kind();
 Kind offload_kind();
+Kind perftest_kind();
 Kind ping_kind();
 Kind port_kind();
 Kind revert_kind();
+Kind route_kind();
+Kind rping_kind();
+Kind rule_kind();
 Kind rxe_kind();
 Kind sleep_kind();
 Kind sysctl_kind();
+Kind verbs_kind();
 Kind veth_kind();
 
 }  // namespace rxerun::steps

@@ -1,5 +1,77 @@
 #pragma once
+// Programs that steps run (rping, perftest): no shell, each in its own
+// process group, in a named network namespace when asked, with a deadline.
+//
+// A started tool runs until it ends by itself or is stopped; its stdout and
+// stderr are captured (drained while waiting, so that a chatty tool never
+// blocks on a full pipe). Stopping is SIGTERM, then SIGKILL after a grace;
+// a process that survives SIGKILL is stuck in the kernel (D state: a
+// verbs user whose device is being deleted, rxe retrying a dropped send):
+// it is reported, with its pid and kernel wait channel, and let go rather
+// than waited on for ever. Every tool dies with rxerun (PR_SET_PDEATHSIG).
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/duration.h"
 #include "engine/result.h"
+#include "sys/clock.h"
+#include "sys/process.h"
+
 namespace rxerun::sys {
-class Tools { public: virtual ~Tools() = default; };
-}
+
+struct ToolSpec {
+  std::vector<std::string> argv;           // argv[0] looked up in PATH
+  std::optional<std::string> netns;        // a named namespace (/run/netns); unset: the caller's
+  std::map<std::string, std::string> env;  // set in the tool's environment (LC_ALL=C)
+  std::string what;                        // in words, for `plan`: "rping server on 10.0.0.1:7174"
+};
+
+enum class ToolWait {
+  Exited,       // it ended by itself
+  Deadline,     // still running at the deadline
+  Interrupted,  // Ctrl-C / SIGTERM reached rxerun; still running
+};
+
+// How a stop ended.
+struct ToolStop {
+  std::optional<ExitStatus> status;  // how it ended; unset when it did not (stuck)
+  bool stuck = false;                // survived SIGKILL: let go, not reaped
+  std::string wchan;                 // stuck: /proc/PID/wchan, where it sleeps in the kernel ("" unreadable)
+};
+
+class RunningTool {
+ public:
+  // Stops a tool that still runs (stop() with a short grace).
+  virtual ~RunningTool() = default;
+  virtual pid_t pid() const = 0;
+  // The exit status once it has ended; nullopt while it runs. Never blocks.
+  virtual std::optional<ExitStatus> poll() = 0;
+  // Until it ends, the deadline passes or the interrupt fires, whichever is first.
+  virtual ToolWait wait(SteadyTime deadline, Interrupt& interrupt) = 0;
+  // SIGTERM to its process group, SIGKILL after `grace`; then a bounded wait.
+  // A tool that has ended already just answers how.
+  virtual ToolStop stop(Duration grace) = 0;
+  // What it wrote so far.
+  virtual const std::string& out() const = 0;
+  virtual const std::string& err() const = 0;
+};
+
+class Tools {
+ public:
+  virtual ~Tools() = default;
+  // The error names the program when it cannot be started (not installed),
+  // or the namespace when it cannot be entered (ENOENT: no such namespace).
+  virtual Result<std::unique_ptr<RunningTool>> start(const ToolSpec& spec) = 0;
+};
+
+// The command as a person would type it: `ip netns exec NS LC_ALL=C ...`
+// would not work, so the environment goes through env(1).
+std::string tool_command_line(const ToolSpec& spec);
+
+}  // namespace rxerun::sys

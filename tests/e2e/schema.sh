@@ -28,7 +28,7 @@ for path in sys.argv[3:]:
         print(f"{path}: accepted, but it is broken")
 sys.exit(1 if bad else 0)
 PYEOF
-expect_exit 0 "every shipped scenario validates against the schema" -- $PY "$WORK/check.py" schemas/scenario.schema.json valid scenarios/*.yaml tests/data/e2e/*.yaml
+expect_exit 0 "every shipped scenario validates against the schema" -- $PY "$WORK/check.py" schemas/scenario.schema.json valid scenarios/*.yaml tests/data/e2e/*.yaml tests/data/vm/*.yaml
 cat >"$WORK/unknown-key.yaml" <<'YEOF'
 steps:
   - sleep: {duration: 1s}
@@ -42,5 +42,9 @@ cat >"$WORK/no-kind.yaml" <<'YEOF'
 steps:
   - name: lonely
 YEOF
-expect_exit 0 "the schema rejects broken scenarios" -- $PY "$WORK/check.py" schemas/scenario.schema.json invalid "$WORK"/unknown-key.yaml "$WORK"/bad-duration.yaml "$WORK"/no-kind.yaml
+cat >"$WORK/bad-mtu.yaml" <<'YEOF'
+steps:
+  - perftest: {test: write_bw, server: {dev: rxe0}, client: {dev: rxe1, to: 10.0.0.1}, mtu: 1000}
+YEOF
+expect_exit 0 "the schema rejects broken scenarios" -- $PY "$WORK/check.py" schemas/scenario.schema.json invalid "$WORK"/unknown-key.yaml "$WORK"/bad-duration.yaml "$WORK"/no-kind.yaml "$WORK"/bad-mtu.yaml
 finish

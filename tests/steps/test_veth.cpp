@@ -16,10 +16,6 @@ namespace {
 
 const std::string kMark = "rxerun:test";
 
-bool has(const std::vector<std::string>& log, const std::string& entry) {
-  return std::find(log.begin(), log.end(), entry) != log.end();
-}
-
 }  // namespace
 
 TEST_CASE("veth: creates the pair with the mark on both ends, the peer in its namespace, and cleanup deletes it") {

@@ -1,0 +1,352 @@
+// perftest: ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat,
+// ib_send_lat between a server and a client (each in its own network
+// namespace when asked; steps/tool_pair.h runs them: the server first, the
+// client once it listens, both stopped before the step ends on every path).
+//
+//   LC_ALL=C [ip netns exec NS] ib_write_bw -d rxe0 -x 1 -F [-R] -p 18515 [-s S] [-n N | -D SECS] [-m MTU]
+//   LC_ALL=C [ip netns exec NS] ib_write_bw -d rxe1 -x 1 -F [-R] -p 18515 ... SERVER_ADDRESS
+//
+// The GID index is a parameter or, when absent, found per side: the RoCE v2
+// entry holding an IPv4-mapped address (the server's: the one of the address
+// the client connects to), never assumed to be 1 (rxe-notes.md, "GID
+// table"). Without rdma_cm perftest swaps its queue pair data over TCP on
+// the port; with it, rdma_cm listens there. The result table is parsed
+// (steps/perftest_output.h) into facts; a failure quotes the tool's own
+// error lines with a hint. Changes nothing, so it has no undo.
+
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <cmath>
+
+#include "engine/step.h"
+#include "steps/kinds.h"
+#include "steps/perftest_output.h"
+#include "steps/tool_pair.h"
+#include "steps/traffic.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+constexpr unsigned kPort = 1;  // rxe devices have one port
+
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
+
+nlohmann::json rounded(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  const double r = std::round(v * scale) / scale;
+  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
+  return r;
+}
+
+struct Side {
+  std::string dev;
+  std::optional<std::string> netns;
+  std::string to;  // the client's: the server's address
+};
+
+Side side_of(const Params& p, const char* key) {
+  const Params o = p.object(key);
+  Side s{o.str("dev"), std::nullopt, ""};
+  if (o.has("netns")) s.netns = o.str("netns");
+  if (o.has("to")) s.to = o.str("to");
+  return s;
+}
+
+// "::ffff:10.0.0.1" for 10.0.0.1, as inet_ntop writes IPv4-mapped GIDs.
+std::string mapped(const std::string& ipv4) {
+  in_addr a{};
+  if (::inet_pton(AF_INET, ipv4.c_str(), &a) != 1) return "";
+  return "::ffff:" + ipv4;
+}
+
+// The GID index of `dev`: the RoCE v2 entry whose value is the IPv4-mapped
+// address `prefer` when given and present, else the first IPv4-mapped RoCE
+// v2 entry. Fails (with the table) when there is none.
+Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const std::string& prefer) {
+  auto table = ctx.sys().rdma.gids(dev, kPort);
+  if (!table) {
+    if (table.error().code == ENODEV)
+      return make_error("no RDMA device " + dev + " (add it with an rxe step first)", ENODEV);
+    return table.error();
+  }
+  const std::string want = prefer.empty() ? "" : mapped(prefer);
+  const sys::GidEntry* first = nullptr;
+  std::string seen;
+  for (const auto& g : *table) {
+    seen += (seen.empty() ? "" : "; ") + std::to_string(g.index) + ": " + g.gid + " (" + g.type + ")";
+    if (g.type != "RoCE v2" || g.gid.rfind("::ffff:", 0) != 0) continue;
+    if (!want.empty() && g.gid == want) return g.index;
+    if (!first) first = &g;
+  }
+  if (first) return first->index;
+  return make_error(dev + " has no RoCE v2 GID with an IPv4 address (" + (seen.empty() ? "the table is empty" : seen) +
+                        "): put an IPv4 address on its netdev, or give gid_index",
+                    ENOENT);
+}
+
+std::vector<std::string> argv_of(const Params& p, const Side& side, unsigned gid_index, bool client) {
+  std::vector<std::string> a = {"ib_" + p.str("test"), "-d", side.dev, "-x", std::to_string(gid_index), "-F"};
+  if (p.flag("rdma_cm")) a.push_back("-R");
+  a.insert(a.end(), {"-p", std::to_string(p.integer("port"))});
+  if (p.has("size")) a.insert(a.end(), {"-s", std::to_string(p.integer("size"))});
+  if (p.has("iterations")) a.insert(a.end(), {"-n", std::to_string(p.integer("iterations"))});
+  if (p.has("duration")) {
+    const long long secs = std::max<long long>(1, (p.duration("duration").count() + 999) / 1000);
+    a.insert(a.end(), {"-D", std::to_string(secs)});
+  }
+  if (p.has("mtu")) a.insert(a.end(), {"-m", p.str("mtu")});
+  if (client) a.push_back(side.to);
+  return a;
+}
+
+// The client found nobody listening: perftest's TCP exchange was refused, or
+// rdma_cm answered REJECTED (event 8).
+bool refused(const std::string& out, const std::string& err) {
+  const std::string all = out + err;
+  return contains(all, "Couldn't connect to") || contains(all, "Unexpected CM event bl blka 8") ||
+         contains(all, "RDMA_CM_EVENT_REJECTED");
+}
+
+std::vector<std::string> hints_for(const ToolPairRun& r, const Side& server, const Side& client, unsigned server_gid,
+                                   unsigned client_gid) {
+  const std::string all = r.client_err + r.client_out + r.server_err + r.server_out;
+  if (contains(all, "to RTR") || contains(all, "to RTS") || contains(all, "Unable to Connect the HCA"))
+    return {"likely causes: the GID index (server " + std::to_string(server_gid) + ", client " +
+            std::to_string(client_gid) + "), a device/address mismatch (" + client.dev +
+            " must own the address the route to " + client.to +
+            " leaves from: two addresses in one namespace "
+            "need rdma_cm or the forced wire), the MTU, or the start order"};
+  if (contains(all, "Couldn't connect to") || contains(all, "blka 8"))
+    return {"nothing listened at " + client.to + " when the client connected: the server (" + server.dev +
+            ") ended early, or another address or port"};
+  if (contains(all, "blka 7") || contains(all, "UNREACHABLE"))
+    return {
+        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), or "
+        "no rxe device over the netdev that holds " +
+        client.to};
+  if (contains(all, "Unable to find the Infiniband/RoCE device") || contains(all, "Did not detect devices"))
+    return {"no such RDMA device (" + server.dev + ", " + client.dev +
+            ") visible: add it with an rxe step; "
+            "libibverbs needs ibverbs-providers' rxe.driver"};
+  if (contains(all, "Completion with error") || contains(all, "Failed status"))
+    return {"the transfer broke off: packets dropped on the way (`block`, `netem`), or the peer went away"};
+  return {};
+}
+
+StepResult run_perftest(const Params& params, StepContext& ctx) {
+  const std::string test = params.str("test");
+  const Side server = side_of(params, "server");
+  const Side client = side_of(params, "client");
+
+  unsigned server_gid = 0, client_gid = 0;
+  if (params.has("gid_index")) {
+    server_gid = client_gid = static_cast<unsigned>(params.integer("gid_index"));
+  } else {
+    auto s = find_gid_index(ctx, server.dev, client.to);
+    if (!s) return s.error().code == ENOENT ? StepResult::fail(s.error().message) : StepResult::error(s.error());
+    auto c = find_gid_index(ctx, client.dev, "");
+    if (!c) return c.error().code == ENOENT ? StepResult::fail(c.error().message) : StepResult::error(c.error());
+    server_gid = *s;
+    client_gid = *c;
+  }
+
+  const std::string bin = "ib_" + test;
+  const std::string at = client.to + ":" + std::to_string(params.integer("port"));
+  ToolPairSpec spec;
+  spec.name = bin;
+  spec.server = {argv_of(params, server, server_gid, false),
+                 server.netns,
+                 {{"LC_ALL", "C"}},
+                 bin + " server on " + server.dev + ", port " + std::to_string(params.integer("port"))};
+  spec.client = {argv_of(params, client, client_gid, true),
+                 client.netns,
+                 {{"LC_ALL", "C"}},
+                 bin + " client on " + client.dev + " to " + at};
+  spec.refused = refused;
+
+  auto window = CounterWindow::open(ctx, {server.netns, client.netns});
+  if (!window) return StepResult::error(window.error());
+  auto ran = run_tool_pair(ctx, spec);
+  if (!ran) return StepResult::error(ran.error());
+  const ToolPairRun& r = *ran;
+  if (r.end == ToolPairRun::End::Interrupted) return StepResult::error("interrupted");
+
+  nlohmann::json facts = {{"changed", false},
+                          {"test", test},
+                          {"server_gid_index", server_gid},
+                          {"client_gid_index", client_gid},
+                          {"duration_s", rounded(r.client_time.count() / 1000.0, 3)},
+                          {"attempts", r.attempts},
+                          {"server_exit", exit_fact(r.server_exit)},
+                          {"client_exit", exit_fact(r.client_exit)},
+                          {"server_pid", r.server_pid},
+                          {"client_pid", r.client_pid}};
+  auto report = parse_perftest_output(r.client_out);
+  if (report) {
+    for (const auto& [name, value] : report->figures)
+      facts[name] = (name == "bytes" || name == "iterations") ? nlohmann::json(static_cast<long long>(value))
+                                                              : rounded(value, name == "msg_rate_mpps" ? 6 : 2);
+    if (!report->local_gid.empty()) facts["local_gid"] = report->local_gid;
+    if (!report->remote_gid.empty()) facts["remote_gid"] = report->remote_gid;
+  }
+  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
+
+  StepResult result;
+  switch (r.end) {
+    case ToolPairRun::End::Done:
+      if (!report) {
+        result = StepResult::fail(bin + " ended well but its output has no result: " + report.error().message, facts);
+        break;
+      }
+      result = StepResult::ok(facts);
+      if (!report->local_gid.empty() && report->local_gid == report->remote_gid)
+        result.hints.push_back("both ends used GID " + report->local_gid +
+                               ": rdma_cm looped the traffic back inside one device and nothing crossed the wire "
+                               "(put the ends in two namespaces, kernel 7.3)");
+      break;
+    case ToolPairRun::End::Deadline:
+      result =
+          StepResult::timeout(bin + " client was still running at the step's timeout (stopped)" +
+                                  (last_lines(r.client_err, "").empty() ? "" : ": " + last_lines(r.client_err, "")),
+                              facts);
+      result.hints.push_back(
+          "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
+          "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`");
+      break;
+    case ToolPairRun::End::ServerFailed:
+      result = StepResult::fail(
+          bin + " server ended with " + exit_fact(r.server_exit) + ": " + last_lines(r.server_err, r.server_out),
+          facts);
+      result.hints = hints_for(r, server, client, server_gid, client_gid);
+      break;
+    case ToolPairRun::End::ClientFailed:
+    case ToolPairRun::End::Interrupted:
+      result = StepResult::fail(
+          bin + " client ended with " + exit_fact(r.client_exit) + ": " + last_lines(r.client_err, r.client_out),
+          facts);
+      result.hints = hints_for(r, server, client, server_gid, client_gid);
+      break;
+  }
+  if (!r.stuck.empty()) {
+    result.facts["stuck"] = r.stuck.size();
+    result.hints.insert(result.hints.end(), r.stuck.begin(), r.stuck.end());
+  }
+  return result;
+}
+
+void validate_perftest(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  if (p.contains("iterations") && p.contains("duration"))
+    complain("duration", "'iterations' and 'duration' exclude each other (perftest -n or -D)");
+}
+
+}  // namespace
+
+Kind perftest_kind() {
+  KindSpec spec;
+  spec.name = "perftest";
+  spec.needs = {Need::RdmaRxe};
+  spec.summary =
+      "perftest (ib_write_bw, ib_read_lat, ...) between a server and a client, each in its own namespace when "
+      "asked; the result table as facts (LC_ALL=C), the GID index found rather than assumed.";
+  const ParamSpec netns{
+      .name = "netns", .type = ParamType::NetnsName, .help = "its network namespace (default: the step's)"};
+  spec.params = {
+      {.name = "test",
+       .type = ParamType::Enum,
+       .required = true,
+       .help = "the perftest program without `ib_`: write_bw runs ib_write_bw",
+       .choices = {"write_bw", "read_bw", "send_bw", "write_lat", "read_lat", "send_lat"}},
+      {.name = "server",
+       .type = ParamType::Object,
+       .required = true,
+       .help = "the server",
+       .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"}, netns}},
+      {.name = "client",
+       .type = ParamType::Object,
+       .required = true,
+       .help = "the client",
+       .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"},
+                  {.name = "to", .type = ParamType::Address, .required = true, .help = "the server's address"},
+                  netns}},
+      {.name = "gid_index",
+       .type = ParamType::Int,
+       .help = "the GID index of both ends (-x); default: per device, the RoCE v2 entry of its IPv4 address (the "
+               "server's: the one of client.to)",
+       .min = 0,
+       .max = 255},
+      {.name = "rdma_cm",
+       .type = ParamType::Bool,
+       .default_value = false,
+       .help = "connect with rdma_cm (-R) instead of swapping queue pair data over TCP"},
+      {.name = "size",
+       .type = ParamType::Int,
+       .help = "message size in bytes (-s; perftest's default: 65536 for bw, 2 for lat)",
+       .min = 1,
+       .max = 8 * 1024 * 1024},
+      {.name = "iterations",
+       .type = ParamType::Int,
+       .help = "iterations (-n; perftest's default: 5000 for bw, 1000 for lat)",
+       .min = 5,
+       .max = 100'000'000},
+      {.name = "duration",
+       .type = ParamType::Duration,
+       .help = "run for this long instead of a count (-D, whole seconds)"},
+      {.name = "mtu",
+       .type = ParamType::Enum,
+       .help = "the IB MTU (-m; default: the port's active MTU)",
+       .choices = {"256", "512", "1024", "2048", "4096"}},
+      {.name = "port",
+       .type = ParamType::Int,
+       .default_value = 18515,
+       .help = "the TCP or rdma_cm port (-p)",
+       .min = 1,
+       .max = 65535},
+  };
+  spec.facts = {
+      {"test", "the test run: write_bw, ..."},
+      {"bytes", "message size of the result row"},
+      {"iterations", "iterations of the result row"},
+      {"bw_peak_mib_s", "bw tests: peak bandwidth, MiB/s (perftest's MB/sec, which is 2^20 bytes)"},
+      {"bw_avg_mib_s", "bw tests: average bandwidth, MiB/s"},
+      {"msg_rate_mpps", "bw tests: message rate, millions per second"},
+      {"lat_min_us", "lat tests: the fastest iteration, microseconds"},
+      {"lat_max_us", "lat tests: the slowest"},
+      {"lat_typical_us", "lat tests: the typical (median)"},
+      {"lat_avg_us", "lat tests: the mean"},
+      {"lat_stdev_us", "lat tests: the standard deviation"},
+      {"lat_p99_us", "lat tests: the 99th percentile"},
+      {"lat_p999_us", "lat tests: the 99.9th percentile"},
+      {"local_gid", "the client's GID, from perftest's banner"},
+      {"remote_gid", "the server's GID, from the banner; equal to local_gid: looped back inside one device"},
+      {"server_gid_index", "the GID index the server used (-x)"},
+      {"client_gid_index", "the GID index the client used (-x)"},
+      {"duration_s", "seconds from the client's start to its end"},
+      {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
+      {"server_exit", "how the server ended: exit 0, killed by SIGTERM (stopped), stuck"},
+      {"client_exit", "how the client ended"},
+      {"server_pid", "the server's process id (gone when the step ends)"},
+      {"client_pid", "the last client's process id (gone when the step ends)"},
+      {"stuck", "tools that did not die after SIGKILL (asleep in the kernel); absent when none"},
+      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- name: write-bw\n"
+      "  perftest:\n"
+      "    test: write_bw\n"
+      "    server: {dev: rxe0, netns: a}\n"
+      "    client: {dev: rxe1, to: 10.10.0.1, netns: b}\n"
+      "    rdma_cm: true\n"
+      "    size: 4096\n"
+      "    iterations: 2000\n"
+      "  expect: {bw_avg_mib_s: \"> 0\", rxe1.sent_pkts: \"> 0\"}\n";
+  spec.default_timeout = Duration{60'000};
+  spec.validate = validate_perftest;
+  return Kind{std::move(spec), run_perftest, {}};
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,254 @@
+// route: a route in a routing table (`ip route add`), over rtnetlink. The
+// kernel keys a route by table, destination and metric: a route with that
+// key and the same interface, gateway, source, type and scope is adopted as
+// it is (changed=false, no undo: it was not rxerun's to delete); one that
+// differs is an error naming what is there. Undo deletes exactly the route
+// the step added; one already gone (with its interface, or its namespace)
+// is success. The forced wire's routes (rxe-notes.md) are this kind's
+// reason to be: `10.10.0.2/32 dev vA src 10.10.0.1 table 100`.
+
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+
+#include <optional>
+
+#include "engine/step.h"
+#include "engine/vars.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+const std::vector<std::string> kTypes = {"unicast", "local", "blackhole", "unreachable", "prohibit"};
+const std::vector<std::string> kScopes = {"global", "link", "host"};
+
+int type_number(const std::string& name) {
+  if (name == "local") return RTN_LOCAL;
+  if (name == "blackhole") return RTN_BLACKHOLE;
+  if (name == "unreachable") return RTN_UNREACHABLE;
+  if (name == "prohibit") return RTN_PROHIBIT;
+  return RTN_UNICAST;
+}
+
+int scope_number(const std::string& name) {
+  if (name == "link") return RT_SCOPE_LINK;
+  if (name == "host") return RT_SCOPE_HOST;
+  return RT_SCOPE_UNIVERSE;
+}
+
+std::string family_name(int family) {
+  return family == AF_INET6 ? "inet6" : "inet";
+}
+
+// A scalar parameter as written: `table: 100` and `table: main` alike.
+std::string text_of(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+bool deferred(const nlohmann::json& p, const char* key) {
+  return p.contains(key) && has_step_references(p.at(key));
+}
+
+// The route the parameters name, or the parameter at fault and why. `p`
+// holds every parameter checked on its own (at load time also those that
+// read a later fact: `deferred` says which to leave out then).
+struct Parsed {
+  std::optional<sys::Route> route;
+  std::string path, why;
+};
+
+Parsed parse(const nlohmann::json& p) {
+  auto fail = [](std::string path, std::string why) { return Parsed{std::nullopt, std::move(path), std::move(why)}; };
+  sys::Route r;
+  r.type = type_number(p.value("type", "unicast"));
+  const std::string dst = p.at("dst").get<std::string>();
+  int family = 0;
+  std::optional<sys::Prefix> via, src;
+  if (p.contains("via")) via = sys::parse_address(p.at("via").get<std::string>());
+  if (p.contains("src")) src = sys::parse_address(p.at("src").get<std::string>());
+  if (via) family = via->family;
+  if (src) {
+    if (family && family != src->family) return fail("src", "'src' and 'via' are of different address families");
+    family = src->family;
+  }
+  if (dst == "default") {
+    r.family = family ? family : AF_INET;
+    r.dst = r.family == AF_INET6 ? "::/0" : "0.0.0.0/0";
+  } else {
+    std::string why;
+    auto prefix = sys::parse_prefix(dst, &why);
+    if (!prefix) return fail("dst", "'dst' must be a prefix such as 10.10.0.2/32, an address or 'default': " + why);
+    if (family && family != prefix->family)
+      return fail(via ? "via" : "src",
+                  "'dst' is " + family_name(prefix->family) + " and '" + (via ? "via" : "src") + "' is not");
+    r.family = prefix->family;
+    r.dst = prefix->text;
+  }
+  if (via) r.via = via->text;
+  if (src) r.src = src->text;
+  if (p.contains("dev")) r.dev = p.at("dev").get<std::string>();
+  const std::string table = p.contains("table") ? text_of(p.at("table")) : "main";
+  auto t = sys::parse_table(table);
+  if (!t) return fail("table", "'table' must be a number 1..4294967295 or main, local, default, got '" + table + "'");
+  r.table = *t;
+  r.metric = p.contains("metric") ? static_cast<unsigned>(p.at("metric").get<long long>())
+                                  : (r.family == AF_INET6 ? 1024u : 0u);
+  const bool reaches = r.type == RTN_UNICAST || r.type == RTN_LOCAL;
+  if (reaches && r.dev.empty() && r.via.empty())
+    return fail("", "a " + sys::route_type_name(r.type) + " route needs 'dev' or 'via' (or both)");
+  if (!reaches && (!r.dev.empty() || !r.via.empty()))
+    return fail(!r.dev.empty() ? "dev" : "via",
+                "a " + sys::route_type_name(r.type) + " route goes nowhere: it takes no 'dev' and no 'via'");
+  r.scope = p.contains("scope") ? scope_number(p.at("scope").get<std::string>()) : sys::default_scope(r);
+  return Parsed{r, "", ""};
+}
+
+void validate_route(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  for (const char* key : {"dst", "via", "src", "table", "dev"})
+    if (deferred(p, key)) return;  // checked at run time, when the fact is known
+  auto parsed = parse(p);
+  if (!parsed.route) complain(parsed.path, parsed.why);
+}
+
+nlohmann::json to_json(const sys::Route& r) {
+  return {{"family", family_name(r.family)},
+          {"dst", r.dst},
+          {"dev", r.dev},
+          {"via", r.via},
+          {"src", r.src},
+          {"table", r.table},
+          {"metric", r.metric},
+          {"scope", r.scope},
+          {"type", r.type}};
+}
+
+sys::Route from_json(const nlohmann::json& j) {
+  sys::Route r;
+  r.family = j.at("family").get<std::string>() == "inet6" ? AF_INET6 : AF_INET;
+  r.dst = j.at("dst").get<std::string>();
+  r.dev = j.at("dev").get<std::string>();
+  r.via = j.at("via").get<std::string>();
+  r.src = j.at("src").get<std::string>();
+  r.table = j.at("table").get<unsigned>();
+  r.metric = j.at("metric").get<unsigned>();
+  r.scope = j.at("scope").get<int>();
+  r.type = j.at("type").get<int>();
+  return r;
+}
+
+nlohmann::json facts_of(const sys::Route& r, bool changed) {
+  return {{"changed", changed},
+          {"route", sys::route_args(r)},
+          {"dev", r.dev},
+          {"table", sys::table_name(r.table)},
+          {"metric", r.metric}};
+}
+
+// Whether `have` is the route asked for, to the last field the kernel keeps.
+bool identical(const sys::Route& have, const sys::Route& want) {
+  return have.dev == want.dev && have.via == want.via && have.src == want.src && have.type == want.type &&
+         have.scope == want.scope && have.other.empty();
+}
+
+StepResult run_route(const Params& params, StepContext& ctx) {
+  auto parsed = parse(params.raw());
+  if (!parsed.route)
+    return StepResult::error((parsed.path.empty() ? std::string() : params.where(parsed.path) + ": ") + parsed.why);
+  const sys::Route want = *parsed.route;
+  auto& routes = ctx.sys().routes;
+
+  auto present = routes.routes(want.family, want.table);
+  if (!present) return StepResult::error(present.error());
+  for (const auto& have : *present) {
+    if (have.dst != want.dst || have.metric != want.metric) continue;
+    if (identical(have, want)) return StepResult::ok(facts_of(want, false));
+    return StepResult::error("table " + sys::table_name(want.table) + " has a route to " + want.dst + " with metric " +
+                             std::to_string(want.metric) + " already, not this one: " + sys::route_args(have) +
+                             " (not rxerun's, left as it is): delete it, or give this "
+                             "route another metric or table");
+  }
+
+  const Footprint where = want.dev.empty() ? ctx.in_netns() : ctx.on_link(want.dev);
+  if (auto r = ctx.will_change(to_json(want), "delete route " + sys::route_args(want), where); !r)
+    return StepResult::error(r.error());
+  if (auto r = routes.add_route(want); !r) {
+    const Error& e = r.error();
+    if (e.code == ENODEV) return StepResult::error("no interface " + want.dev + " (create it first)");
+    if (e.code == EEXIST)
+      return StepResult::error("table " + sys::table_name(want.table) + " has a route to " + want.dst +
+                               " with metric " + std::to_string(want.metric) +
+                               " already (the kernel says so: it appeared meanwhile, or differs in a way rxerun "
+                               "does not list): " +
+                               e.message);
+    return StepResult::error(e);
+  }
+  return StepResult::ok(facts_of(want, true));
+}
+
+// Deletes exactly the route added; gone already (by hand, with its
+// interface or its namespace) is success.
+Result<nlohmann::json> undo_route(const nlohmann::json& args, UndoContext& ctx) {
+  const sys::Route r = from_json(args);
+  auto removed = ctx.sys().routes.remove_route(r);
+  if (!removed) {
+    const int code = removed.error().code;
+    if (code == ESRCH || code == ENOENT || code == ENODEV) return nlohmann::json{{"removed", false}};
+    return removed.error();
+  }
+  return nlohmann::json{{"removed", true}};
+}
+
+}  // namespace
+
+Kind route_kind() {
+  KindSpec spec;
+  spec.name = "route";
+  spec.needs = {Need::NetAdmin};
+  spec.summary =
+      "Add a route to a routing table (ip route add); a route already there as asked is left alone, undo deletes "
+      "the route added.";
+  spec.params = {
+      {.name = "dst",
+       .type = ParamType::String,
+       .required = true,
+       .help = "the destination: a prefix (10.10.0.2/32, fd00::/64), an address (its full length) or default"},
+      {.name = "dev", .type = ParamType::IfName, .help = "the interface the route leaves by"},
+      {.name = "via", .type = ParamType::Address, .help = "the gateway"},
+      {.name = "src",
+       .type = ParamType::Address,
+       .help = "the preferred source address of traffic the host sends along the route (an address of its own)"},
+      {.name = "table",
+       .type = ParamType::Scalar,
+       .default_value = "main",
+       .help = "the table: a number 1..4294967295, or main, local, default"},
+      {.name = "metric",
+       .type = ParamType::Int,
+       .help = "the route's metric (priority); default 0 for IPv4, 1024 for IPv6, as the kernel gives",
+       .min = 0,
+       .max = 4294967295LL},
+      {.name = "scope",
+       .type = ParamType::Enum,
+       .help = "default as ip(8): host for a local route, link for an IPv4 route without a gateway, else global",
+       .choices = kScopes},
+      {.name = "type",
+       .type = ParamType::Enum,
+       .default_value = "unicast",
+       .help = "unicast (dev and/or via), local, or one that drops: blackhole, unreachable, prohibit",
+       .choices = kTypes},
+  };
+  spec.facts = {
+      {"changed", "whether the step added the route (false: it was there, and is left there)"},
+      {"route", "the route as ip(8) writes it: 10.10.0.2/32 dev vA src 10.10.0.1 table 100 (default: 0.0.0.0/0)"},
+      {"dev", "the interface, \"\" when none"},
+      {"table", "the table: main, local, default or its number"},
+      {"metric", "the metric"},
+  };
+  spec.example =
+      "# The forced wire (rxe-notes.md): traffic for the peer's address leaves by vA.\n"
+      "- route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}\n";
+  spec.validate = validate_route;
+  return Kind{std::move(spec), run_route, undo_route};
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,228 @@
+// rping: rdmacm-utils' rping, server and client, each in its own network
+// namespace when asked (steps/tool_pair.h runs them: the server first, the
+// client once it listens, both stopped before the step ends on every path).
+//
+//   [ip netns exec NS] rping -s -a SERVER -p PORT -C COUNT -S SIZE -v
+//   [ip netns exec NS] rping -c -a SERVER [-I CLIENT] -p PORT -C COUNT -S SIZE -v
+//
+// Outcomes: the client's COUNT round trips done -> ok; still running at the
+// step's timeout -> timeout (killed: a connection request that gets no
+// answer, UDP 4791 dropped, is retried by the kernel for 78 s on 7.3 and
+// 103 s on 6.1); refused, unreachable, a server that cannot bind -> fail,
+// quoting the tool's last error lines. Facts: the round trips (one
+// `ping data` line each with -v), duration, how each tool ended, and the
+// counter deltas of every traffic step (steps/traffic.h). Changes nothing,
+// so it has no undo.
+
+#include <cmath>
+
+#include "engine/step.h"
+#include "steps/kinds.h"
+#include "steps/tool_pair.h"
+#include "steps/traffic.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
+
+// rping -v prints "ping data: rdma-ping-N: ..." per round trip on the
+// client, "server ping data: ..." on the server.
+int count_lines(const std::string& out, const std::string& prefix) {
+  int n = 0;
+  std::size_t pos = 0;
+  while (pos < out.size()) {
+    auto nl = out.find('\n', pos);
+    if (nl == std::string::npos) nl = out.size();
+    if (out.compare(pos, prefix.size(), prefix) == 0) ++n;
+    pos = nl + 1;
+  }
+  return n;
+}
+
+std::vector<std::string> argv_of(bool server, const Params& p) {
+  std::vector<std::string> a = {"rping", server ? "-s" : "-c", "-a", p.str("server")};
+  if (!server && p.has("client")) a.insert(a.end(), {"-I", p.str("client")});
+  a.insert(a.end(), {"-p", std::to_string(p.integer("port")), "-C", std::to_string(p.integer("count")), "-S",
+                     std::to_string(p.integer("size")), "-v"});
+  return a;
+}
+
+std::optional<std::string> netns_of(const Params& p, const char* key) {
+  if (p.has(key)) return p.str(key);
+  return std::nullopt;
+}
+
+// Likely causes, from what the tools wrote.
+std::vector<std::string> hints_for(const ToolPairRun& r, const std::string& server) {
+  const std::string all = r.client_err + r.client_out + r.server_err + r.server_out;
+  if (contains(all, "rdma_bind_addr"))
+    return {"the server cannot bind " + server +
+            ": no such address in its namespace (server_netns?) or no rxe "
+            "device on the netdev that holds it"};
+  if (contains(all, "No RDMA devices"))
+    return {"no RDMA device is visible: add one with an rxe step; libibverbs needs ibverbs-providers' rxe.driver"};
+  if (contains(all, "REJECTED"))
+    return {"nothing listened at " + server +
+            " when the client connected: the server ended early, or another "
+            "address or port"};
+  if (contains(all, "UNREACHABLE"))
+    return {
+        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), or "
+        "no rxe device over the netdev that holds " +
+        server};
+  if (contains(all, "ADDR_ERROR") || contains(all, "rdma_resolve_addr") || contains(all, "ROUTE_ERROR"))
+    return {"the address did not resolve: no route to " + server +
+            " from the client's namespace, nobody answers "
+            "ARP for it, or no rxe device on the netdev the route leaves by"};
+  return {};
+}
+
+nlohmann::json rounded(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  const double r = std::round(v * scale) / scale;
+  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
+  return r;
+}
+
+StepResult run_rping(const Params& params, StepContext& ctx) {
+  const std::string server = params.str("server");
+  const auto server_ns = netns_of(params, "server_netns");
+  const auto client_ns = netns_of(params, "client_netns");
+  const long long count = params.integer("count");
+  const std::string at = server + ":" + std::to_string(params.integer("port"));
+
+  ToolPairSpec spec;
+  spec.name = "rping";
+  spec.server = {argv_of(true, params), server_ns, {}, "rping server on " + at};
+  spec.client = {argv_of(false, params), client_ns, {}, "rping client to " + at};
+  spec.refused = [](const std::string& out, const std::string& err) {
+    return count_lines(out, "ping data:") == 0 && contains(err, "RDMA_CM_EVENT_REJECTED");
+  };
+
+  auto window = CounterWindow::open(ctx, {server_ns, client_ns});
+  if (!window) return StepResult::error(window.error());
+  auto ran = run_tool_pair(ctx, spec);
+  if (!ran) return StepResult::error(ran.error());
+  const ToolPairRun& r = *ran;
+  if (r.end == ToolPairRun::End::Interrupted) return StepResult::error("interrupted");
+
+  const int iterations = count_lines(r.client_out, "ping data:");
+  nlohmann::json facts = {{"changed", false},
+                          {"iterations", iterations},
+                          {"server_iterations", count_lines(r.server_out, "server ping data:")},
+                          {"duration_s", rounded(r.client_time.count() / 1000.0, 3)},
+                          {"attempts", r.attempts},
+                          {"server_exit", exit_fact(r.server_exit)},
+                          {"client_exit", exit_fact(r.client_exit)},
+                          {"server_pid", r.server_pid},
+                          {"client_pid", r.client_pid}};
+  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
+
+  StepResult result;
+  switch (r.end) {
+    case ToolPairRun::End::Done: result = StepResult::ok(facts); break;
+    case ToolPairRun::End::Deadline:
+      result = StepResult::timeout("the rping client was still running at the step's timeout after " +
+                                       std::to_string(iterations) + " of " + std::to_string(count) +
+                                       " round trips (stopped)",
+                                   facts);
+      result.hints.push_back(
+          iterations == 0
+              ? "a connection request without an answer is retried by the kernel for over a minute (78 s on 7.3): "
+                "UDP 4791 dropped on the way (a `block` on the input hook?)"
+              : "the round trips stalled: packets dropped mid-run (`block`, `netem`), or raise `timeout`");
+      break;
+    case ToolPairRun::End::ServerFailed:
+      result = StepResult::fail(
+          "the rping server ended with " + exit_fact(r.server_exit) + ": " + last_lines(r.server_err, r.server_out),
+          facts);
+      result.hints = hints_for(r, server);
+      break;
+    case ToolPairRun::End::ClientFailed:
+    case ToolPairRun::End::Interrupted:
+      result = StepResult::fail("the rping client ended with " + exit_fact(r.client_exit) + " after " +
+                                    std::to_string(iterations) + " of " + std::to_string(count) +
+                                    " round trips: " + last_lines(r.client_err, r.client_out),
+                                facts);
+      result.hints = hints_for(r, server);
+      break;
+  }
+  if (!r.stuck.empty()) {
+    result.facts["stuck"] = r.stuck.size();
+    result.hints.insert(result.hints.end(), r.stuck.begin(), r.stuck.end());
+  }
+  return result;
+}
+
+}  // namespace
+
+Kind rping_kind() {
+  KindSpec spec;
+  spec.name = "rping";
+  spec.needs = {Need::RdmaRxe};
+  spec.summary =
+      "rdmacm-utils' rping: a server and a client (each in its own namespace when asked), COUNT round trips over "
+      "rdma_cm; a stalled client is `timeout`, a refused or unreachable one `fail`.";
+  spec.params = {
+      {.name = "server",
+       .type = ParamType::Address,
+       .required = true,
+       .help = "the address the server binds and the client connects to (rping -a)"},
+      {.name = "client",
+       .type = ParamType::Address,
+       .help = "the client's source address (rping -I; default: the route's)"},
+      {.name = "server_netns",
+       .type = ParamType::NetnsName,
+       .help = "the server's network namespace (default: the step's)"},
+      {.name = "client_netns",
+       .type = ParamType::NetnsName,
+       .help = "the client's network namespace (default: the step's)"},
+      {.name = "count",
+       .type = ParamType::Int,
+       .default_value = 5,
+       .help = "round trips (rping -C)",
+       .min = 1,
+       .max = 1'000'000},
+      {.name = "size",
+       .type = ParamType::Int,
+       .default_value = 64,
+       .help = "bytes per ping (rping -S: 23 to 65536)",
+       .min = 23,
+       .max = 65536},
+      {.name = "port",
+       .type = ParamType::Int,
+       .default_value = 7174,
+       .help = "the rdma_cm port (rping -p)",
+       .min = 1,
+       .max = 65535},
+  };
+  spec.facts = {
+      {"iterations", "round trips the client completed (its `ping data` lines)"},
+      {"server_iterations", "round trips the server saw"},
+      {"duration_s", "seconds from the client's start to its end (retries while the server came up included)"},
+      {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
+      {"server_exit", "how the server ended: exit 0, killed by SIGTERM (still waiting, stopped), stuck"},
+      {"client_exit", "how the client ended: exit 0, exit 255, killed by SIGTERM (stalled, stopped), stuck"},
+      {"server_pid", "the server's process id (gone when the step ends)"},
+      {"client_pid", "the last client's process id (gone when the step ends)"},
+      {"stuck", "tools that did not die after SIGKILL (asleep in the kernel); absent when none"},
+      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- name: rping\n"
+      "  rping: {server: 10.10.0.1, server_netns: a, client: 10.10.0.2, client_netns: b, count: 10}\n"
+      "  expect: {iterations: 10, rxe1.sent_pkts: \"> 0\", vB.tx_packets: \"> 0\"}\n"
+      "- name: blocked\n"
+      "  rping: {server: 10.10.0.1, server_netns: a, client_netns: b}\n"
+      "  timeout: 10s\n"
+      "  expect: timeout\n";
+  spec.default_timeout = Duration{30'000};
+  return Kind{std::move(spec), run_rping, {}};
+}
+
+}  // namespace rxerun::steps

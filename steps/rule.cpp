@@ -1,0 +1,282 @@
+// rule: a policy-routing rule (`ip rule add` / `ip rule del`), over
+// rtnetlink. `action: add` adds the rule unless one with exactly its
+// selectors, priority and table is there (changed=false, no undo); undo
+// deletes exactly that rule. `action: delete` takes an existing rule away,
+// the kernel's own included (the forced wire moves `pref 0 lookup local` to
+// 1000): the rule as the kernel lists it, protocol and all, goes into the
+// journal BEFORE it is deleted, and cleanup puts it back exactly, like a
+// sysctl restored to the value found. A rule rxerun could not put back
+// (a selector it does not model) is never deleted, nor is the last rule
+// that looks up the local table: without one a namespace no longer knows
+// its own addresses.
+
+#include <linux/fib_rules.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <optional>
+
+#include "engine/step.h"
+#include "engine/vars.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+std::string family_name(int family) {
+  return family == AF_INET6 ? "inet6" : "inet";
+}
+
+// A scalar parameter as written: `table: 100` and `table: main` alike.
+std::string text_of(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::optional<std::uint32_t> number(const std::string& s) {
+  unsigned long long n = 0;
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const char* begin = s.data() + (hex ? 2 : 0);
+  auto [end, ec] = std::from_chars(begin, s.data() + s.size(), n, hex ? 16 : 10);
+  if (begin == s.data() + s.size() || ec != std::errc() || end != s.data() + s.size() || n > 0xffffffffull)
+    return std::nullopt;
+  return static_cast<std::uint32_t>(n);
+}
+
+struct Parsed {
+  std::optional<sys::Rule> rule;
+  std::string path, why;
+};
+
+// The rule the parameters name, or the parameter at fault and why.
+Parsed parse(const nlohmann::json& p) {
+  auto fail = [](std::string path, std::string why) { return Parsed{std::nullopt, std::move(path), std::move(why)}; };
+  sys::Rule r;
+  r.action = FR_ACT_TO_TBL;
+  r.pref = static_cast<unsigned>(p.at("pref").get<long long>());
+  int family = 0;
+  if (p.contains("family")) family = p.at("family").get<std::string>() == "inet6" ? AF_INET6 : AF_INET;
+  for (const char* key : {"from", "to"}) {
+    if (!p.contains(key)) continue;
+    const std::string text = p.at(key).get<std::string>();
+    if (text == "all") continue;
+    std::string why;
+    auto prefix = sys::parse_prefix(text, &why);
+    if (!prefix)
+      return fail(key, std::string("'") + key + "' must be a prefix such as 10.10.0.2/32, an address or 'all': " + why);
+    if (family && family != prefix->family)
+      return fail(key, std::string("'") + key + "' is " + family_name(prefix->family) + ", the rule " +
+                           family_name(family) + (p.contains("family") ? " ('family')" : " (the other address)"));
+    family = prefix->family;
+    if (prefix->length == 0) continue;  // a /0 selects every address: the kernel stores no selector
+    (std::string(key) == "from" ? r.from : r.to) = prefix->text;
+  }
+  r.family = family ? family : AF_INET;
+  if (p.contains("iif")) r.iif = p.at("iif").get<std::string>();
+  if (p.contains("oif")) r.oif = p.at("oif").get<std::string>();
+  if (p.contains("fwmark")) {
+    const std::string text = text_of(p.at("fwmark"));
+    const auto slash = text.find('/');
+    auto mark = number(text.substr(0, slash));
+    auto mask = slash == std::string::npos ? std::optional<std::uint32_t>(0xffffffffu) : number(text.substr(slash + 1));
+    if (!mark || !mask || (*mark == 0 && *mask == 0))
+      return fail("fwmark", "'fwmark' must be MARK or MARK/MASK (numbers, 0x for hex, not both 0), got '" + text + "'");
+    r.fwmark = *mark;
+    r.fwmask = *mask;
+  }
+  const std::string table = text_of(p.at("table"));
+  auto t = sys::parse_table(table);
+  if (!t) return fail("table", "'table' must be a number 1..4294967295 or main, local, default, got '" + table + "'");
+  r.table = *t;
+  return Parsed{r, "", ""};
+}
+
+void validate_rule(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  if (has_step_references(p)) return;  // checked at run time, when the facts are known
+  auto parsed = parse(p);
+  if (!parsed.rule) complain(parsed.path, parsed.why);
+}
+
+nlohmann::json to_json(const sys::Rule& r) {
+  return {{"family", family_name(r.family)},
+          {"pref", r.pref},
+          {"from", r.from},
+          {"to", r.to},
+          {"iif", r.iif},
+          {"oif", r.oif},
+          {"fwmark", r.fwmark},
+          {"fwmask", r.fwmask},
+          {"action", r.action},
+          {"table", r.table},
+          {"protocol", r.protocol}};
+}
+
+sys::Rule from_json(const nlohmann::json& j) {
+  sys::Rule r;
+  r.family = j.at("family").get<std::string>() == "inet6" ? AF_INET6 : AF_INET;
+  r.pref = j.at("pref").get<unsigned>();
+  r.from = j.at("from").get<std::string>();
+  r.to = j.at("to").get<std::string>();
+  r.iif = j.at("iif").get<std::string>();
+  r.oif = j.at("oif").get<std::string>();
+  r.fwmark = j.at("fwmark").get<std::uint32_t>();
+  r.fwmask = j.at("fwmask").get<std::uint32_t>();
+  r.action = j.at("action").get<int>();
+  r.table = j.at("table").get<unsigned>();
+  r.protocol = j.at("protocol").get<unsigned>();
+  return r;
+}
+
+nlohmann::json facts_of(const sys::Rule& r, bool changed) {
+  return {{"changed", changed},
+          {"rule", sys::rule_args(r)},
+          {"table", sys::table_name(r.table)},
+          {"family", family_name(r.family)}};
+}
+
+// A rule that sends every packet to the local table: what a namespace needs
+// to recognise its own addresses.
+bool plain_local_lookup(const sys::Rule& r) {
+  return r.action == FR_ACT_TO_TBL && r.table == sys::kTableLocal && r.from.empty() && r.to.empty() && r.iif.empty() &&
+         r.oif.empty() && !r.fwmark && !r.fwmask && r.other.empty();
+}
+
+StepResult add_rule(const sys::Rule& want, StepContext& ctx, const std::vector<sys::Rule>& present) {
+  for (const auto& have : present)
+    if (sys::same_rule(have, want)) return StepResult::ok(facts_of(want, false));
+  if (auto r = ctx.will_change({{"op", "delete"}, {"rule", to_json(want)}}, "delete rule " + sys::rule_args(want),
+                               ctx.in_netns());
+      !r)
+    return StepResult::error(r.error());
+  if (auto r = ctx.sys().routes.add_rule(want); !r) {
+    if (r.error().code == EEXIST)
+      return StepResult::error(r.error().message +
+                               " (the kernel counts a rule with this priority, table and "
+                               "interfaces as present, whatever its addresses: give this one "
+                               "another pref)");
+    return StepResult::error(r.error());
+  }
+  return StepResult::ok(facts_of(want, true));
+}
+
+StepResult delete_rule(const sys::Rule& want, StepContext& ctx, const std::vector<sys::Rule>& present) {
+  const sys::Rule* found = nullptr;
+  for (const auto& have : present)
+    if (sys::same_rule(have, want)) found = &have;
+  if (!found) {
+    StepResult r = StepResult::ok(facts_of(want, false));
+    std::string at_pref;
+    for (const auto& have : present)
+      if (have.pref == want.pref) at_pref += (at_pref.empty() ? "" : "; ") + sys::rule_args(have);
+    if (!at_pref.empty())
+      r.hints.push_back("no rule is exactly " + sys::rule_args(want) + ", so none was deleted; at pref " +
+                        std::to_string(want.pref) + " there is: " + at_pref);
+    return r;
+  }
+  if (plain_local_lookup(*found)) {
+    bool another = false;
+    for (const auto& have : present) another = another || (&have != found && plain_local_lookup(have));
+    if (!another)
+      return StepResult::error(
+          "will not delete " + sys::rule_args(*found) +
+          ": it is the last rule that looks up the local table, "
+          "and without one the namespace no longer recognises its own addresses; add the new one first (rule: "
+          "{pref: 1000, table: local}), then delete this one");
+  }
+  const sys::Rule gone = *found;  // as the kernel lists it, protocol included
+  if (auto r = ctx.will_change({{"op", "add"}, {"rule", to_json(gone)}}, "put back rule " + sys::rule_args(gone),
+                               ctx.in_netns());
+      !r)
+    return StepResult::error(r.error());
+  if (auto r = ctx.sys().routes.remove_rule(gone); !r) return StepResult::error(r.error());
+  return StepResult::ok(facts_of(gone, true));
+}
+
+StepResult run_rule(const Params& params, StepContext& ctx) {
+  auto parsed = parse(params.raw());
+  if (!parsed.rule)
+    return StepResult::error((parsed.path.empty() ? std::string() : params.where(parsed.path) + ": ") + parsed.why);
+  const sys::Rule want = *parsed.rule;
+  auto present = ctx.sys().routes.rules(want.family);
+  if (!present) return StepResult::error(present.error());
+  if (params.str("action") == "delete") return delete_rule(want, ctx, *present);
+  return add_rule(want, ctx, *present);
+}
+
+// "delete": the undo of an add, deletes exactly that rule (gone is
+// success). "add": the undo of a deletion, puts the rule back unless it is
+// there already.
+Result<nlohmann::json> undo_rule(const nlohmann::json& args, UndoContext& ctx) {
+  const sys::Rule rule = from_json(args.at("rule"));
+  auto& routes = ctx.sys().routes;
+  if (args.at("op").get<std::string>() == "delete") {
+    auto r = routes.remove_rule(rule);
+    if (!r && r.error().code != ENOENT) return r.error();
+    return nlohmann::json{{"rule", sys::rule_args(rule)}, {"removed", r.ok()}};
+  }
+  auto present = routes.rules(rule.family);
+  if (!present) return present.error();
+  for (const auto& have : *present)
+    if (sys::same_rule(have, rule)) return nlohmann::json{{"rule", sys::rule_args(rule)}, {"restored", false}};
+  auto r = routes.add_rule(rule);
+  if (!r && r.error().code != EEXIST) return r.error();
+  return nlohmann::json{{"rule", sys::rule_args(rule)}, {"restored", r.ok()}};
+}
+
+}  // namespace
+
+Kind rule_kind() {
+  KindSpec spec;
+  spec.name = "rule";
+  spec.needs = {Need::NetAdmin};
+  spec.summary =
+      "Add a policy-routing rule (ip rule add), or delete one (action: delete) that cleanup puts back exactly; to "
+      "move a rule, add the new one first.";
+  spec.params = {
+      {.name = "pref",
+       .type = ParamType::Int,
+       .required = true,
+       .help = "the priority (ip rule's pref): lower is looked at first; with the selectors and the table it "
+               "names the rule exactly",
+       .min = 0,
+       .max = 4294967295LL},
+      {.name = "table",
+       .type = ParamType::Scalar,
+       .required = true,
+       .help = "the table to look up: a number 1..4294967295, or local, main, default"},
+      {.name = "from", .type = ParamType::String, .help = "source prefix (10.10.0.1/32, an address, or all)"},
+      {.name = "to", .type = ParamType::String, .help = "destination prefix (10.10.0.2/32, an address, or all)"},
+      {.name = "iif", .type = ParamType::IfName, .help = "incoming interface; lo selects what the host itself sends"},
+      {.name = "oif", .type = ParamType::IfName, .help = "outgoing interface (of sockets bound to one)"},
+      {.name = "fwmark", .type = ParamType::Scalar, .help = "firewall mark: MARK or MARK/MASK (0x10, 0x10/0xff)"},
+      {.name = "family",
+       .type = ParamType::Enum,
+       .help = "inet or inet6; default: the family of from/to, else inet",
+       .choices = {"inet", "inet6"}},
+      {.name = "action",
+       .type = ParamType::Enum,
+       .default_value = "add",
+       .help = "add the rule, or delete the rule that has exactly these selectors (cleanup puts it back as it "
+               "was); a rule that is not there is left so (changed=false). To move a rule (the forced wire moves "
+               "pref 0 lookup local to 1000), add the new one FIRST, then delete the old: the namespace must never "
+               "be without a rule that looks up the local table, and rxerun refuses to delete the last one",
+       .choices = {"add", "delete"}},
+  };
+  spec.facts = {
+      {"changed", "whether the step added (or deleted) the rule"},
+      {"rule", "the rule as ip(8) writes it: pref 100 iif lo to 10.10.0.2/32 lookup 100"},
+      {"table", "its table: local, main, default or the number"},
+      {"family", "inet or inet6"},
+  };
+  spec.example =
+      "# The forced wire (rxe-notes.md): what the host sends to 10.10.0.2 looks up\n"
+      "# table 100 first; the local table moves behind it, added before deleted.\n"
+      "- rule: {pref: 100, iif: lo, to: 10.10.0.2/32, table: 100}\n"
+      "- rule: {pref: 1000, table: local}\n"
+      "- rule: {pref: 0, table: local, action: delete}\n";
+  spec.validate = validate_rule;
+  return Kind{std::move(spec), run_rule, undo_rule};
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,64 @@
+#pragma once
+// A server tool and its client (rping -s / rping -c, ib_write_bw and
+// ib_write_bw ADDR), run the way rping and perftest both need:
+// - the server first; the client when the server is READY, without a fixed
+//   sleep: the client is started at once and started again, with a short
+//   backoff, while it finds nobody listening (REJECTED, connection refused)
+//   and the server still runs, for at most a few seconds. A listener is up
+//   within milliseconds of the server's start, so this costs a retry or two
+//   at most and never a guessed delay; a server that ended (it could not
+//   bind its address) ends the retries at once.
+// - the client under the step's deadline and Ctrl-C;
+// - at the end, on every path, both stopped (SIGTERM, SIGKILL) before the
+//   step returns, so that no workload outlives it (an rxe device cannot be
+//   deleted while a verbs user holds it); a tool that survives SIGKILL is
+//   reported, not waited for.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/step.h"
+#include "sys/tools.h"
+
+namespace rxerun::steps {
+
+struct ToolPairSpec {
+  sys::ToolSpec server, client;
+  std::string name;  // "rping", "ib_write_bw": in messages
+  // The client found nobody listening (judged from its output): try again.
+  std::function<bool(const std::string& out, const std::string& err)> refused;
+};
+
+struct ToolPairRun {
+  enum class End {
+    Done,          // the client ended well
+    ClientFailed,  // the client ended badly
+    ServerFailed,  // the server ended badly before the client was through
+    Deadline,      // the client still ran at the step's deadline (it was stopped)
+    Interrupted,   // Ctrl-C (both were stopped)
+  };
+  End end = End::ClientFailed;
+  std::optional<sys::ExitStatus> server_exit, client_exit;  // unset: stuck
+  bool server_stopped = false;                              // it did not end by itself: rxerun stopped it
+  bool client_stopped = false;
+  std::string server_out, server_err, client_out, client_err;  // the last client's
+  pid_t server_pid = 0, client_pid = 0;
+  int attempts = 0;                // clients started
+  Duration client_time{0};         // from the first client's start to the last one's end
+  std::vector<std::string> stuck;  // one line per tool that did not die
+};
+
+// An Error only when a tool could not be started at all (not installed, no
+// such namespace); everything a tool did is in the ToolPairRun.
+Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec);
+
+// The last `n` non-empty lines of a tool's stderr (else its stdout), joined
+// with " / ": what a failure message quotes.
+std::string last_lines(const std::string& err, const std::string& out, int n = 3);
+
+// "exit 0", "killed by SIGTERM", "stuck": a tool's end as a fact.
+std::string exit_fact(const std::optional<sys::ExitStatus>& s);
+
+}  // namespace rxerun::steps

@@ -1,0 +1,294 @@
+// verbs: a native RDMA check with librdmacm and libibverbs (sys::Verbs), no
+// external tool. Two modes:
+// - cm (default): a server listens on an address, a client connects with
+//   rdma_cm (each in its own namespace when asked); SEND/RECV, RDMA WRITE
+//   and RDMA READ of a pattern, every byte verified where it lands; then
+//   latency (SEND ping-pong) and bandwidth (RDMA WRITE streaming) per size.
+//   Without `server`, nothing listens: the client alone connects to
+//   `client.to`, which is how a scenario checks a refusal.
+// - self: two queue pairs on one device, connected by hand (RESET, INIT,
+//   RTR, RTS): the second seed's loopback RDMA WRITE.
+//
+// The step turns parameters into a request and the answer into an outcome
+// and facts: refused, unreachable, a completion with an error or a byte that
+// differs is `fail`; no progress before the step's timeout is `timeout`.
+// Like every traffic step it reports the counter deltas of every rxe device
+// and of the netdevs of the namespaces it ran in (steps/traffic.h), and it
+// warns when both ends ran on one device (rxe-notes.md, "Loopback": then no
+// packet crossed the wire). Changes nothing, so it has no undo.
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/step.h"
+#include "steps/kinds.h"
+#include "steps/traffic.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+// rxe's largest message (max_msg_sz); each size is one message.
+constexpr long long kMaxSize = 8 * 1024 * 1024;
+
+nlohmann::json rounded(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  const double r = std::round(v * scale) / scale;
+  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
+  return r;
+}
+
+sys::VerbsEndpoint endpoint(const Params& p, const char* key) {
+  sys::VerbsEndpoint e;
+  if (!p.has(key)) return e;
+  const Params o = p.object(key);
+  if (o.has("addr")) e.addr = o.str("addr");
+  if (o.has("netns")) e.netns = o.str("netns");
+  if (o.has("to")) e.to = o.str("to");
+  return e;
+}
+
+sys::VerbsRequest request_from(const Params& p) {
+  sys::VerbsRequest r;
+  r.mode = p.str("mode") == "self" ? sys::VerbsMode::Self : sys::VerbsMode::Cm;
+  r.server = endpoint(p, "server");
+  r.client = endpoint(p, "client");
+  r.port = static_cast<unsigned>(p.integer("port"));
+  if (p.has("dev")) r.dev = p.str("dev");
+  if (p.has("addr")) r.addr = p.str("addr");
+  r.ops.clear();
+  for (const auto& op : p.at("ops")) {
+    const std::string s = op.get<std::string>();
+    const auto v = s == "send" ? sys::VerbsOp::Send : s == "write" ? sys::VerbsOp::Write : sys::VerbsOp::Read;
+    if (std::find(r.ops.begin(), r.ops.end(), v) == r.ops.end()) r.ops.push_back(v);
+  }
+  r.sizes.clear();
+  for (const auto& s : p.at("sizes")) {
+    const auto v = static_cast<unsigned>(s.get<long long>());
+    if (std::find(r.sizes.begin(), r.sizes.end(), v) == r.sizes.end()) r.sizes.push_back(v);
+  }
+  r.iterations = static_cast<unsigned>(p.integer("iterations"));
+  return r;
+}
+
+nlohmann::json facts_of(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
+  std::string ops;
+  for (auto op : r.ops_done) ops += (ops.empty() ? "" : ",") + sys::to_string(op);
+  nlohmann::json f = {{"changed", false},
+                      {"mode", req.mode == sys::VerbsMode::Self ? "self" : "cm"},
+                      {"ops_done", ops},
+                      {"bytes_verified", r.bytes_verified}};
+  if (!r.server_device.empty()) f["server_device"] = r.server_device;
+  if (!r.client_device.empty()) f["client_device"] = r.client_device;
+  if (!r.local_gid.empty()) f["local_gid"] = r.local_gid;
+  if (!r.remote_gid.empty()) f["remote_gid"] = r.remote_gid;
+  if (r.gid_index) f["gid_index"] = *r.gid_index;
+  if (r.active_mtu) f["active_mtu"] = r.active_mtu;
+  for (const auto& s : r.sizes) {
+    const std::string n = std::to_string(s.size);
+    if (s.lat_iterations) {
+      f["lat_min_us_" + n] = rounded(s.lat_min_us, 2);
+      f["lat_avg_us_" + n] = rounded(s.lat_avg_us, 2);
+      f["lat_p99_us_" + n] = rounded(s.lat_p99_us, 2);
+    }
+    if (s.bw_iterations) f["bw_mib_" + n] = rounded(s.bw_mib, 2);
+  }
+  if (!r.stage.empty() && r.status != sys::VerbsStatus::Ok) f["stage"] = r.stage;
+  if (!r.cause.empty()) f["cause"] = r.cause;
+  return f;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+// Likely causes of a failure, from what ended it.
+std::vector<std::string> hints_for(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
+  const std::string to = req.client.to.empty() ? req.server.addr : req.client.to;
+  const std::string& c = r.cause;
+  if (c == "RDMA_CM_EVENT_REJECTED")
+    return {"nothing listens on " + to + " port " + std::to_string(req.port) +
+            " (no server, another port), or the server refused the request"};
+  if (c == "RDMA_CM_EVENT_UNREACHABLE")
+    return {
+        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), "
+        "or no rxe device over the netdev that holds " +
+        to};
+  if (c == "RDMA_CM_EVENT_ADDR_ERROR" || c == "rdma_resolve_addr")
+    return {"the address did not resolve: no route to " + to +
+            " from the client's namespace, nobody answers ARP "
+            "for it, or no rxe device sits on the netdev the route leaves by"};
+  if (c == "RDMA_CM_EVENT_ROUTE_ERROR")
+    return {"no route to " + to + ": check the routes and rules of the client's namespace"};
+  if (starts_with(c, "modify QP"))
+    return {"Failed to " + c + ": GID index, device/address mismatch, MTU (" + std::to_string(r.active_mtu) +
+            " active), or the port not ACTIVE"};
+  if (starts_with(c, "IBV_WC"))
+    return {
+        "the peer stopped answering or refused the access: packets dropped (`block`, `netem`), its device went "
+        "away, or a wrong rkey"};
+  if (c == "mismatch") return {"the data changed on the way: `netem corrupt`? rxe checks the ICRC, so it should not"};
+  if (c == "deadline" && (r.stage == "connect" || r.stage == "accept"))
+    return {
+        "a connection request without an answer is retried by the kernel for over a minute: UDP 4791 dropped on "
+        "the way (a `block` on the input hook?)"};
+  if (c == "port") return {"a port is ACTIVE only while its netdev is up with carrier (both ends of a veth up)"};
+  return {};
+}
+
+StepResult run_verbs(const Params& params, StepContext& ctx) {
+  const sys::VerbsRequest req = request_from(params);
+  std::vector<std::optional<std::string>> netns;
+  if (req.mode == sys::VerbsMode::Cm) netns = {req.server.netns, req.client.netns};
+  auto window = CounterWindow::open(ctx, netns);
+  if (!window) return StepResult::error(window.error());
+
+  auto ran = ctx.sys().verbs.run(req, ctx.deadline(), ctx.sys().interrupt);
+  if (!ran) return StepResult::error(ran.error());
+  const sys::VerbsResult& r = *ran;
+  nlohmann::json facts = facts_of(req, r);
+  if (r.status == sys::VerbsStatus::Interrupted || ctx.sys().interrupt.requested())
+    return StepResult::error("interrupted");
+  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
+
+  switch (r.status) {
+    case sys::VerbsStatus::Ok: {
+      StepResult ok = StepResult::ok(facts);
+      if (req.mode == sys::VerbsMode::Cm && !r.server_device.empty() && r.server_device == r.client_device)
+        ok.hints.push_back("both ends ran on " + r.server_device +
+                           ": rdma_cm looped the traffic back inside the device and nothing crossed the wire "
+                           "(put the ends in two namespaces, kernel 7.3)");
+      return ok;
+    }
+    case sys::VerbsStatus::TimedOut: {
+      StepResult t = StepResult::timeout("the step's timeout ran out during " + r.stage + ": " + r.message, facts);
+      t.hints = hints_for(req, r);
+      return t;
+    }
+    case sys::VerbsStatus::Failed:
+    case sys::VerbsStatus::Interrupted: break;
+  }
+  StepResult f = StepResult::fail(r.message, facts);
+  f.hints = hints_for(req, r);
+  return f;
+}
+
+void validate_verbs(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  const bool self = p.contains("mode") && p.at("mode") == "self";
+  if (self) {
+    if (!p.contains("dev")) complain("", "mode self needs 'dev': the RDMA device whose two queue pairs talk");
+    for (const char* k : {"server", "client"})
+      if (p.contains(k)) complain(k, std::string("'") + k + "' is for mode cm; mode self uses 'dev' (and 'addr')");
+  } else {
+    for (const char* k : {"dev", "addr"})
+      if (p.contains(k)) complain(k, std::string("'") + k + "' is for mode self; mode cm uses 'server' and 'client'");
+    const bool has_server = p.contains("server");
+    const bool has_to = p.contains("client") && p.at("client").is_object() && p.at("client").contains("to");
+    if (!has_server && !has_to)
+      complain("",
+               "mode cm needs 'server: {addr: ...}' (where rxerun listens), or 'client: {to: ...}' to connect "
+               "where nothing of rxerun's listens");
+  }
+  for (const char* k : {"ops", "sizes"})
+    if (p.contains(k) && p.at(k).is_array() && p.at(k).empty()) complain(k, std::string("'") + k + "' is empty");
+}
+
+}  // namespace
+
+Kind verbs_kind() {
+  KindSpec spec;
+  spec.name = "verbs";
+  spec.needs = {Need::RdmaRxe};
+  spec.summary =
+      "A native RDMA check (librdmacm + libibverbs): connect, SEND/RECV, RDMA WRITE and READ of a pattern verified "
+      "byte for byte, latency and bandwidth per size; or two queue pairs on one device (mode self).";
+  const ParamSpec netns{
+      .name = "netns", .type = ParamType::NetnsName, .help = "its network namespace (default: the step's)"};
+  spec.params = {
+      {.name = "mode",
+       .type = ParamType::Enum,
+       .default_value = "cm",
+       .help = "cm: a server and a client connected by rdma_cm; self: two queue pairs on one device, connected by hand",
+       .choices = {"cm", "self"}},
+      {.name = "server",
+       .type = ParamType::Object,
+       .help = "cm: where rxerun's server listens",
+       .fields = {{.name = "addr", .type = ParamType::Address, .required = true, .help = "the address it listens on"},
+                  netns}},
+      {.name = "client",
+       .type = ParamType::Object,
+       .help = "cm: the client",
+       .fields = {{.name = "addr", .type = ParamType::Address, .help = "its source address (default: the route's)"},
+                  netns,
+                  {.name = "to",
+                   .type = ParamType::Address,
+                   .help = "where it connects (default: the server's address); without a server nothing of "
+                           "rxerun's listens there"}}},
+      {.name = "port",
+       .type = ParamType::Int,
+       .default_value = 18515,
+       .help = "cm: the rdma_cm port",
+       .min = 1,
+       .max = 65535},
+      {.name = "dev", .type = ParamType::IfName, .help = "self: the RDMA device (rxe0)"},
+      {.name = "addr",
+       .type = ParamType::Address,
+       .help =
+           "self: the address whose GID the queue pairs use (default: the device's first IPv4-mapped RoCE v2 entry)"},
+      {.name = "ops",
+       .type = ParamType::List,
+       .default_value = nlohmann::json::array({"send", "write", "read"}),
+       .help = "the operations to verify, in this order whatever the list's: send, write, read",
+       .fields =
+           {{.name = "op", .type = ParamType::Enum, .help = "an operation", .choices = {"send", "write", "read"}}}},
+      {.name = "sizes",
+       .type = ParamType::List,
+       .default_value = nlohmann::json::array({4096}),
+       .help = "message sizes in bytes, each verified and measured",
+       .fields = {{.name = "size",
+                   .type = ParamType::Int,
+                   .help = "bytes: 1 to 8 MiB (rxe's largest message)",
+                   .min = 1,
+                   .max = kMaxSize}}},
+      {.name = "iterations",
+       .type = ParamType::Int,
+       .default_value = 100,
+       .help = "per size: round trips for latency and RDMA WRITEs for bandwidth; 0 verifies only",
+       .min = 0,
+       .max = 10'000'000},
+  };
+  spec.facts = {
+      {"mode", "cm or self"},
+      {"ops_done", "the operations verified for every size, in order: send,write,read"},
+      {"bytes_verified", "bytes compared with the pattern where they landed, all operations and sizes"},
+      {"server_device", "the RDMA device the server's queue pair ran on (self: the device)"},
+      {"client_device", "the RDMA device the client's queue pair ran on; the same as the server's: looped back"},
+      {"local_gid", "the client's GID (self: the GID both queue pairs use)"},
+      {"remote_gid", "the server's GID, as the client's route has it"},
+      {"gid_index", "self: the GID table index used, looked up for the address"},
+      {"active_mtu", "the port's active MTU in bytes"},
+      {"lat_min_us_SIZE", "latency at SIZE bytes: the fastest half round trip (SEND ping-pong), microseconds"},
+      {"lat_avg_us_SIZE", "latency at SIZE bytes: the mean half round trip, microseconds"},
+      {"lat_p99_us_SIZE", "latency at SIZE bytes: the 99th percentile half round trip, microseconds"},
+      {"bw_mib_SIZE", "bandwidth at SIZE bytes: RDMA WRITEs streamed, MiB/s"},
+      {"stage", "on failure: what it was doing (connect, write 4096, ...)"},
+      {"cause", "on failure: the rdma_cm event, completion status or check that ended it"},
+      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- name: across\n"
+      "  verbs:\n"
+      "    server: {addr: 10.10.0.1, netns: a}\n"
+      "    client: {addr: 10.10.0.2, netns: b}\n"
+      "    ops: [send, write, read]\n"
+      "    sizes: [64, 4096, 65536]\n"
+      "  expect: {ops_done: \"send,write,read\", rxe1.sent_pkts: \"> 0\"}\n"
+      "- name: loopback\n"
+      "  verbs: {mode: self, dev: rxe0, ops: [write]}\n";
+  spec.default_timeout = Duration{60'000};
+  spec.validate = validate_verbs;
+  return Kind{std::move(spec), run_verbs, {}};
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,97 @@
+#include "fakes/fake_tools.h"
+
+#include <csignal>
+
+#include "fakes/fake_system.h"
+
+namespace rxerun::fakes {
+
+namespace {
+
+class FakeRunningTool final : public sys::RunningTool {
+ public:
+  FakeRunningTool(FakeTools& tools, pid_t pid, FakeRun run)
+      : tools_(tools), pid_(pid), run_(std::move(run)), start_(tools.clock ? tools.clock->now() : sys::SteadyTime{}) {}
+
+  ~FakeRunningTool() override {
+    if (!ended()) {
+      tools_.log.push_back("drop " + std::to_string(pid_));
+      stop(Duration(500));
+    }
+  }
+
+  pid_t pid() const override { return pid_; }
+
+  std::optional<sys::ExitStatus> poll() override {
+    ended();
+    return status_;
+  }
+
+  sys::ToolWait wait(sys::SteadyTime deadline, sys::Interrupt& interrupt) override {
+    if (ended()) return sys::ToolWait::Exited;
+    if (interrupt.requested()) return sys::ToolWait::Interrupted;
+    if (stuck_) return sys::ToolWait::Deadline;
+    if (!tools_.clock) {
+      if (!run_.exit) return sys::ToolWait::Deadline;
+      finish(*run_.exit);
+      return sys::ToolWait::Exited;
+    }
+    const bool ends = run_.exit && end() <= deadline;
+    const sys::SteadyTime until = ends ? end() : deadline;
+    if (until == sys::SteadyTime::max()) throw std::logic_error("FakeTools: a wait without end on a tool without end");
+    if (tools_.clock->wait_until(until, interrupt) == sys::WaitResult::Interrupted) return sys::ToolWait::Interrupted;
+    if (ended()) return sys::ToolWait::Exited;
+    return sys::ToolWait::Deadline;
+  }
+
+  sys::ToolStop stop(Duration grace) override {
+    if (stuck_) return {std::nullopt, true, "fake_wchan"};
+    if (ended()) return {status_};
+    if (run_.stuck) {
+      tools_.log.push_back("stuck " + std::to_string(pid_));
+      stuck_ = true;
+      return {std::nullopt, true, "fake_wchan"};
+    }
+    const bool term = grace.count() > 0 && !run_.ignores_term;
+    tools_.log.push_back((term ? "stop " : "kill ") + std::to_string(pid_));
+    finish(sys::ExitStatus{.signal = term ? SIGTERM : SIGKILL});
+    return {status_};
+  }
+
+  const std::string& out() const override { return run_.out; }
+  const std::string& err() const override { return run_.err; }
+
+ private:
+  sys::SteadyTime end() const { return start_ + run_.takes; }
+
+  bool ended() {
+    if (!status_ && !stuck_ && run_.exit && (!tools_.clock || tools_.clock->now() >= end())) finish(*run_.exit);
+    return status_.has_value();
+  }
+
+  void finish(sys::ExitStatus s) {
+    status_ = s;
+    tools_.alive.erase(pid_);
+  }
+
+  FakeTools& tools_;
+  pid_t pid_;
+  FakeRun run_;
+  sys::SteadyTime start_;
+  std::optional<sys::ExitStatus> status_;
+  bool stuck_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<sys::RunningTool>> FakeTools::start(const sys::ToolSpec& spec) {
+  started.push_back(spec);
+  if (error) return *error;
+  FakeRun run = on_start ? on_start(spec) : FakeRun{.exit = sys::ExitStatus{}};
+  const pid_t pid = next_pid_++;
+  log.push_back("start " + std::to_string(pid) + " " + sys::shell_quote(spec.argv));
+  alive.insert(pid);
+  return std::unique_ptr<sys::RunningTool>(std::make_unique<FakeRunningTool>(*this, pid, std::move(run)));
+}
+
+}  // namespace rxerun::fakes

@@ -1,0 +1,45 @@
+# The shipped labs (scenarios/*.yaml that name a lab kernel), each in the lab
+# VM with the kernel it names, as a user runs them: `rxerun run --vm FILE`.
+# Each must pass (its expectations are the proof: counters that show where
+# the packets went, a fault's rule counter, bytes verified), clean up to
+# nothing, and leave no qemu behind. The assertions live in the scenarios;
+# this script checks the outcome and a few facts in the JSON report that
+# matter most: the honest loopback of veth-pair, the wire of the others.
+source "$(dirname "$0")/lib.sh"
+
+# lab FILE: runs it; the report in $WORK/NAME.json.
+lab() {
+  local file=$1 name
+  name=$(basename "$file" .yaml)
+  local kernel
+  kernel=$(/usr/bin/python3 -c 'import sys,yaml; print(((yaml.safe_load(open(sys.argv[1])) or {}).get("vm") or {}).get("kernel", ""))' "$file")
+  case " $KERNELS " in
+    *" $kernel "*) ;;
+    *) fail "$name: its kernel '$kernel' is not prepared"; return ;;
+  esac
+  expect_exit 0 "$name on kernel $kernel" -- "$RXERUN" run --vm "$file" --report json:"$WORK/$name.json"
+  echo "$out" | grep -E '^lab VM:|^PASS|^FAIL|^cleanup'
+  lacks "$out" "left behind" "$name: cleanup left nothing"
+}
+
+fact() {  # NAME STEP FACT
+  json_field "$WORK/$1.json" "[s['facts'].get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
+}
+
+for file in scenarios/*.yaml; do
+  grep -q '^vm:' "$file" || continue
+  lab "$file"
+done
+
+# The first recipe runs on rxe0 alone: nothing on rxe1 or the veth.
+if [ -f "$WORK/veth-pair.json" ]; then
+  [ "$(fact veth-pair rping rxe1.sent_pkts)" = "0" ] && [ "$(fact veth-pair rping vA.tx_packets)" = "0" ] \
+    && pass "veth-pair: rping stayed inside rxe0" || fail "veth-pair: rping's counters do not show the loopback"
+fi
+# With the forced wire, both devices and the veth carried it.
+if [ -f "$WORK/veth-pair-wire.json" ]; then
+  [ "$(fact veth-pair-wire rping rxe1.sent_pkts)" != "0" ] && [ "$(fact veth-pair-wire rping vB.tx_packets)" != "0" ] \
+    && pass "veth-pair-wire: rping crossed the veth" || fail "veth-pair-wire: no traffic on rxe1/vB"
+fi
+no_qemu_left "after the labs"
+finish

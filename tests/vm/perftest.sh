@@ -1,0 +1,41 @@
+# The perftest kind for real (ib_write_bw, ib_read_lat), in one lab VM boot
+# with kernel 7.3 (tests/data/vm/perftest-netns.yaml): two namespaces;
+# ib_write_bw with rdma_cm and without it (queue pair data over TCP), the
+# GID index found on each device; ib_read_lat; each report parsed into facts
+# and both devices' counters moving; a GID index that does not exist fails
+# with perftest's own "Failed to modify QP ... to RTR" and the likely causes.
+# Cleanup deleting the rxe devices without blocking shows that no perftest
+# process held them (a verbs user makes `rdma link delete` block).
+source "$(dirname "$0")/lib.sh"
+
+step_fact() {  # REPORT STEP FACT
+  json_field "$1" "[s['facts'].get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
+}
+step_field() {  # REPORT STEP FIELD
+  json_field "$1" "[s.get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
+}
+same() {  # GOT WANT DESCRIPTION
+  if [ "$1" = "$2" ]; then pass "$3"; else fail "$3: got '$1', wanted '$2'"; fi
+}
+positive() {  # VALUE DESCRIPTION
+  if /usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$1" 2>/dev/null; then pass "$2"; else fail "$2: got '$1'"; fi
+}
+
+case " $KERNELS " in
+  *" 7.3 "*) ;;
+  *) echo "skip: kernel 7.3 is not prepared (perftest between namespaces needs it)"; exit 77 ;;
+esac
+r="$WORK/perftest-73.json"
+expect_exit 0 "kernel 7.3: perftest across two namespaces" -- "$RXERUN" run --vm --kernel 7.3 tests/data/vm/perftest-netns.yaml --report json:"$r"
+echo "$out" | grep -E '^lab VM:|perftest|^cleanup|^PASS|^FAIL'
+positive "$(step_fact "$r" write-bw-cm bw_avg_mib_s)" "ib_write_bw -R: bandwidth parsed"
+same "$(step_fact "$r" write-bw-cm server_gid_index)/$(step_fact "$r" write-bw-cm client_gid_index)" "1/1" "the GID indexes found"
+same "$(step_fact "$r" write-bw-cm local_gid) $(step_fact "$r" write-bw-cm remote_gid)" "::ffff:10.85.0.2 ::ffff:10.85.0.1" "the GIDs from the banner"
+positive "$(step_fact "$r" write-bw-tcp bw_avg_mib_s)" "ib_write_bw without rdma_cm: bandwidth parsed"
+positive "$(step_fact "$r" read-lat lat_typical_us)" "ib_read_lat: latency parsed"
+same "$(step_field "$r" bad-gid outcome)" "fail" "a GID index that does not exist: fail"
+contains "$(step_field "$r" bad-gid message)" "to RTR" "the failure quotes perftest's own words"
+contains "$(step_field "$r" bad-gid hints)" "GID index" "with the likely causes"
+same "$(json_field "$r" 'r["cleanup"]["clean"]')" "True" "cleanup left nothing"
+no_qemu_left "after the perftest run"
+finish
