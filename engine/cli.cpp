@@ -367,12 +367,23 @@ int run_cli(int argc, char** argv, const Registry& registry) {
 
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
 
-  auto* vm_cmd = app.add_subcommand("vm", "prepare (setup) or show (status) the lab VM's kernels");
+  auto* vm_cmd = app.add_subcommand("vm", "prepare (setup) or show (status) the lab VM's kernels, or run a program in it (exec)");
   vm_cmd->require_subcommand(1);
   std::vector<std::string> setup_kernels;
   auto* vm_setup = vm_cmd->add_subcommand("setup", "download and prepare lab kernels (default: all of them)");
   vm_setup->add_option("--kernel", setup_kernels, "a kernel to prepare: 6.1 or 7.3 (repeatable)")->type_name("VERSION");
   auto* vm_status = vm_cmd->add_subcommand("status", "list the lab kernels and whether they are ready");
+  VmExecOptions exec_o;
+  std::string exec_timeout = "10m";
+  auto* vm_exec = vm_cmd->add_subcommand("exec", "run any program in the lab VM: rxerun vm exec [--kernel K] -- PROGRAM [ARGS...]");
+  vm_exec->add_option("--kernel", exec_o.kernel, "the lab VM's kernel (6.1, 7.3; default: the newest prepared)")
+      ->type_name("VERSION");
+  vm_exec->add_option("--timeout", exec_timeout, "stop the VM when the program runs longer (default: 10m)")
+      ->type_name("DURATION");
+  vm_exec->add_flag("-q,--quiet", exec_o.quiet, "no boot line and no spinner");
+  // Everything after `--` is the program's, options included.
+  vm_exec->add_option("command", exec_o.command, "the program and its arguments, after --")->required()->expected(-1)
+      ->type_name("PROGRAM [ARGS...]");
 
   std::set<std::string> commands;
   for (auto* c : app.get_subcommands([](CLI::App*) { return true; })) commands.insert(c->get_name());
@@ -399,6 +410,19 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   if (*run) return cmd_run(run_o, registry);
   if (*vm_setup) return cmd_vm_setup(setup_kernels);
   if (*vm_status) return cmd_vm_status();
+  if (*vm_exec) {
+    const auto timeout = parse_duration(exec_timeout);
+    if (!timeout || timeout->count() <= 0) {
+      fmt::print(stderr, "rxerun: vm exec --timeout {}: expected a duration such as 90s or 5m\n", exec_timeout);
+      return kExitUsage;
+    }
+    if (exec_o.command.empty()) {
+      fmt::print(stderr, "rxerun: vm exec: name the program to run: rxerun vm exec -- PROGRAM [ARGS...]\n");
+      return kExitUsage;
+    }
+    exec_o.timeout = std::chrono::ceil<std::chrono::seconds>(*timeout);
+    return cmd_vm_exec(exec_o);
+  }
   if (*validate) return cmd_validate(validate_files, validate_common, registry);
   if (*plan) return cmd_plan(plan_file, plan_common, registry);
   if (*cleanup) return cmd_cleanup(cleanup_o, registry);

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <variant>
 
 #include "engine/cli.h"
 #include "engine/report.h"
@@ -70,51 +72,39 @@ std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& re
   return std::chrono::duration_cast<std::chrono::seconds>(total) + kLabMargin;
 }
 
-int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registry& registry,
-                  const vm::PreparedKernel& kernel) {
-  const std::vector<ReportTarget>& targets = o.reports;
-  auto share = vm::ShareDir::create();
-  if (!share) {
-    fmt::print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
-    return kExitEnvironment;
-  }
+namespace {
+
+// The path of this binary, which the guest runs too.
+std::optional<std::string> own_binary() {
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) {
     fmt::print(stderr, "rxerun: cannot find its own binary (/proc/self/exe)\n");
-    return kExitEnvironment;
+    return std::nullopt;
   }
   exe[n] = '\0';
+  return std::string(exe);
+}
 
+// Boots the lab VM with `kernel` and runs `request` in it, its output live on
+// stdout, a spinner while it boots (on a terminal) and the boot line once it
+// is up. Returns the finished run, or rxerun's exit code when the VM could
+// not run it (the reason printed).
+std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kernel, vm::GuestRequest request,
+                                                 const fs::path& share, std::chrono::seconds budget, bool quiet) {
+  const auto exe = own_binary();
+  if (!exe) return kExitEnvironment;
   vm::LabRun run;
   run.kernel = kernel;
   const vm::Accel accel_choice = vm::choose_accel(vm::boot_image(kernel));
   run.kvm = accel_choice.kvm;
   const std::string accel = accel_choice.kvm ? "kvm" : "tcg";
-  run.exe = exe;
-  run.share = share->path();
-  run.run_timeout = lab_run_budget(scenario, registry);
-  // The guest runs the same command on its own kernel: `--host`, reports
-  // into the share, the colour decided here.
-  auto& args = run.request.args;
-  args = {"run", fs::absolute(o.scenario).string(), "--host", "--color", o.color ? "always" : "never"};
-  for (const auto& v : o.vars) args.insert(args.end(), {"--var", v});
-  for (const auto& t : o.only) args.insert(args.end(), {"--only", t});
-  for (const auto& t : o.skip) args.insert(args.end(), {"--skip", t});
-  if (o.force) args.push_back("--force");
-  if (o.verbose) args.push_back("-v");
-  if (o.quiet) args.push_back("-q");
-  std::vector<std::string> guest_reports;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const bool json = targets[i].format == ReportTarget::Format::Json;
-    guest_reports.push_back(fmt::format("report-{}.{}", i, json ? "json" : "xml"));
-    args.insert(args.end(), {"--report", fmt::format("{}:{}/{}", json ? "json" : "junit", vm::kShareMount, guest_reports.back())});
-  }
-  run.request.cwd = fs::current_path().string();
-  const char* term = std::getenv("TERM");
-  run.request.term = o.color && term && *term ? term : "dumb";
+  run.exe = *exe;
+  run.share = share;
+  run.run_timeout = budget;
+  run.request = std::move(request);
 
-  const bool spinner = !o.quiet && sys::is_terminal(2);
+  const bool spinner = !quiet && sys::is_terminal(2);
   const std::string which = "kernel " + kernel.label;
   run.booting = [&](double secs) {
     static const char frames[] = "|/-\\";
@@ -125,8 +115,7 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
     if (spinner) fmt::print(stderr, "\r\033[K");
     announced = true;
     // The boot time, in every log (CI's among them).
-    if (!o.quiet) fmt::print("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release,
-                             accel, secs);
+    if (!quiet) fmt::print("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release, accel, secs);
     std::fflush(stdout);
   };
   run.output = [&](std::string_view bytes) {
@@ -168,17 +157,54 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
     }
     case vm::LabOutcome::Finished: break;
   }
-  int code = lab->guest.exit_code;
-  if (code != kExitOk && !lab->guest.dmesg.empty()) {
+  return std::move(*lab);
+}
+
+}  // namespace
+
+int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registry& registry,
+                  const vm::PreparedKernel& kernel) {
+  const std::vector<ReportTarget>& targets = o.reports;
+  auto share = vm::ShareDir::create();
+  if (!share) {
+    fmt::print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
+    return kExitEnvironment;
+  }
+  // The guest runs the same command on its own kernel: `--host`, reports
+  // into the share, the colour decided here.
+  vm::GuestRequest request;
+  auto& args = request.args;
+  args = {"run", fs::absolute(o.scenario).string(), "--host", "--color", o.color ? "always" : "never"};
+  for (const auto& v : o.vars) args.insert(args.end(), {"--var", v});
+  for (const auto& t : o.only) args.insert(args.end(), {"--only", t});
+  for (const auto& t : o.skip) args.insert(args.end(), {"--skip", t});
+  if (o.force) args.push_back("--force");
+  if (o.verbose) args.push_back("-v");
+  if (o.quiet) args.push_back("-q");
+  std::vector<std::string> guest_reports;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const bool json = targets[i].format == ReportTarget::Format::Json;
+    guest_reports.push_back(fmt::format("report-{}.{}", i, json ? "json" : "xml"));
+    args.insert(args.end(), {"--report", fmt::format("{}:{}/{}", json ? "json" : "junit", vm::kShareMount, guest_reports.back())});
+  }
+  request.cwd = fs::current_path().string();
+  const char* term = std::getenv("TERM");
+  request.term = o.color && term && *term ? term : "dumb";
+
+  auto ran = boot_and_run(kernel, std::move(request), share->path(), lab_run_budget(scenario, registry), o.quiet);
+  if (const int* failed = std::get_if<int>(&ran)) return *failed;
+  const auto& lab = std::get<vm::LabRunResult>(ran);
+  int code = lab.guest.exit_code;
+  if (code != kExitOk && !lab.guest.dmesg.empty()) {
     fmt::print("kernel messages of the RDMA stack in the lab VM:\n");
-    for (const auto& line : lab->guest.dmesg) fmt::print("  {}\n", line);
+    for (const auto& line : lab.guest.dmesg) fmt::print("  {}\n", line);
   }
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const fs::path from = share->path() / guest_reports[i];
     std::error_code ec;
     if (!fs::exists(from)) continue;  // the guest said why it wrote none
     if (targets[i].format == ReportTarget::Format::Json) {
-      if (auto r = add_vm_facts(from, kernel, *lab); !r)
+      if (auto r = add_vm_facts(from, kernel, lab); !r)
         fmt::print(stderr, "rxerun: {}{}\n", r.error().message, errno_text(r.error()));
     }
     fs::copy_file(from, targets[i].path, fs::copy_options::overwrite_existing, ec);
@@ -188,6 +214,39 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
     }
   }
   return code;
+}
+
+int cmd_vm_exec(const VmExecOptions& o) {
+  const auto prepared = vm::prepared_kernels(vm::search_dirs());
+  const vm::PreparedKernel* kernel = prepared.empty() ? nullptr : &prepared.front();  // the newest
+  if (!o.kernel.empty()) {
+    kernel = nullptr;
+    for (const auto& k : prepared)
+      if (k.label == o.kernel) kernel = &k;
+    if (!vm::find_kernel_source(o.kernel)) {
+      fmt::print(stderr, "rxerun: unknown lab kernel '{}'\n", o.kernel);
+      return kExitUsage;
+    }
+  }
+  if (!kernel) {
+    fmt::print(stderr, "rxerun: no lab kernel{} is prepared: run `rxerun vm setup{}`\n",
+               o.kernel.empty() ? "" : " " + o.kernel, o.kernel.empty() ? "" : " --kernel " + o.kernel);
+    return kExitEnvironment;
+  }
+  auto share = vm::ShareDir::create();
+  if (!share) {
+    fmt::print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
+    return kExitEnvironment;
+  }
+  vm::GuestRequest request;
+  request.program = o.command.front();
+  request.args.assign(o.command.begin() + 1, o.command.end());
+  request.cwd = fs::current_path().string();
+  const char* term = std::getenv("TERM");
+  request.term = term && *term && sys::is_terminal(1) ? term : "dumb";
+  auto ran = boot_and_run(*kernel, std::move(request), share->path(), o.timeout, o.quiet);
+  if (const int* failed = std::get_if<int>(&ran)) return *failed;
+  return std::get<vm::LabRunResult>(ran).guest.exit_code;
 }
 
 int cmd_vm_setup(const std::vector<std::string>& kernels) {

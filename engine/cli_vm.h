@@ -2,6 +2,7 @@
 // The lab VM's side of the command line: `rxerun vm setup|status` and a run
 // placed in the lab VM (`--vm`, or by default when the host cannot).
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,17 @@ int run_in_lab_vm(const VmRunOptions& options, const Scenario& scenario, const R
 // scenario's vm.timeout, else every step's timeout (times its attempts) plus
 // five minutes for preclean, cleanup and the rest.
 std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& registry);
+
+// `rxerun vm exec [--kernel K] [--timeout D] -- PROGRAM [ARGS...]`: runs any
+// program in the lab VM (the host's root, read-only, with a throwaway layer),
+// its output live, and exits with its exit code (128+N for a signal).
+struct VmExecOptions {
+  std::string kernel;                  // empty: the newest prepared
+  std::chrono::seconds timeout{600};
+  std::vector<std::string> command;    // PROGRAM ARGS...
+  bool quiet = false;
+};
+int cmd_vm_exec(const VmExecOptions& options);
 
 int cmd_vm_setup(const std::vector<std::string>& kernels);
 int cmd_vm_status();

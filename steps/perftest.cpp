@@ -185,13 +185,14 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
                           {"client_exit", exit_fact(r.client_exit)},
                           {"server_pid", r.server_pid},
                           {"client_pid", r.client_pid}};
-  auto report = parse_perftest_output(r.client_out);
+  auto report = parse_perftest_output(r.client_out, r.client_err);
   if (report) {
     for (const auto& [name, value] : report->figures)
       facts[name] = (name == "bytes" || name == "iterations") ? nlohmann::json(static_cast<long long>(value))
                                                               : rounded(value, name == "msg_rate_mpps" ? 6 : 2);
     if (!report->local_gid.empty()) facts["local_gid"] = report->local_gid;
     if (!report->remote_gid.empty()) facts["remote_gid"] = report->remote_gid;
+    facts["clock_calibrated"] = report->uncalibrated.empty();
   }
   if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
 
@@ -203,6 +204,10 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
         break;
       }
       result = StepResult::ok(facts);
+      if (!report->uncalibrated.empty())
+        result.hints.push_back("perftest could not calibrate its cycle counter (\"" + report->uncalibrated +
+                               "\", common under software emulation) and printed 0 for every rate and time: only "
+                               "bytes and iterations are reported");
       if (!report->local_gid.empty() && report->local_gid == report->remote_gid)
         result.hints.push_back("both ends used GID " + report->local_gid +
                                ": rdma_cm looped the traffic back inside one device and nothing crossed the wire "
@@ -211,8 +216,10 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
     case ToolPairRun::End::Deadline:
       result =
           StepResult::timeout(bin + " client was still running at the step's timeout (stopped)" +
-                                  (last_lines(r.client_err, "").empty() ? "" : ": " + last_lines(r.client_err, "")),
+                                  (last_lines(r.client_err, r.client_out).empty() ? "" : ": " + last_lines(r.client_err, r.client_out)),
                               facts);
+      if (!last_lines(r.server_err, r.server_out).empty())
+        result.hints.push_back("the server's last lines: " + last_lines(r.server_err, r.server_out));
       result.hints.push_back(
           "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
           "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`");
@@ -320,6 +327,9 @@ Kind perftest_kind() {
       {"lat_stdev_us", "lat tests: the standard deviation"},
       {"lat_p99_us", "lat tests: the 99th percentile"},
       {"lat_p999_us", "lat tests: the 99.9th percentile"},
+      {"clock_calibrated",
+       "false when perftest could not calibrate its cycle counter (under software emulation): it printed 0 for "
+       "every rate and time, so only bytes and iterations are reported"},
       {"local_gid", "the client's GID, from perftest's banner"},
       {"remote_gid", "the server's GID, from the banner; equal to local_gid: looped back inside one device"},
       {"server_gid_index", "the GID index the server used (-x)"},

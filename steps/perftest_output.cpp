@@ -84,8 +84,13 @@ std::vector<std::string> perftest_columns(std::string_view header) {
   return columns;
 }
 
-Result<PerftestReport> parse_perftest_output(std::string_view out) {
+Result<PerftestReport> parse_perftest_output(std::string_view out, std::string_view err) {
   PerftestReport report;
+  if (const auto at = err.find("Correlation coefficient"); at != std::string_view::npos) {
+    const auto end = err.find('\n', at);
+    for (const auto& x : words(err.substr(at, end == std::string_view::npos ? end : end - at)))
+      report.uncalibrated += (report.uncalibrated.empty() ? "" : " ") + x;
+  }
   std::vector<std::string> columns;
   enum { None, Local, Remote } address = None;
   bool found = false;
@@ -106,6 +111,11 @@ Result<PerftestReport> parse_perftest_output(std::string_view out) {
       address = None;
     }
 
+    if (line.find("Correlation coefficient") != std::string_view::npos) {
+      const auto w = words(line);
+      for (const auto& x : w) report.uncalibrated += (report.uncalibrated.empty() ? "" : " ") + x;
+      continue;
+    }
     if (line.find("#bytes") != std::string_view::npos) {
       columns = perftest_columns(line);
       continue;
@@ -120,7 +130,9 @@ Result<PerftestReport> parse_perftest_output(std::string_view out) {
       auto v = number(values[i]);
       if (!v) return make_error("perftest's result row has '" + values[i] + "' under " + columns[i]);
       auto name = fact_names().find(columns[i]);
-      if (name != fact_names().end()) report.figures.emplace_back(name->second, *v);
+      if (name == fact_names().end()) continue;
+      const bool counted = name->second == "bytes" || name->second == "iterations";
+      if (counted || report.uncalibrated.empty()) report.figures.emplace_back(name->second, *v);
     }
     found = true;
   }

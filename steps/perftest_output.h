@@ -27,11 +27,17 @@ struct PerftestReport {
   std::vector<std::pair<std::string, double>> figures;
   std::string local_gid;  // "::ffff:10.10.0.2" (inet_ntop's form); "" when the banner has none
   std::string remote_gid;
+  // perftest times with the CPU's cycle counter, calibrated against the
+  // clock; when that fails ("Correlation coefficient r^2: 0.12 < 0.9",
+  // common under software emulation) it prints 0 for every rate and time.
+  // Then this holds its line, and only bytes and iterations are in figures.
+  std::string uncalibrated;
 };
 
 // The first result row. An error saying what is missing when the output has
 // no table (the tool failed before it, or this is not perftest's output).
-Result<PerftestReport> parse_perftest_output(std::string_view out);
+// `err` is perftest's stderr, where it writes the calibration complaint.
+Result<PerftestReport> parse_perftest_output(std::string_view out, std::string_view err = {});
 
 // The header's column names: " #bytes #iterations    t_min[usec] ..." ->
 // {"#bytes", "#iterations", "t_min[usec]", ...}. A name is words up to one

@@ -22,11 +22,12 @@
 namespace rxerun::vm {
 
 nlohmann::json GuestRequest::to_json() const {
-  return {{"args", args}, {"cwd", cwd}, {"term", term}};
+  return {{"program", program}, {"args", args}, {"cwd", cwd}, {"term", term}};
 }
 
 GuestRequest GuestRequest::from_json(const nlohmann::json& j) {
   GuestRequest r;
+  r.program = j.value("program", "");
   r.args = j.at("args").get<std::vector<std::string>>();
   r.cwd = j.value("cwd", "/");
   r.term = j.value("term", "dumb");
@@ -184,7 +185,7 @@ void guest_main() {
   std::snprintf(marker, sizeof marker, "%s uptime=%.2f", std::string(kStartedMarker).c_str(), result.uptime_at_start);
   say(marker);
 
-  std::vector<std::string> argv{"/proc/self/exe"};
+  std::vector<std::string> argv{request->program.empty() ? "/proc/self/exe" : request->program};
   argv.insert(argv.end(), request->args.begin(), request->args.end());
   sys::SpawnOptions options;
   options.cwd = ::access(request->cwd.c_str(), X_OK) == 0 ? request->cwd : "/";

@@ -20,7 +20,8 @@ inline constexpr std::string_view kFinishedMarker = "rxerun-guest: finished";
 
 // The host's request, written to the share as request.json.
 struct GuestRequest {
-  std::vector<std::string> args;  // rxerun's arguments: {"run", "/abs/lab.yaml", ...}
+  std::string program;            // what the guest runs: empty for rxerun itself, else a path or a name on PATH
+  std::vector<std::string> args;  // its arguments: rxerun's {"run", "/abs/lab.yaml", ...}
   std::string cwd;                // the host's working directory (read-only in the guest)
   std::string term;               // TERM for the run ("dumb" when the host is not a terminal)
   nlohmann::json to_json() const;

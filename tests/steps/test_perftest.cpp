@@ -149,6 +149,27 @@ TEST_CASE("perftest: latency figures become facts") {
   CHECK_FALSE(f.contains("bw_avg_mib_s"));
 }
 
+TEST_CASE("perftest: rates perftest could not time are left out, with a hint, and an expectation on them fails") {
+  Harness h;
+  h.fake.tools.on_start = [](const sys::ToolSpec& s) {
+    if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}};
+    return FakeRun{.out = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+                          " 4096       2000             0.00               0.00   \t\t   0.000000\n",
+                   .err = "Correlation coefficient r^2: 0.34 < 0.9\n",
+                   .exit = sys::ExitStatus{}};
+  };
+  auto r = h.run(std::string(kBw) + "    expect: {iterations: 2000}\n");
+  REQUIRE(r.exit_code == 0);
+  const auto& step = step_named(r, "p");
+  CHECK(step.facts.at("clock_calibrated") == false);
+  CHECK(step.facts.at("iterations") == 2000);
+  CHECK_FALSE(step.facts.contains("bw_avg_mib_s"));
+  REQUIRE(step.hints.size() == 1);
+  CHECK(contains(step.hints[0], "could not calibrate its cycle counter"));
+  auto strict = h.run(std::string(kBw) + "    expect: {bw_avg_mib_s: \"> 0\"}\n");
+  CHECK(strict.exit_code == 1);
+}
+
 TEST_CASE("perftest: a QP that cannot reach RTR fails with perftest's lines and the likely causes") {
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {

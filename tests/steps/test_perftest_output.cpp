@@ -192,3 +192,30 @@ TEST_CASE("perftest output: a run that failed before its table has none") {
   REQUIRE_FALSE(r);
   CHECK(r.error().message == "perftest printed no result table");
 }
+
+TEST_CASE("perftest output: a cycle counter it could not calibrate leaves only bytes and iterations") {
+  // ib_write_bw -R client in the lab VM under software emulation, kernel 6.1
+  const char* out =
+      " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+      "Correlation coefficient r^2: 0.119835 < 0.9\n"
+      " 1024       2000             0.00               0.00   \t\t   0.000000\n"
+      "---------------------------------------------------------------------------------------\n";
+  auto r = steps::parse_perftest_output(out);
+  REQUIRE(r);
+  const auto f = figures(*r);
+  CHECK(f.size() == 2);
+  CHECK(f.at("bytes") == 1024);
+  CHECK(f.at("iterations") == 2000);
+  CHECK(r->uncalibrated == "Correlation coefficient r^2: 0.119835 < 0.9");
+  // perftest writes the complaint to stderr
+  const char* table =
+      " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+      " 1024       2000             0.00               0.00   \t\t   0.000000\n";
+  auto split = steps::parse_perftest_output(table, "Correlation coefficient r^2: 0.007509 < 0.9\n");
+  REQUIRE(split);
+  CHECK(figures(*split).size() == 2);
+  CHECK(split->uncalibrated == "Correlation coefficient r^2: 0.007509 < 0.9");
+  auto fine = steps::parse_perftest_output(kWriteBwCmClient);
+  REQUIRE(fine);
+  CHECK(fine->uncalibrated.empty());
+}

@@ -33,7 +33,8 @@ done
 
 # The first recipe runs on rxe0 alone: nothing on rxe1 or the veth.
 if [ -f "$WORK/veth-pair.json" ]; then
-  [ "$(fact veth-pair rping rxe1.sent_pkts)" = "0" ] && [ "$(fact veth-pair rping vA.tx_packets)" = "0" ] \
+  [ "$(fact veth-pair rping rxe1.sent_pkts)" = "0" ] && [ "$(fact veth-pair rping rxe1.rcvd_pkts)" = "0" ] \
+  && [ "$(fact veth-pair rping rxe0.sent_pkts)" != "0" ] \
     && pass "veth-pair: rping stayed inside rxe0" || fail "veth-pair: rping's counters do not show the loopback"
 fi
 # With the forced wire, both devices and the veth carried it.
