@@ -15,7 +15,8 @@ _rxerun_options() {
     validate) echo "--help --var" ;;
     plan) echo "--help --var --only --skip" ;;
     cleanup) echo "--help --var -v --verbose -q --quiet --color" ;;
-    steps | schema | vm) echo "--help" ;;
+    steps | schema) echo "--help" ;;
+    vm) echo "--help --kernel --timeout -q --quiet" ;;
     # Options before a scenario make an implicit run (`rxerun -v lab.yaml`).
     "") echo "--help -h --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel" ;;
   esac
@@ -24,7 +25,7 @@ _rxerun_options() {
 # Options that take a value as the next word (or after `=`).
 _rxerun_takes_value() {
   case $1 in
-    --var | --only | --skip | --report | --color | --kernel) return 0 ;;
+    --var | --only | --skip | --report | --color | --kernel | --timeout) return 0 ;;
   esac
   return 1
 }
@@ -156,6 +157,9 @@ _rxerun() {
       ;;
     steps)
       ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W "$(_rxerun_kinds)" -- "$cur")
+      ;;
+    vm)
+      ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W "setup status exec" -- "$cur")
       ;;
   esac
   return 0

@@ -167,6 +167,10 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
                  {{"LC_ALL", "C"}},
                  bin + " client on " + client.dev + " to " + at};
   spec.refused = refused;
+  if (params.flag("rdma_cm")) {
+    const auto port = static_cast<std::uint16_t>(params.integer("port"));
+    spec.ready = [&ctx, port] { return ctx.sys().rdma.cm_listening(port); };
+  }
 
   auto window = CounterWindow::open(ctx, {server.netns, client.netns});
   if (!window) return StepResult::error(window.error());
@@ -185,6 +189,7 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
                           {"client_exit", exit_fact(r.client_exit)},
                           {"server_pid", r.server_pid},
                           {"client_pid", r.client_pid}};
+  if (r.server_ready) facts["server_ready_s"] = rounded(r.server_ready->count() / 1000.0, 3);
   auto report = parse_perftest_output(r.client_out, r.client_err);
   if (report) {
     for (const auto& [name, value] : report->figures)
@@ -336,6 +341,9 @@ Kind perftest_kind() {
       {"client_gid_index", "the GID index the client used (-x)"},
       {"duration_s", "seconds from the client's start to its end"},
       {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
+      {"server_ready_s",
+       "seconds from the server's start until rdma_cm listed it listening (the client starts then); absent when "
+       "not probed"},
       {"server_exit", "how the server ended: exit 0, killed by SIGTERM (stopped), stuck"},
       {"client_exit", "how the client ended"},
       {"server_pid", "the server's process id (gone when the step ends)"},

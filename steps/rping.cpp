@@ -99,6 +99,8 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
   spec.name = "rping";
   spec.server = {argv_of(true, params), server_ns, {}, "rping server on " + at};
   spec.client = {argv_of(false, params), client_ns, {}, "rping client to " + at};
+  const auto port = static_cast<std::uint16_t>(params.integer("port"));
+  spec.ready = [&ctx, port] { return ctx.sys().rdma.cm_listening(port); };
   spec.refused = [](const std::string& out, const std::string& err) {
     return count_lines(out, "ping data:") == 0 && contains(err, "RDMA_CM_EVENT_REJECTED");
   };
@@ -120,6 +122,7 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
                           {"client_exit", exit_fact(r.client_exit)},
                           {"server_pid", r.server_pid},
                           {"client_pid", r.client_pid}};
+  if (r.server_ready) facts["server_ready_s"] = rounded(r.server_ready->count() / 1000.0, 3);
   if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
 
   StepResult result;
@@ -205,6 +208,9 @@ Kind rping_kind() {
       {"server_iterations", "round trips the server saw"},
       {"duration_s", "seconds from the client's start to its end (retries while the server came up included)"},
       {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
+      {"server_ready_s",
+       "seconds from the server's start until rdma_cm listed it listening (the client starts then); absent when "
+       "not probed"},
       {"server_exit", "how the server ended: exit 0, killed by SIGTERM (still waiting, stopped), stuck"},
       {"client_exit", "how the client ended: exit 0, exit 255, killed by SIGTERM (stalled, stopped), stuck"},
       {"server_pid", "the server's process id (gone when the step ends)"},

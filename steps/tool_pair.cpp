@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 namespace rxerun::steps {
 
 namespace {
 
 constexpr Duration kReadyBudget{10'000};  // how long a client may find nobody listening
+constexpr Duration kProbeEvery{20};       // how often to ask whether the server listens
 constexpr Duration kFirstBackoff{50};
 constexpr Duration kMaxBackoff{400};
 constexpr Duration kServerEnd{3'000};  // after a good client: time for the server to end by itself
@@ -55,6 +58,28 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
     exit = s.status;
     if (s.stuck) run.stuck.push_back(stuck_line(spec.name + " " + role, tool, s));
   };
+
+  // Wait until the server listens: a client that connects too early is
+  // refused, and a refusal at the wrong moment can leave a server that
+  // serves one connection waiting for the wrong one.
+  const auto server_start = sys.clock.now();
+  if (spec.ready) {
+    for (;;) {
+      auto up = spec.ready();
+      if (!up) {
+        spdlog::debug("{}: cannot tell whether the server listens ({}): starting the client", spec.name,
+                      up.error().message);
+        break;
+      }
+      if (*up) {
+        run.server_ready = std::chrono::duration_cast<Duration>(sys.clock.now() - server_start);
+        break;
+      }
+      if ((*server)->poll()) break;  // it ended: the client will find out
+      if (sys.clock.now() + kProbeEvery >= std::min(server_start + kReadyBudget, ctx.deadline())) break;
+      if (ctx.sleep_for(kProbeEvery) != WaitStatus::Done) break;  // the client's wait reports it
+    }
+  }
 
   const auto first_start = sys.clock.now();
   const auto ready_until = first_start + kReadyBudget;

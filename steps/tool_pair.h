@@ -29,6 +29,10 @@ struct ToolPairSpec {
   std::string name;  // "rping", "ib_write_bw": in messages
   // The client found nobody listening (judged from its output): try again.
   std::function<bool(const std::string& out, const std::string& err)> refused;
+  // Whether the server listens yet (rdma_cm's resource tracking): polled
+  // before the first client starts. Unset, or when the probe fails, the
+  // client is started at once and `refused` decides.
+  std::function<Result<bool>()> ready;
 };
 
 struct ToolPairRun {
@@ -46,6 +50,7 @@ struct ToolPairRun {
   std::string server_out, server_err, client_out, client_err;  // the last client's
   pid_t server_pid = 0, client_pid = 0;
   int attempts = 0;                // clients started
+  std::optional<Duration> server_ready;  // from the server's start until the probe saw it listen
   Duration client_time{0};         // from the first client's start to the last one's end
   std::vector<std::string> stuck;  // one line per tool that did not die
 };

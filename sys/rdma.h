@@ -94,6 +94,10 @@ class Rdma {
   // calling thread's network namespace. Before Linux 7.1 rxe opens it only
   // in the initial namespace.
   virtual Result<bool> udp4791_listening() = 0;
+  // Whether an rdma_cm ID listens on `port` (TCP port space, any address, on
+  // any RDMA device): RDMA netlink's resource tracking, what `rdma resource
+  // show cm_id` lists. How rping's and perftest's servers are known ready.
+  virtual Result<bool> cm_listening(std::uint16_t port) = 0;
 };
 
 }  // namespace rxerun::sys

@@ -281,4 +281,22 @@ Result<bool> HostRdma::udp4791_listening() {
   return false;
 }
 
+Result<bool> HostRdma::cm_listening(std::uint16_t port) {
+  constexpr std::uint32_t kPsTcp = 0x0106;  // RDMA_PS_TCP: rdma_cm's connected service
+  auto nl = RdmaNetlink::open();
+  if (!nl) return nl.error();
+  auto devices = nl->devices();
+  if (!devices) return devices.error();
+  for (const auto& d : *devices) {
+    auto ids = nl->cm_ids(d.index);
+    if (!ids) {
+      if (ids.error().code == ENODEV || ids.error().code == EINVAL) continue;  // gone meanwhile
+      return ids.error();
+    }
+    for (const auto& id : *ids)
+      if (id.state == kRdmaCmListen && id.port == port && id.ps == kPsTcp) return true;
+  }
+  return false;
+}
+
 }  // namespace rxerun::sys

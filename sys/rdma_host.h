@@ -26,6 +26,7 @@ class HostRdma final : public Rdma {
   Result<std::vector<GidEntry>> gids(const std::string& dev, unsigned port) override;
   Result<Counters> counters(const std::string& dev, unsigned port) override;
   Result<bool> udp4791_listening() override;
+  Result<bool> cm_listening(std::uint16_t port) override;
 
  private:
   Result<KernelModules*> modules();

@@ -4,7 +4,11 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <array>
+#include <cstddef>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -26,7 +30,12 @@ mnl_attr_data_type policy(std::uint16_t type) {
     case RDMA_NLDEV_ATTR_DEV_NAME:
     case RDMA_NLDEV_ATTR_NDEV_NAME: return MNL_TYPE_NUL_STRING;
     case RDMA_NLDEV_ATTR_PORT_STATE:
-    case RDMA_NLDEV_ATTR_PORT_PHYS_STATE: return MNL_TYPE_U8;
+    case RDMA_NLDEV_ATTR_PORT_PHYS_STATE:
+    case RDMA_NLDEV_ATTR_RES_STATE: return MNL_TYPE_U8;
+    case RDMA_NLDEV_ATTR_RES_PS: return MNL_TYPE_U32;
+    case RDMA_NLDEV_ATTR_RES_CM_ID:
+    case RDMA_NLDEV_ATTR_RES_CM_ID_ENTRY: return MNL_TYPE_NESTED;
+    case RDMA_NLDEV_ATTR_RES_SRC_ADDR: return MNL_TYPE_BINARY;
     default: return MNL_TYPE_UNSPEC;  // not read
   }
 }
@@ -48,6 +57,27 @@ int on_attr(const nlattr* attr, void* data) {
   }
   p->tb[type] = attr;
   return MNL_CB_OK;
+}
+
+Parsed parse_nested(const nlattr* nest) {
+  Parsed p;
+  if (mnl_attr_parse_nested(nest, on_attr, &p) < 0) p.malformed = true;
+  return p;
+}
+
+// The port of a sockaddr_storage as the kernel copied it (IPv4 or IPv6).
+std::uint16_t port_of(const nlattr* addr) {
+  const auto len = mnl_attr_get_payload_len(addr);
+  const auto* raw = static_cast<const unsigned char*>(mnl_attr_get_payload(addr));
+  sa_family_t family = 0;
+  if (len < sizeof family) return 0;
+  std::memcpy(&family, raw, sizeof family);
+  std::uint16_t net = 0;
+  if (family == AF_INET && len >= sizeof(sockaddr_in))
+    std::memcpy(&net, raw + offsetof(sockaddr_in, sin_port), sizeof net);
+  else if (family == AF_INET6 && len >= sizeof(sockaddr_in6))
+    std::memcpy(&net, raw + offsetof(sockaddr_in6, sin6_port), sizeof net);
+  return ntohs(net);
 }
 
 Parsed parse(const nlmsghdr* h) {
@@ -270,6 +300,49 @@ Result<void> RdmaNetlink::del_link(unsigned index) {
   h->nlmsg_type = nldev(RDMA_NLDEV_CMD_DELLINK);
   mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, index);
   return exchange(h, {}, "cannot delete RDMA device " + std::to_string(index));
+}
+
+Result<std::vector<RdmaNlCmId>> RdmaNetlink::cm_ids(unsigned index) {
+  alignas(nlmsghdr) char req[kRequestSize];
+  nlmsghdr* h = mnl_nlmsg_put_header(req);
+  h->nlmsg_type = nldev(RDMA_NLDEV_CMD_RES_CM_ID_GET);
+  h->nlmsg_flags = NLM_F_DUMP;
+  mnl_attr_put_u32(h, RDMA_NLDEV_ATTR_DEV_INDEX, index);
+  std::vector<RdmaNlCmId> out;
+  bool malformed = false;
+  const std::string what = "cannot list the rdma_cm IDs of RDMA device " + std::to_string(index);
+  auto r = exchange(
+      h,
+      [&](const nlmsghdr* reply) {
+        Parsed p = parse(reply);
+        if (p.malformed) {
+          malformed = true;
+          return;
+        }
+        if (!p.tb[RDMA_NLDEV_ATTR_RES_CM_ID]) return;  // a device without any
+        // mnl_attr_for_each_nested(), spelled out: its void* does not convert in C++.
+        const nlattr* table = p.tb[RDMA_NLDEV_ATTR_RES_CM_ID];
+        const char* end = static_cast<const char*>(mnl_attr_get_payload(table)) + mnl_attr_get_payload_len(table);
+        for (auto* entry = static_cast<const nlattr*>(mnl_attr_get_payload(table));
+             mnl_attr_ok(entry, static_cast<int>(end - reinterpret_cast<const char*>(entry)));
+             entry = mnl_attr_next(entry)) {
+          if (mnl_attr_get_type(entry) != RDMA_NLDEV_ATTR_RES_CM_ID_ENTRY) continue;
+          Parsed e = parse_nested(entry);
+          if (e.malformed) {
+            malformed = true;
+            return;
+          }
+          RdmaNlCmId id;
+          if (e.tb[RDMA_NLDEV_ATTR_RES_STATE]) id.state = mnl_attr_get_u8(e.tb[RDMA_NLDEV_ATTR_RES_STATE]);
+          if (e.tb[RDMA_NLDEV_ATTR_RES_PS]) id.ps = mnl_attr_get_u32(e.tb[RDMA_NLDEV_ATTR_RES_PS]);
+          if (e.tb[RDMA_NLDEV_ATTR_RES_SRC_ADDR]) id.port = port_of(e.tb[RDMA_NLDEV_ATTR_RES_SRC_ADDR]);
+          out.push_back(id);
+        }
+      },
+      what);
+  if (!r) return r.error();
+  if (malformed) return make_error(what + ": the kernel's answer is malformed", EBADMSG);
+  return out;
 }
 
 }  // namespace rxerun::sys

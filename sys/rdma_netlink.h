@@ -29,6 +29,15 @@ struct RdmaNlPort {
   std::string ndev_name;
 };
 
+// An rdma_cm ID as the kernel's resource tracking lists it (`rdma resource
+// show cm_id`).
+struct RdmaNlCmId {
+  int state = -1;          // enum rdma_cm_state: 8 is RDMA_CM_LISTEN
+  std::uint32_t ps = 0;    // port space: 0x0106 RDMA_PS_TCP, 0x0111 RDMA_PS_UDP, ...
+  std::uint16_t port = 0;  // the source (bound) port, host order; 0 when unbound
+};
+constexpr int kRdmaCmListen = 8;
+
 class RdmaNetlink {
  public:
   // A socket in the calling thread's network namespace. Error code
@@ -45,6 +54,9 @@ class RdmaNetlink {
   Result<void> new_link(const std::string& name, const std::string& type, const std::string& netdev);
   // RDMA_NLDEV_CMD_DELLINK: `rdma link delete`, by index (EINVAL when gone).
   Result<void> del_link(unsigned index);
+  // RDMA_NLDEV_CMD_RES_CM_ID_GET, dump: the rdma_cm IDs on device `index`
+  // (a listener on every device shows on each of them).
+  Result<std::vector<RdmaNlCmId>> cm_ids(unsigned index);
 
  private:
   explicit RdmaNetlink(mnl_socket* sock);

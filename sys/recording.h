@@ -173,6 +173,7 @@ class RecordingRdma final : public Rdma {
   // Nothing has counted anything yet.
   Result<Counters> counters(const std::string&, unsigned) override { return Counters{}; }
   Result<bool> udp4791_listening() override { return true; }
+  Result<bool> cm_listening(std::uint16_t) override { return true; }
 
  private:
   struct Device {

@@ -466,4 +466,11 @@ Result<bool> FakeRdma::udp4791_listening() {
   return std::any_of(devices.begin(), devices.end(), [&](const Device& d) { return d.netns == netns_.current; });
 }
 
+Result<bool> FakeRdma::cm_listening(std::uint16_t port) {
+  ++cm_probes;
+  cm_probed_ports.push_back(port);
+  if (cm_probe_error) return make_error("cannot list the rdma_cm IDs of RDMA device 1", EOPNOTSUPP);
+  return cm_probes > cm_listen_after;
+}
+
 }  // namespace rxerun::fakes

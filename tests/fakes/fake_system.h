@@ -179,6 +179,13 @@ class FakeRdma final : public sys::Rdma {
   Result<std::vector<sys::GidEntry>> gids(const std::string& dev, unsigned port) override;
   Result<sys::Counters> counters(const std::string& dev, unsigned port) override;
   Result<bool> udp4791_listening() override;
+  // True once `cm_listen_after` calls have answered false (a server coming
+  // up); an error when cm_probe_error is set (a kernel without the dump).
+  Result<bool> cm_listening(std::uint16_t port) override;
+  int cm_listen_after = 0;
+  int cm_probes = 0;
+  std::vector<std::uint16_t> cm_probed_ports;
+  bool cm_probe_error = false;
 
   struct Device {
     unsigned index = 0;

@@ -208,6 +208,36 @@ TEST_CASE("perftest: a refused client is started again while the server comes up
   CHECK(step_named(r, "p").facts.at("attempts") == 2);
 }
 
+TEST_CASE("perftest: with rdma_cm the client starts once rdma_cm lists the server listening") {
+  Harness h;
+  h.fake.rdma.cm_listen_after = 3;  // three probes see nothing, the fourth the listener
+  auto r = h.run(kBw);
+  REQUIRE(r.exit_code == 0);
+  const auto& f = step_named(r, "p").facts;
+  CHECK(f.at("attempts") == 1);
+  CHECK(f.at("server_ready_s") == 0.06);  // three waits of 20 ms
+  CHECK(h.fake.rdma.cm_probes == 4);
+  CHECK(h.fake.rdma.cm_probed_ports.front() == 18515);
+  REQUIRE(h.fake.tools.started.size() == 2);
+  CHECK_FALSE(is_client(h.fake.tools.started[0]));
+}
+
+TEST_CASE("perftest: without rdma_cm, or when the probe fails, the client starts at once") {
+  Harness tcp;
+  auto r = tcp.run(std::string(kBw).replace(std::string(kBw).find("      rdma_cm: true\n"), 20, ""));
+  REQUIRE(r.exit_code == 0);
+  CHECK(tcp.fake.rdma.cm_probes == 0);
+  CHECK_FALSE(step_named(r, "p").facts.contains("server_ready_s"));
+
+  Harness old;
+  old.fake.rdma.cm_probe_error = true;
+  auto o = old.run(kBw);
+  REQUIRE(o.exit_code == 0);
+  CHECK(old.fake.rdma.cm_probes == 1);
+  CHECK(step_named(o, "p").facts.at("attempts") == 1);
+  CHECK_FALSE(step_named(o, "p").facts.contains("server_ready_s"));
+}
+
 TEST_CASE("perftest: a client that ends well without a result table fails") {
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec&) { return FakeRun{.out = "nothing\n", .exit = sys::ExitStatus{}}; };

@@ -1,5 +1,6 @@
 # A passing, a failing and a hanging guest scenario give the guest's exit
-# code (0, 1) and the lab VM's own (3); no qemu outlives rxerun.
+# code (0, 1) and the lab VM's own (3); no qemu outlives rxerun. `vm exec`:
+# any program's output and exit code; its bad usage is exit 2 before any VM.
 source "$(dirname "$0")/lib.sh"
 
 expect_exit 0 "passing scenario in the lab VM (kernel $NEWEST)" -- "$RXERUN" run --vm tests/data/vm/pass.yaml --report json:"$WORK/pass.json" --report junit:"$WORK/pass.xml"
@@ -21,4 +22,16 @@ expect_exit 3 "a guest run past vm.timeout" -- "$RXERUN" run --vm tests/data/vm/
 contains "$err" "the run in the lab VM hung" "the hang is named"
 contains "$err" "within 15 s" "with the budget"
 no_qemu_left "after a hang"
+
+expect_exit 2 "vm exec without a program" -- "$RXERUN" vm exec
+expect_exit 2 "vm exec with an unknown kernel" -- "$RXERUN" vm exec --kernel 2.6 -- true
+contains "$err" "unknown lab kernel '2.6'" "the unknown kernel is named"
+expect_exit 2 "vm exec with a bad --timeout" -- "$RXERUN" vm exec --timeout soon -- true
+expect_exit 5 "vm exec: the program's exit code" -- "$RXERUN" vm exec -- /bin/sh -c 'echo "in $(uname -r) as $(id -u)"; exit 5'
+contains "$out" " as 0" "its output is relayed"
+lacks "$out" "in $(uname -r) as" "it ran on the lab kernel, not this one"
+expect_exit 143 "vm exec: a program ended by SIGTERM is 128+15" -- "$RXERUN" vm exec -- /bin/sh -c 'kill -TERM $$'
+expect_exit 3 "vm exec past --timeout" -- "$RXERUN" vm exec --timeout 3s -- sleep 60
+contains "$err" "the run in the lab VM hung" "the timeout is named"
+no_qemu_left "after vm exec"
 finish

@@ -42,6 +42,10 @@ expect_exit 0 "kernel 7.3: perftest across two namespaces" -- "$RXERUN" run --vm
 echo "$out" | grep -E '^lab VM:|perftest|^cleanup|^PASS|^FAIL'
 timed write-bw-cm bw_avg_mib_s "ib_write_bw -R: bandwidth parsed"
 same "$(step_fact "$r" write-bw-cm server_gid_index)/$(step_fact "$r" write-bw-cm client_gid_index)" "1/1" "the GID indexes found"
+# The client waited for rdma_cm to list the server's listener (RDMA netlink),
+# so it connected at its first try.
+positive "$(step_fact "$r" write-bw-cm server_ready_s)" "ib_write_bw -R: the server was seen listening"
+same "$(step_fact "$r" write-bw-cm attempts)" "1" "ib_write_bw -R: one client, no refusal"
 same "$(step_fact "$r" write-bw-cm local_gid) $(step_fact "$r" write-bw-cm remote_gid)" "::ffff:10.85.0.2 ::ffff:10.85.0.1" "the GIDs from the banner"
 timed write-bw-tcp bw_avg_mib_s "ib_write_bw without rdma_cm: bandwidth parsed"
 timed read-lat lat_typical_us "ib_read_lat: latency parsed"

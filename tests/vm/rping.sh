@@ -30,6 +30,8 @@ case " $KERNELS " in
     echo "$out" | grep -E '^lab VM:|rping|block|revert|^cleanup|^PASS|^FAIL'
     same "$(step_fact "$r" across iterations)" "10" "10 round trips counted"
     same "$(step_fact "$r" across server_exit)" "exit 0" "the server ended by itself after its client"
+    same "$(step_fact "$r" across attempts)" "1" "the client started once rdma_cm listed the server listening"
+    [ "$(step_fact "$r" across server_ready_s)" != "None" ] && pass "server_ready_s reported" || fail "no server_ready_s"
     [ "$(step_fact "$r" across rxe0.rcvd_pkts)" -gt 0 ] && [ "$(step_fact "$r" across rxe1.sent_pkts)" -gt 0 ] \
       && [ "$(step_fact "$r" across vB.tx_packets)" -gt 0 ] \
       && pass "both rxe devices and the veth carried it" || fail "the counters did not move on both devices and the veth"
