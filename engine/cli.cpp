@@ -27,6 +27,7 @@
 #include "engine/schema.h"
 #include "engine/version.h"
 #include "sys/host_info.h"
+#include "sys/kernel_log.h"
 #include "sys/real.h"
 #include "sys/recording.h"
 #include "vm/guest.h"
@@ -115,6 +116,16 @@ std::optional<Journal> open_journal(const std::string& scenario) {
   return std::move(journal).value();
 }
 
+// Whether a step of the scenario needs rdma_rxe: then a failed run shows
+// what the RDMA stack logged.
+bool uses_rdma(const Scenario& scenario, const Registry& registry) {
+  for (const auto& step : scenario.steps)
+    if (const Kind* kind = registry.find(step.kind))
+      for (Need n : kind->spec.needs)
+        if (n == Need::RdmaRxe) return true;
+  return false;
+}
+
 int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   std::vector<ReportTarget> targets;
   for (const auto& spec : o.reports) {
@@ -178,11 +189,28 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   ro.only = o.common.only;
   ro.skip = o.common.skip;
   const std::string started = now_iso8601();
+  const std::uint64_t log_since = sys::kernel_log_now();
   Runner runner(registry, system, *journal, terminal, ro);
   RunReport report = runner.run(*scenario);
   report.started_at = started;
   report.host = sys::host_facts();
   report.host["rxerun"] = RXERUN_VERSION;
+  if (uses_rdma(*scenario, registry)) {
+    // The kernel's side of a failure: its release and what rdma_rxe,
+    // ib_core and rdma_cm logged during the run. In the lab VM the host
+    // side prints the guest's (the whole boot's) instead.
+    const auto messages = sys::rdma_kernel_messages(log_since);
+    report.host["kernel_messages"] = messages;
+    const bool failed = report.exit_code == kExitFailed || report.exit_code == kExitEnvironment;
+    if (failed && !o.quiet && !std::getenv("RXERUN_IN_LAB_VM")) {
+      const std::string release = report.host.value("kernel", "?");
+      if (messages.empty())
+        fmt::print("kernel {}: the RDMA stack logged nothing during the run\n", release);
+      else
+        fmt::print("kernel {}: what the RDMA stack logged during the run:\n", release);
+      for (const auto& line : messages) fmt::print("  {}\n", line);
+    }
+  }
   if (o.keep && !journal->pending().empty())
     fmt::print("lab kept; remove it with: rxerun cleanup {}\n", o.scenario);
 

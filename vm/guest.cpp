@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sys/kernel_log.h"
 #include "sys/links_rtnl.h"
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
@@ -52,11 +53,6 @@ GuestResult GuestResult::from_json(const nlohmann::json& j) {
   return r;
 }
 
-bool is_rdma_kernel_message(std::string_view m) {
-  for (std::string_view p : {"rdma_rxe", "rxe", "ib_core", "rdma_cm", "rdma_ucm", "ib_uverbs", "infiniband ", "ib_cm"})
-    if (m.starts_with(p)) return true;
-  return false;
-}
 
 namespace {
 
@@ -120,34 +116,6 @@ int open_output() {
 }
 
 // The kernel's messages from the RDMA stack since boot, as dmesg prints them.
-std::vector<std::string> rdma_kernel_messages() {
-  std::vector<std::string> out;
-  int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    if (n < 0 && errno == EPIPE) continue;  // overwritten records: go on with the next
-    if (n <= 0) break;
-    std::string_view rec(buf, static_cast<std::size_t>(n));
-    // "PRI,SEQ,USEC,FLAGS;message\n KEY=VALUE\n..."
-    const auto semi = rec.find(';');
-    if (semi == std::string_view::npos) continue;
-    std::string_view head = rec.substr(0, semi);
-    std::string_view msg = rec.substr(semi + 1);
-    msg = msg.substr(0, msg.find('\n'));
-    if (!is_rdma_kernel_message(msg)) continue;
-    unsigned long long usec = 0;
-    const auto c1 = head.find(',');
-    const auto c2 = c1 == std::string_view::npos ? c1 : head.find(',', c1 + 1);
-    if (c2 != std::string_view::npos) usec = std::strtoull(std::string(head.substr(c2 + 1)).c_str(), nullptr, 10);
-    char ts[32];
-    std::snprintf(ts, sizeof ts, "[%5llu.%06llu] ", usec / 1000000, usec % 1000000);
-    out.push_back(ts + std::string(msg));
-  }
-  ::close(fd);
-  return out;
-}
 
 Result<GuestRequest> read_request(const std::string& path) {
   std::ifstream in(path);
@@ -223,7 +191,7 @@ void guest_main() {
   // Whatever the run left running goes now; the VM is about to vanish.
   ::kill(-1, SIGKILL);
   result.uptime_at_end = uptime();
-  result.dmesg = rdma_kernel_messages();
+  result.dmesg = sys::rdma_kernel_messages();
   ::tcdrain(output);
   if (!write_result(share + "/result.json", result)) say("rxerun-guest: cannot write the result into the share");
   say(std::string(kFinishedMarker) + " exit=" + std::to_string(result.exit_code));

@@ -39,10 +39,6 @@ struct GuestResult {
   static GuestResult from_json(const nlohmann::json& j);
 };
 
-// Whether a kernel log message came from the RDMA stack (rdma_rxe, ib_core,
-// rdma_cm and the devices they name).
-bool is_rdma_kernel_message(std::string_view message);
-
 // The guest's PID 1. Never returns: powers the VM off.
 [[noreturn]] void guest_main();
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "sys/kernel_log.h"
 #include "vm/guest.h"
 #include "vm/lab_vm.h"
 
@@ -89,10 +90,10 @@ TEST_CASE("vm.lab: request and result survive the share") {
 }
 
 TEST_CASE("vm.lab: the RDMA stack's kernel messages, and no others") {
-  CHECK(vm::is_rdma_kernel_message("rdma_rxe: loaded"));
-  CHECK(vm::is_rdma_kernel_message("infiniband rxe0: set active"));
-  CHECK(vm::is_rdma_kernel_message("rdma_rxe: rxe_newlink: failed to add vB"));
-  CHECK(vm::is_rdma_kernel_message("ib_core: some message"));
-  CHECK_FALSE(vm::is_rdma_kernel_message("virtio_net: probe"));
-  CHECK_FALSE(vm::is_rdma_kernel_message("PCI: Fatal: No config space access function found"));
+  CHECK(sys::is_rdma_kernel_message("rdma_rxe: loaded"));
+  CHECK(sys::is_rdma_kernel_message("infiniband rxe0: set active"));
+  CHECK(sys::is_rdma_kernel_message("rdma_rxe: rxe_newlink: failed to add vB"));
+  CHECK(sys::is_rdma_kernel_message("ib_core: some message"));
+  CHECK_FALSE(sys::is_rdma_kernel_message("virtio_net: probe"));
+  CHECK_FALSE(sys::is_rdma_kernel_message("PCI: Fatal: No config space access function found"));
 }
