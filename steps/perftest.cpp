@@ -35,13 +35,6 @@ bool contains(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
 }
 
-nlohmann::json rounded(double v, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  const double r = std::round(v * scale) / scale;
-  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
-  return r;
-}
-
 struct Side {
   std::string dev;
   std::optional<std::string> netns;
@@ -179,17 +172,11 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   const ToolPairRun& r = *ran;
   if (r.end == ToolPairRun::End::Interrupted) return StepResult::error("interrupted");
 
-  nlohmann::json facts = {{"changed", false},
-                          {"test", test},
-                          {"server_gid_index", server_gid},
-                          {"client_gid_index", client_gid},
-                          {"duration_s", rounded(r.client_time.count() / 1000.0, 3)},
-                          {"attempts", r.attempts},
-                          {"server_exit", exit_fact(r.server_exit)},
-                          {"client_exit", exit_fact(r.client_exit)},
-                          {"server_pid", r.server_pid},
-                          {"client_pid", r.client_pid}};
-  if (r.server_ready) facts["server_ready_s"] = rounded(r.server_ready->count() / 1000.0, 3);
+  nlohmann::json facts = tool_pair_facts(r);
+  facts["changed"] = false;
+  facts["test"] = test;
+  facts["server_gid_index"] = server_gid;
+  facts["client_gid_index"] = client_gid;
   auto report = parse_perftest_output(r.client_out, r.client_err);
   if (report) {
     for (const auto& [name, value] : report->figures)
@@ -339,18 +326,8 @@ Kind perftest_kind() {
       {"remote_gid", "the server's GID, from the banner; equal to local_gid: looped back inside one device"},
       {"server_gid_index", "the GID index the server used (-x)"},
       {"client_gid_index", "the GID index the client used (-x)"},
-      {"duration_s", "seconds from the client's start to its end"},
-      {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
-      {"server_ready_s",
-       "seconds from the server's start until rdma_cm listed it listening (the client starts then); absent when "
-       "not probed"},
-      {"server_exit", "how the server ended: exit 0, killed by SIGTERM (stopped), stuck"},
-      {"client_exit", "how the client ended"},
-      {"server_pid", "the server's process id (gone when the step ends)"},
-      {"client_pid", "the last client's process id (gone when the step ends)"},
-      {"stuck", "tools that did not die after SIGKILL (asleep in the kernel); absent when none"},
-      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
   };
+  for (auto& f : tool_pair_fact_specs()) spec.facts.push_back(std::move(f));
   spec.dynamic_facts = true;
   spec.example =
       "- name: write-bw\n"

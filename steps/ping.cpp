@@ -10,6 +10,7 @@
 
 #include "engine/step.h"
 #include "steps/kinds.h"
+#include "steps/traffic.h"
 
 namespace rxerun::steps {
 
@@ -25,13 +26,6 @@ bool valid_ifname(const std::string& s) {
 }
 
 // Numbers as a person reads them: 0 and 100, not 0.0; rtt to the microsecond.
-nlohmann::json rounded(double v, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  const double r = std::round(v * scale) / scale;
-  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
-  return r;
-}
-
 StepResult run_ping(const Params& params, StepContext& ctx) {
   sys::PingSpec spec;
   spec.to = params.str("to");

@@ -81,13 +81,6 @@ std::vector<std::string> hints_for(const ToolPairRun& r, const std::string& serv
   return {};
 }
 
-nlohmann::json rounded(double v, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  const double r = std::round(v * scale) / scale;
-  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
-  return r;
-}
-
 StepResult run_rping(const Params& params, StepContext& ctx) {
   const std::string server = params.str("server");
   const auto server_ns = netns_of(params, "server_netns");
@@ -113,16 +106,10 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
   if (r.end == ToolPairRun::End::Interrupted) return StepResult::error("interrupted");
 
   const int iterations = count_lines(r.client_out, "ping data:");
-  nlohmann::json facts = {{"changed", false},
-                          {"iterations", iterations},
-                          {"server_iterations", count_lines(r.server_out, "server ping data:")},
-                          {"duration_s", rounded(r.client_time.count() / 1000.0, 3)},
-                          {"attempts", r.attempts},
-                          {"server_exit", exit_fact(r.server_exit)},
-                          {"client_exit", exit_fact(r.client_exit)},
-                          {"server_pid", r.server_pid},
-                          {"client_pid", r.client_pid}};
-  if (r.server_ready) facts["server_ready_s"] = rounded(r.server_ready->count() / 1000.0, 3);
+  nlohmann::json facts = tool_pair_facts(r);
+  facts["changed"] = false;
+  facts["iterations"] = iterations;
+  facts["server_iterations"] = count_lines(r.server_out, "server ping data:");
   if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
 
   StepResult result;
@@ -206,18 +193,8 @@ Kind rping_kind() {
   spec.facts = {
       {"iterations", "round trips the client completed (its `ping data` lines)"},
       {"server_iterations", "round trips the server saw"},
-      {"duration_s", "seconds from the client's start to its end (retries while the server came up included)"},
-      {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
-      {"server_ready_s",
-       "seconds from the server's start until rdma_cm listed it listening (the client starts then); absent when "
-       "not probed"},
-      {"server_exit", "how the server ended: exit 0, killed by SIGTERM (still waiting, stopped), stuck"},
-      {"client_exit", "how the client ended: exit 0, exit 255, killed by SIGTERM (stalled, stopped), stuck"},
-      {"server_pid", "the server's process id (gone when the step ends)"},
-      {"client_pid", "the last client's process id (gone when the step ends)"},
-      {"stuck", "tools that did not die after SIGKILL (asleep in the kernel); absent when none"},
-      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
   };
+  for (auto& f : tool_pair_fact_specs()) spec.facts.push_back(std::move(f));
   spec.dynamic_facts = true;
   spec.example =
       "- name: rping\n"

@@ -1,5 +1,7 @@
 #include "steps/tool_pair.h"
 
+#include "steps/traffic.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -139,6 +141,33 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
   run.client_out = client->out();
   run.client_err = client->err();
   return run;
+}
+
+nlohmann::json tool_pair_facts(const ToolPairRun& r) {
+  nlohmann::json facts = {{"duration_s", rounded(r.client_time.count() / 1000.0, 3)},
+                          {"attempts", r.attempts},
+                          {"server_exit", exit_fact(r.server_exit)},
+                          {"client_exit", exit_fact(r.client_exit)},
+                          {"server_pid", r.server_pid},
+                          {"client_pid", r.client_pid}};
+  if (r.server_ready) facts["server_ready_s"] = rounded(r.server_ready->count() / 1000.0, 3);
+  return facts;
+}
+
+std::vector<FactSpec> tool_pair_fact_specs() {
+  return {
+      {"duration_s", "seconds from the first client's start to the last one's end"},
+      {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
+      {"server_ready_s",
+       "seconds from the server's start until rdma_cm listed it listening (the client starts then); absent when "
+       "not probed"},
+      {"server_exit", "how the server ended: exit 0, killed by SIGTERM (still waiting, stopped), stuck"},
+      {"client_exit", "how the client ended: exit 0, exit 1, killed by SIGTERM (stalled, stopped), stuck"},
+      {"server_pid", "the server's process id (gone when the step ends)"},
+      {"client_pid", "the last client's process id (gone when the step ends)"},
+      {"stuck", "tools that did not die after SIGKILL (asleep in the kernel); absent when none"},
+      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
+  };
 }
 
 }  // namespace rxerun::steps

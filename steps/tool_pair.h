@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "engine/kind.h"
 #include "engine/step.h"
 #include "sys/tools.h"
 
@@ -65,5 +68,14 @@ std::string last_lines(const std::string& err, const std::string& out, int n = 3
 
 // "exit 0", "killed by SIGTERM", "stuck": a tool's end as a fact.
 std::string exit_fact(const std::optional<sys::ExitStatus>& s);
+
+// The facts every tool pair reports: duration_s, attempts, server_ready_s
+// (when the server was probed), server_exit, client_exit, server_pid,
+// client_pid.
+nlohmann::json tool_pair_facts(const ToolPairRun& r);
+
+// Their descriptions, then stuck's and DEV.COUNTER's: the tail of a tool pair
+// kind's facts in the registry.
+std::vector<FactSpec> tool_pair_fact_specs();
 
 }  // namespace rxerun::steps

@@ -1,9 +1,17 @@
 #include "steps/traffic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace rxerun::steps {
+
+nlohmann::json rounded(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  const double r = std::round(v * scale) / scale;
+  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
+  return r;
+}
 
 namespace {
 

@@ -24,6 +24,9 @@
 
 namespace rxerun::steps {
 
+// A measured value as a fact: `decimals` places, an integer when it is one.
+nlohmann::json rounded(double v, int decimals);
+
 class CounterWindow {
  public:
   // Reads the counters now. `netns`: the namespaces the step's work ran in,

@@ -30,3 +30,12 @@ no_qemu_left() {  # DESCRIPTION
 
 # json_field FILE EXPR: a field of a JSON report (python3 expression on r).
 json_field() { /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+# step_fact REPORT STEP FACT, step_field REPORT STEP FIELD: one step's fact or
+# field ("outcome", "message", "hints") in a JSON report; None when absent.
+step_fact() { json_field "$1" "[s['facts'].get('$3') for s in r['steps'] if s['name'] == '$2'][0]"; }
+step_field() { json_field "$1" "[s.get('$3') for s in r['steps'] if s['name'] == '$2'][0]"; }
+# same GOT WANT DESCRIPTION; positive VALUE DESCRIPTION (a number > 0)
+same() { if [ "$1" = "$2" ]; then pass "$3"; else fail "$3: got '$1', wanted '$2'"; fi; }
+positive() {
+  if /usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$1" 2>/dev/null; then pass "$2"; else fail "$2: got '$1'"; fi
+}

@@ -7,19 +7,6 @@
 # Cleanup deleting the rxe devices without blocking shows that no perftest
 # process held them (a verbs user makes `rdma link delete` block).
 source "$(dirname "$0")/lib.sh"
-
-step_fact() {  # REPORT STEP FACT
-  json_field "$1" "[s['facts'].get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
-}
-step_field() {  # REPORT STEP FIELD
-  json_field "$1" "[s.get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
-}
-same() {  # GOT WANT DESCRIPTION
-  if [ "$1" = "$2" ]; then pass "$3"; else fail "$3: got '$1', wanted '$2'"; fi
-}
-positive() {  # VALUE DESCRIPTION
-  if /usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$1" 2>/dev/null; then pass "$2"; else fail "$2: got '$1'"; fi
-}
 # Rates and times are perftest's only when it could calibrate its cycle
 # counter; under software emulation that often fails and perftest prints 0
 # ("Correlation coefficient r^2: ... < 0.9"): then the figure must be absent

@@ -13,16 +13,6 @@
 # that no rping held them.
 source "$(dirname "$0")/lib.sh"
 
-step_fact() {  # REPORT STEP FACT
-  json_field "$1" "[s['facts'].get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
-}
-step_field() {  # REPORT STEP FIELD
-  json_field "$1" "[s.get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
-}
-same() {  # GOT WANT DESCRIPTION
-  if [ "$1" = "$2" ]; then pass "$3"; else fail "$3: got '$1', wanted '$2'"; fi
-}
-
 case " $KERNELS " in
   *" 7.3 "*)
     r="$WORK/rping-73.json"
