@@ -25,6 +25,14 @@ struct Harness : testing::ScenarioHarness {
   sys::System& system() override { return fake.system; }
 };
 
+// The setting of the RDMA traffic kinds' tests (rping, perftest, verbs): two
+// namespaces a and b joined by vA (in a) and vB (in b), both up, rxe0 on vA
+// and rxe1 on vB, a few packets already counted, the tools on the virtual
+// clock.
+struct RxePairHarness : Harness {
+  RxePairHarness();
+};
+
 using testing::step_named;
 
 }  // namespace rxerun::fakes

@@ -34,18 +34,10 @@ const char* kBwOut =
     " 4096       2000             25.10              15.06  \t\t   0.003855\n"
     "---------------------------------------------------------------------------------------\n";
 
-struct Harness : fakes::Harness {
+struct Harness : fakes::RxePairHarness {
   Harness() {
-    fake.tools.clock = &fake.clock;
-    fake.netns.existing = {"a", "b"};
-    fake.links.add_host_link("a", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-    fake.links.add_host_link("b", {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     fake.links.addrs["a"]["vA"] = {"10.10.0.1/24"};
     fake.links.addrs["b"]["vB"] = {"10.10.0.9/24", "10.10.0.2/24"};
-    fake.rdma.devices.push_back({.index = 1, .name = "rxe0", .netns = "a", .netdev = "vA"});
-    fake.rdma.devices.push_back({.index = 2, .name = "rxe1", .netns = "b", .netdev = "vB"});
-    fake.rdma.device_counters["rxe0"] = {{"sent_pkts", 10}, {"rcvd_pkts", 10}};
-    fake.rdma.device_counters["rxe1"] = {{"sent_pkts", 5}, {"rcvd_pkts", 5}};
     fake.tools.on_start = [](const sys::ToolSpec& s) {
       if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}, .takes = Duration(2100)};
       return FakeRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};

@@ -35,16 +35,8 @@ std::string ping_lines(int n, const char* prefix = "ping data: ") {
   return out;
 }
 
-struct Harness : fakes::Harness {
+struct Harness : fakes::RxePairHarness {
   Harness() {
-    fake.tools.clock = &fake.clock;
-    fake.netns.existing = {"a", "b"};
-    fake.links.add_host_link("a", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-    fake.links.add_host_link("b", {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-    fake.rdma.devices.push_back({.index = 1, .name = "rxe0", .netns = "a", .netdev = "vA"});
-    fake.rdma.devices.push_back({.index = 2, .name = "rxe1", .netns = "b", .netdev = "vB"});
-    fake.rdma.device_counters["rxe0"] = {{"sent_pkts", 10}, {"rcvd_pkts", 10}};
-    fake.rdma.device_counters["rxe1"] = {{"sent_pkts", 5}, {"rcvd_pkts", 5}};
     // By default a good pair: the server serves `count` pings and ends, the
     // client does them in 400ms.
     fake.tools.on_start = [this](const sys::ToolSpec& s) {

@@ -15,16 +15,9 @@ using fakes::step_named;
 
 namespace {
 
-struct Harness : fakes::Harness {
+struct Harness : fakes::RxePairHarness {
   Harness() {
-    fake.netns.existing = {"a", "b"};
-    fake.links.add_host_link("a", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-    fake.links.add_host_link("b", {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     for (const auto& [name, deps] : fake.rdma.modules) fake.rdma.loaded.insert(name);
-    fake.rdma.devices.push_back({.index = 1, .name = "rxe0", .netns = "a", .netdev = "vA"});
-    fake.rdma.devices.push_back({.index = 2, .name = "rxe1", .netns = "b", .netdev = "vB"});
-    fake.rdma.device_counters["rxe0"] = {{"sent_pkts", 10}, {"rcvd_pkts", 10}};
-    fake.rdma.device_counters["rxe1"] = {{"sent_pkts", 5}, {"rcvd_pkts", 5}};
   }
 };
 
