@@ -55,6 +55,8 @@ struct RunCommandOptions {
   bool vm = false;
   bool host = false;
   std::string kernel;
+  std::string output_dir;    // --output-dir
+  std::string guest_output;  // --guest-output: the lab VM's share (set by the host, not by people)
 };
 
 bool want_color(const std::string& mode) {
@@ -167,7 +169,8 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
                       .force = o.force,
                       .verbose = o.verbose,
                       .quiet = o.quiet,
-                      .color = want_color(o.color)};
+                      .color = want_color(o.color),
+                      .output_dir = o.output_dir};
       return run_in_lab_vm(vo, *scenario, registry, *placement.kernel);
     }
     case Placement::Where::Host: break;
@@ -188,6 +191,8 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   ro.force = o.force;
   ro.only = o.common.only;
   ro.skip = o.common.skip;
+  ro.output_dir = o.guest_output.empty() ? o.output_dir : o.guest_output;
+  ro.outputs_return = !o.guest_output.empty();
   const std::string started = now_iso8601();
   const std::uint64_t log_since = sys::kernel_log_now();
   Runner runner(registry, system, *journal, terminal, ro);
@@ -366,6 +371,10 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   run->add_option("--report", run_o.reports, "write a report: json:PATH or junit:PATH (repeatable)")
       ->type_name("FORMAT:PATH");
   add_output(run, run_o);
+  run->add_option("--output-dir", run_o.output_dir,
+                  "where files the steps write (captures) go when their paths are relative (default: here)")
+      ->type_name("DIR");
+  run->add_option("--guest-output", run_o.guest_output)->group("");  // the lab VM's share; the host sets it
   auto* vm_flag = run->add_flag("--vm", run_o.vm, "run in the lab VM (`rxerun vm setup` prepares it)");
   run->add_flag("--host", run_o.host, "run on this machine's kernel, never in the lab VM")->excludes(vm_flag);
   run->add_option("--kernel", run_o.kernel, "the lab VM's kernel (6.1, 7.3; default: the scenario's vm.kernel, else the newest prepared)")

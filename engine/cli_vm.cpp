@@ -160,6 +160,21 @@ std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kerne
   return std::move(*lab);
 }
 
+// Copies what the guest's steps wrote under the share's output directory to
+// the same relative paths under `to`, replacing files there.
+Result<void> bring_back_outputs(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    const fs::path target = to / fs::relative(it->path(), from);
+    fs::create_directories(target.parent_path(), ec);
+    if (!ec) fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
+    if (ec) return make_error("cannot bring " + target.string() + " back from the lab VM: " + ec.message());
+  }
+  if (ec) return make_error("cannot read the lab VM's output files: " + ec.message());
+  return {};
+}
+
 }  // namespace
 
 int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registry& registry,
@@ -187,6 +202,11 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
     guest_reports.push_back(fmt::format("report-{}.{}", i, json ? "json" : "xml"));
     args.insert(args.end(), {"--report", fmt::format("{}:{}/{}", json ? "json" : "junit", vm::kShareMount, guest_reports.back())});
   }
+  // Files the steps write (captures) go into the share and come back here.
+  const fs::path guest_output = share->path() / "output";
+  std::error_code mkdir_ec;
+  fs::create_directories(guest_output, mkdir_ec);
+  args.insert(args.end(), {"--guest-output", fmt::format("{}/output", vm::kShareMount)});
   request.cwd = fs::current_path().string();
   const char* term = std::getenv("TERM");
   request.term = o.color && term && *term ? term : "dumb";
@@ -198,6 +218,10 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   if (code != kExitOk && !lab.guest.dmesg.empty()) {
     fmt::print("kernel messages of the RDMA stack in the lab VM:\n");
     for (const auto& line : lab.guest.dmesg) fmt::print("  {}\n", line);
+  }
+  if (auto r = bring_back_outputs(guest_output, o.output_dir.empty() ? fs::path(".") : fs::path(o.output_dir)); !r) {
+    fmt::print(stderr, "rxerun: {}\n", r.error().message);
+    if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
   }
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const fs::path from = share->path() / guest_reports[i];

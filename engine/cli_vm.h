@@ -23,6 +23,7 @@ struct VmRunOptions {
   bool verbose = false;
   bool quiet = false;
   bool color = false;
+  std::string output_dir;  // where the guest's output files come back to; empty: here
 };
 
 // Runs the scenario in the lab VM with `kernel`; returns rxerun's exit code.

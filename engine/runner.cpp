@@ -71,6 +71,18 @@ class Runner::Context final : public StepContext {
 
   Result<nlohmann::json> revert(const std::string& step_name) override { return runner_.revert(step_name); }
   bool force() const override { return runner_.options_.force; }
+  Result<OutputPath> output_path(const std::string& file) const override {
+    const auto& o = runner_.options_;
+    if (!file.empty() && file.front() == '/') {
+      if (o.outputs_return)
+        return make_error("'" + file + "' is an absolute path: in the lab VM only files under --output-dir come "
+                          "back to the host; name it relative to --output-dir");
+      return OutputPath{file, file};
+    }
+    if (file.empty() || file == "." || file.back() == '/') return make_error("'" + file + "' names no file");
+    const std::string path = o.output_dir.empty() ? file : o.output_dir + "/" + file;
+    return OutputPath{path, o.outputs_return ? file : path};
+  }
   const nlohmann::json* facts_of(const std::string& step_name) const override {
     auto it = runner_.facts_.find(step_name);
     return it == runner_.facts_.end() ? nullptr : &it->second;

@@ -25,6 +25,8 @@ struct RunOptions {
   Duration default_timeout{30'000}; // for kinds that declare none
   bool planning = false;            // `plan`: go on past failures; leave out steps that need run-time facts
   bool force = false;               // --force: steps may replace existing interfaces without rxerun's mark
+  std::string output_dir;           // where relative output files go; empty: the current directory
+  bool outputs_return = false;      // in the lab VM: output_dir is the share; absolute paths would be lost
 };
 
 class Runner {

@@ -89,6 +89,18 @@ class StepContext {
   // run (or there is no such step).
   virtual const nlohmann::json* facts_of(const std::string& /*step_name*/) const { return nullptr; }
 
+  // Where a file the step writes (a capture) goes: a relative `file` under
+  // the run's output directory (--output-dir, default the current one).
+  // Errors when the path cannot be used (an absolute path in the lab VM,
+  // where only the output directory comes back to the host).
+  // `path` is where to write it; `shown` how to name it to the user (in the
+  // lab VM: where it lands on the host, relative to --output-dir).
+  struct OutputPath {
+    std::string path;
+    std::string shown;
+  };
+  virtual Result<OutputPath> output_path(const std::string& file) const { return OutputPath{file, file}; }
+
   // --force: the user allows replacing an existing interface that does not
   // carry rxerun's mark.
   virtual bool force() const { return false; }

@@ -7,6 +7,7 @@ std::vector<Kind> all_kinds() {
   return {
       address_kind(),
       block_kind(),
+      capture_kind(),
       counters_kind(),
       gid_kind(),
       link_kind(),

@@ -14,6 +14,7 @@ std::vector<Kind> all_kinds();
 // One function per kind, each in its own file under steps/.
 Kind address_kind();
 Kind block_kind();
+Kind capture_kind();
 Kind counters_kind();
 Kind gid_kind();
 Kind link_kind();

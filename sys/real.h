@@ -1,6 +1,7 @@
 #pragma once
 // The real system: every interface of sys/system.h wired to the kernel.
 
+#include "sys/capture_pcap.h"
 #include "sys/clock.h"
 #include "sys/ethtool_genl.h"
 #include "sys/interrupt.h"
@@ -37,7 +38,9 @@ class RealSystem {
   RtnlRoutes routes_;
   RealTools tools_;
   RealVerbs verbs_;
-  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, rdma_, routes_, tools_, verbs_};
+  PcapCaptures captures_;
+  System system_{clock_,  netns_,  interrupt_, links_, ethtool_, sysctl_,  nft_,
+                 qdiscs_, pinger_, rdma_,      routes_, tools_, verbs_, captures_};
 };
 
 }  // namespace rxerun::sys

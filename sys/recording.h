@@ -192,6 +192,7 @@ class RecordingRdma final : public Rdma {
 #include "sys/routes_recording.h"
 #include "sys/tools_recording.h"
 #include "sys/verbs_recording.h"
+#include "sys/capture_recording.h"
 
 namespace rxerun::sys {
 
@@ -217,7 +218,9 @@ class RecordingSystem {
   RecordingRoutes routes_{log_};
   RecordingTools tools_{log_};
   RecordingVerbs verbs_{log_};
-  System system_{clock_, netns_, interrupt_, links_, ethtool_, sysctl_, nft_, qdiscs_, pinger_, rdma_, routes_, tools_, verbs_, &log_};
+  RecordingCaptures captures_{log_};
+  System system_{clock_,  netns_,  interrupt_, links_, ethtool_, sysctl_,   nft_,
+                 qdiscs_, pinger_, rdma_,      routes_, tools_, verbs_, captures_, &log_};
 };
 
 }  // namespace rxerun::sys

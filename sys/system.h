@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sys/capture.h"
 #include "sys/clock.h"
 #include "sys/ethtool.h"
 #include "sys/interrupt.h"
@@ -51,6 +52,7 @@ struct System {
   Routes& routes;
   Tools& tools;
   Verbs& verbs;
+  Captures& captures;
   Recorder* recorder = nullptr;  // set when planning
 };
 

@@ -231,6 +231,7 @@ class FakeRdma final : public sys::Rdma {
 #include "fakes/fake_routes.h"
 #include "fakes/fake_tools.h"
 #include "fakes/fake_verbs.h"
+#include "fakes/fake_capture.h"
 
 namespace rxerun::fakes {
 
@@ -248,7 +249,8 @@ struct FakeSystem {
   FakeRoutes routes;
   FakeTools tools;
   FakeVerbs verbs;
-  sys::System system{clock, netns, interrupt, links, ethtool, sysctl, nft, qdiscs, pinger, rdma, routes, tools, verbs};
+  FakeCaptures captures;
+  sys::System system{clock, netns, interrupt, links, ethtool, sysctl, nft, qdiscs, pinger, rdma, routes, tools, verbs, captures};
 };
 
 }  // namespace rxerun::fakes

@@ -1,0 +1,154 @@
+// capture: records the packets that cross an interface while later steps
+// run, into a pcap file Wireshark opens, and decodes them on the way
+// (roce/packet.h) so that a `revert` of the capture can assert what crossed:
+// how many packets of each opcode, ACKs and NAKs, PSN gaps, ICRC results.
+// The capture runs in a thread of this process (sys/capture.h); its undo
+// stops it, at `revert: NAME` or at cleanup, and reports what it counted.
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "engine/step.h"
+#include "roce/opcodes.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+// The capture's id in this process: scenario and step.
+std::string capture_id(const std::string& scenario, const std::string& step) {
+  return scenario + "/" + step;
+}
+
+// sys::Captures' facts, flat as expectations read them: the counts, then
+// one fact per opcode seen named as roce::opcode_name spells it, and every
+// RC opcode (what rxe's labs send) also when none was seen, so that
+// `RC_NAK...: 0`-style expectations of absence can be written.
+nlohmann::json flat_facts(const nlohmann::json& stopped) {
+  nlohmann::json facts = nlohmann::json::object();
+  for (const auto& [key, value] : stopped.items()) {
+    if (key == "opcodes" || key == "qps") continue;
+    facts[key] = value;
+  }
+  for (unsigned op = 0x00; op <= 0x14; ++op) facts[roce::opcode_name(static_cast<std::uint8_t>(op))] = 0;
+  if (stopped.contains("opcodes"))
+    for (const auto& [name, count] : stopped["opcodes"].items()) facts[name] = count;
+  if (stopped.contains("qps")) {
+    std::string qps;
+    for (const auto& qp : stopped["qps"]) qps += (qps.empty() ? "" : ",") + fmt::format("{:#x}", qp.get<std::uint32_t>());
+    facts["qps"] = qps;
+    facts["qp_count"] = stopped["qps"].size();
+  }
+  return facts;
+}
+
+StepResult run_capture(const Params& params, StepContext& ctx) {
+  sys::CaptureRequest request;
+  request.id = capture_id(ctx.scenario(), ctx.step().name);
+  request.dev = params.str("dev");
+  request.filter = params.str("filter");
+  request.snaplen = static_cast<int>(params.integer("snaplen"));
+  const std::string file =
+      params.has("file") ? params.str("file") : fmt::format("{}-{}.pcap", ctx.scenario(), ctx.step().name);
+  auto path = ctx.output_path(file);
+  if (!path) return StepResult::error(params.where(params.has("file") ? "file" : "") + ": " + path.error().message);
+  request.file = path->path;
+
+  // No footprint: the capture must be stopped (and its file closed) even
+  // when the namespace or interface it runs on goes first.
+  if (auto r = ctx.will_change({{"id", request.id}, {"file", request.file}, {"shown", path->shown}},
+                               "stop the capture on " + request.dev + " and close " + request.file);
+      !r) {
+    return StepResult::error(r.error());
+  }
+  if (auto r = ctx.sys().captures.start(request); !r) {
+    std::string message = r.error().message;
+    if (r.error().code == ENODEV)
+      message = params.where("dev") + ": no interface " + request.dev +
+                (ctx.step().netns ? " in netns " + *ctx.step().netns : std::string(" in rxerun's namespace"));
+    if (r.error().code == EINVAL) message = params.where("filter") + ": " + message;
+    return StepResult::error(message);
+  }
+  return StepResult::ok({{"file", path->shown}, {"dev", request.dev}, {"filter", request.filter}});
+}
+
+Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx) {
+  auto stopped = ctx.sys().captures.stop(args.at("id").get<std::string>());
+  if (!stopped) {
+    // It ended with the process that started it (a crash, --keep): its
+    // file holds what it wrote, nothing is left running.
+    if (stopped.error().code == ENOENT) return nlohmann::json::object();
+    return stopped.error();
+  }
+  auto facts = flat_facts(*stopped);
+  facts["file"] = args.value("shown", args.at("file").get<std::string>());
+  return facts;
+}
+
+}  // namespace
+
+Kind capture_kind() {
+  KindSpec spec;
+  spec.name = "capture";
+  spec.needs = {Need::NetAdmin};
+  spec.summary =
+      "Capture packets on an interface (libpcap; RoCEv2 by default) into a pcap file while later steps run, decoding "
+      "them on the way; `revert: NAME` stops it and reports what crossed (cleanup stops it too).";
+  spec.params = {
+      {.name = "dev",
+       .type = ParamType::IfName,
+       .required = true,
+       .help = "the interface, in the step's namespace; `any` for all of them (Linux cooked frames)"},
+      {.name = "file",
+       .type = ParamType::String,
+       .help = "the pcap file, created or replaced; a relative path is under --output-dir "
+               "(default: SCENARIO-STEP.pcap there); in the lab VM it comes back to the host"},
+      {.name = "filter",
+       .type = ParamType::String,
+       .default_value = "udp port 4791",
+       .help = "which packets, as a BPF filter expression (tcpdump's syntax)"},
+      {.name = "snaplen",
+       .type = ParamType::Int,
+       .default_value = 9216,
+       .help = "bytes kept of each packet: the default keeps jumbo frames (MTU 9000) whole; the ICRC is checked "
+               "only on packets kept whole. Each packet takes this much of the capture's buffer",
+       .min = 64,
+       .max = 262144},
+  };
+  spec.facts = {
+      {"file", "the pcap file (at the capture step and at its revert; from the lab VM: where it lands on the host, "
+               "relative to --output-dir)"},
+      {"packets", "at revert: RoCEv2 packets captured"},
+      {"bytes", "at revert: their bytes on the wire"},
+      {"frames", "at revert: every frame the filter passed, RoCEv2 or not"},
+      {"other", "at revert: frames that were not RoCEv2 (another filter, ARP, ...)"},
+      {"malformed", "at revert: frames to UDP 4791 that did not decode (truncated by snaplen, bad headers)"},
+      {"icrc_good", "at revert: RoCEv2 packets whose ICRC is right"},
+      {"icrc_bad", "at revert: RoCEv2 packets whose ICRC is wrong"},
+      {"acks", "at revert: ACKNOWLEDGE packets whose AETH says ACK"},
+      {"naks", "at revert: AETHs that say NAK (PSN sequence error, remote access error, ...)"},
+      {"rnr_naks", "at revert: AETHs that say RNR NAK (receiver not ready)"},
+      {"psn_gaps", "at revert: RC/UC requests whose PSN skipped ahead on their QP (lost before the capture point)"},
+      {"psn_repeats", "at revert: RC/UC requests whose PSN went back on their QP (retransmissions)"},
+      {"qps", "at revert: the destination QPs seen, 0x11,0x12"},
+      {"qp_count", "at revert: how many destination QPs"},
+      {"dropped", "at revert: packets the kernel dropped because the capture fell behind"},
+      {"OPCODE", "at revert: packets of that opcode, RC_RDMA_WRITE_ONLY, RC_ACKNOWLEDGE, UD_SEND_ONLY, CNP "
+                 "(every RC opcode is reported, 0 when none was seen)"},
+      {"error", "at revert: why capturing stopped early (the interface went away)"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- name: wire\n"
+      "  netns: b\n"
+      "  capture: {dev: vB, file: write.pcap}\n"
+      "- verbs: {server: {addr: 10.10.0.1, netns: a}, client: {addr: 10.10.0.2, netns: b}, ops: [write]}\n"
+      "- revert: wire\n"
+      "  expect: {RC_RDMA_WRITE_ONLY: \"> 0\", RC_ACKNOWLEDGE: \"> 0\", icrc_bad: 0}\n";
+  spec.default_timeout = Duration{10'000};
+  return Kind{std::move(spec), run_capture, undo_capture};
+}
+
+}  // namespace rxerun::steps
