@@ -59,17 +59,32 @@ std::string hex16(unsigned v) {
   return text;
 }
 
+// "02:00:0a:55:00:01". Every frame has two: no snprintf, one allocation.
 std::string link_address(Bytes s) {
-  std::string out;
-  char part[4];
-  for (const auto b : s) {
-    std::snprintf(part, sizeof part, "%02x", b);
-    out += (out.empty() ? "" : ":") + std::string(part);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(s.empty() ? 0 : s.size() * 3 - 1, ':');
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    out[3 * i] = kHex[s[i] >> 4];
+    out[3 * i + 1] = kHex[s[i] & 0x0f];
   }
   return out;
 }
 
 std::string ip_text(int family, Bytes address) {
+  if (family == AF_INET && address.size() == 4) {
+    // Dotted decimal by hand: glibc's inet_ntop formats IPv4 with sprintf,
+    // and every frame has two addresses.
+    char text[16];
+    char* at = text;
+    for (std::size_t i = 0; i < 4; ++i) {
+      const unsigned v = address[i];
+      if (v >= 100) *at++ = static_cast<char>('0' + v / 100);
+      if (v >= 10) *at++ = static_cast<char>('0' + v / 10 % 10);
+      *at++ = static_cast<char>('0' + v % 10);
+      if (i < 3) *at++ = '.';
+    }
+    return std::string(text, at);
+  }
   char text[INET6_ADDRSTRLEN] = {};
   if (!::inet_ntop(family, address.data(), text, sizeof text)) return "";
   return text;
