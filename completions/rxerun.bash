@@ -6,7 +6,7 @@
 # Step kinds are never listed here: `rxerun steps` prints them, asked of the
 # very binary being completed (a build tree's one works too).
 
-_rxerun_commands="run validate plan cleanup steps schema vm"
+_rxerun_commands="run validate plan cleanup steps schema decode vm"
 
 # The options of a command ("" = before any command).
 _rxerun_options() {
@@ -16,6 +16,7 @@ _rxerun_options() {
     plan) echo "--help --var --only --skip" ;;
     cleanup) echo "--help --var -v --verbose -q --quiet --color" ;;
     steps | schema) echo "--help" ;;
+    decode) echo "--help --json --summary" ;;
     vm) echo "--help --kernel --timeout -q --quiet" ;;
     # Options before a scenario make an implicit run (`rxerun -v lab.yaml`).
     "") echo "--help -h --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel" ;;
@@ -39,6 +40,19 @@ _rxerun_scenarios() {
   local IFS=$'\n' f
   for f in $(compgen -f -- "$cur"); do
     if [[ -d $f || $f == *.yaml || $f == *.yml ]]; then COMPREPLY+=("$f"); fi
+  done
+  ((${#COMPREPLY[@]})) && compopt -o filenames 2>/dev/null
+}
+
+# Capture files: *.pcap, *.pcapng, *.cap and directories (to descend into).
+_rxerun_captures() {
+  if declare -F _filedir >/dev/null; then
+    _filedir '@(pcap|pcapng|cap)'
+    return
+  fi
+  local IFS=$'\n' f
+  for f in $(compgen -f -- "$cur"); do
+    if [[ -d $f || $f == *.pcap || $f == *.pcapng || $f == *.cap ]]; then COMPREPLY+=("$f"); fi
   done
   ((${#COMPREPLY[@]})) && compopt -o filenames 2>/dev/null
 }
@@ -154,6 +168,9 @@ _rxerun() {
       ;;
     run | plan | cleanup)
       ((npos == 0)) && _rxerun_scenarios
+      ;;
+    decode)
+      ((npos == 0)) && _rxerun_captures
       ;;
     steps)
       ((npos == 0)) && mapfile -t COMPREPLY < <(compgen -W "$(_rxerun_kinds)" -- "$cur")

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "engine/checks.h"
+#include "engine/cli_decode.h"
 #include "engine/cli_vm.h"
 #include "engine/journal.h"
 #include "engine/loader.h"
@@ -404,6 +405,15 @@ int run_cli(int argc, char** argv, const Registry& registry) {
 
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
 
+  DecodeOptions decode_o;
+  auto* decode =
+      app.add_subcommand("decode", "list the RoCEv2 packets of a capture file (pcap or pcapng) and count them");
+  decode->add_option("file", decode_o.file, "the capture file")->required()->type_name("FILE");
+  auto* json_flag =
+      decode->add_flag("--json", decode_o.json, "one JSON object per packet (JSON Lines) instead of text");
+  decode->add_flag("--summary", decode_o.summary, "with --json: end with a line {\"summary\": {...}} of the counts")
+      ->needs(json_flag);
+
   auto* vm_cmd = app.add_subcommand("vm", "prepare (setup) or show (status) the lab VM's kernels, or run a program in it (exec)");
   vm_cmd->require_subcommand(1);
   std::vector<std::string> setup_kernels;
@@ -464,6 +474,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   if (*plan) return cmd_plan(plan_file, plan_common, registry);
   if (*cleanup) return cmd_cleanup(cleanup_o, registry);
   if (*steps) return cmd_steps(steps_kind, registry);
+  if (*decode) return cmd_decode(decode_o);
   if (*schema) {
     fmt::print("{}\n", scenario_schema(registry).dump(2));
     return kExitOk;

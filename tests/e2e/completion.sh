@@ -21,7 +21,8 @@ if [ -z "$func" ]; then
 fi
 pass "completion function for rxerun: $func"
 
-mkdir -p "$WORK/empty"
+mkdir -p "$WORK/empty" "$WORK/captures/sub"
+touch "$WORK/captures/a.pcap" "$WORK/captures/b.pcapng" "$WORK/captures/notes.txt" "$WORK/captures/lab.yaml"
 
 # complete ARGS: completes the last word of `rxerun ARGS` (a trailing space
 # starts a new, empty word), with COMP_WORDS split the way bash splits them
@@ -83,7 +84,7 @@ contains "$kinds" "revert" "the binary lists revert"
 
 all_checks() {
   expect_completion "$WORK/empty" "pl" "plan"
-  expect_completion "$WORK/empty" "" "cleanup plan run schema steps validate vm"
+  expect_completion "$WORK/empty" "" "cleanup decode plan run schema steps validate vm"
   expect_completion "$SRC" "steps sl" "sleep"
   expect_completion "$SRC" "steps " "$kinds"
   complete_in "$SRC" "steps "
@@ -107,13 +108,17 @@ all_checks() {
   expect_completion "$SRC" "run --report " "json: junit:"
   expect_completion "$SRC" "run --report ju" "junit:"
   expect_completion "$SRC" "run --report json:scenarios/sel" "scenarios/selftest.yaml"
+  expect_completion "$WORK/empty" "de" "decode"
+  expect_completion "$SRC" "decode --" "--help --json --summary"
+  expect_completion "$WORK/captures" "decode " "a.pcap b.pcapng sub"
+  expect_completion "$WORK/captures" "decode a.pcap " ""
   expect_completion "$SRC" "validate --" "--help --var"
   complete_in "$SRC" "validate --"
   contains "$(tr ' ' '\n' <<<"$got")" "--var" "$mode: 'validate --' offers --var"
   lacks "$(tr ' ' '\n' <<<"$got")" "--keep" "$mode: 'validate --' does not offer --keep"
   # Each command's long options are exactly those its --help prints.
   local cmd want
-  for cmd in run validate plan cleanup steps schema; do
+  for cmd in run validate plan cleanup steps schema decode; do
     want="--help $(help_options "$cmd")"
     want=$(tr ' ' '\n' <<<"$want" | sed '/^$/d' | LC_ALL=C sort | tr '\n' ' ')
     expect_completion "$SRC" "$cmd --" "${want% }"
