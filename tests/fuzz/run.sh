@@ -1,18 +1,28 @@
 #!/bin/bash
-# A short libFuzzer run of the scenario loader (CTest test fuzz.loader).
+# A short libFuzzer run of one target (CTest tests fuzz.loader, fuzz.decode).
 #
-# usage: bash run.sh SOURCE_DIR BUILD_DIR
+# usage: bash run.sh SOURCE_DIR BUILD_DIR [TARGET]
+#   TARGET: loader (default; the scenario loader, seeds tests/fuzz/corpus)
+#           or decode (the RoCEv2 decoder, seeds tests/fuzz/corpus-decode).
 #   Configures a separate clang build in BUILD_DIR (-DRXERUN_FUZZ=ON), builds
-#   loader_fuzz and runs it over a copy of tests/fuzz/corpus for FUZZ_SECONDS
+#   TARGET_fuzz and runs it over a copy of its seed corpus for FUZZ_SECONDS
 #   (default 30). Exits non-zero on any crash, leak, timeout or out-of-memory;
-#   77 (skip) when clang++-14 or libFuzzer is not installed.
+#   77 (skip) when clang++-14 or libFuzzer is not installed. Targets share
+#   BUILD_DIR: CTest runs them one at a time (RESOURCE_LOCK fuzz_build).
 
 set -u
 
-src=${1:?usage: run.sh SOURCE_DIR BUILD_DIR}
-build=${2:?usage: run.sh SOURCE_DIR BUILD_DIR}
+src=${1:?usage: run.sh SOURCE_DIR BUILD_DIR [TARGET]}
+build=${2:?usage: run.sh SOURCE_DIR BUILD_DIR [TARGET]}
+target=${3:-loader}
 seconds=${FUZZ_SECONDS:-30}
 cxx=${FUZZ_CXX:-clang++-14}
+
+case $target in
+  loader) seeds=$src/tests/fuzz/corpus extra=(-dict="$src/tests/fuzz/yaml.dict" -max_len=16384) ;;
+  decode) seeds=$src/tests/fuzz/corpus-decode extra=(-max_len=2048) ;;
+  *) echo "FAIL: unknown fuzz target '$target' (loader, decode)"; exit 1 ;;
+esac
 
 if ! command -v "$cxx" >/dev/null; then
   echo "skip: $cxx not found (apt-get install clang-14 libclang-rt-14-dev)"
@@ -36,29 +46,28 @@ cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWi
   echo "FAIL: configuring the fuzz build"
   exit 1
 }
-echo "== building loader_fuzz"
-cmake --build "$build" --target loader_fuzz -j2 || {
-  echo "FAIL: building loader_fuzz"
+echo "== building ${target}_fuzz"
+cmake --build "$build" --target "${target}_fuzz" -j2 || {
+  echo "FAIL: building ${target}_fuzz"
   exit 1
 }
 
 corpus=$probe/corpus
-artifacts=$build/fuzz-artifacts
+artifacts=$build/fuzz-artifacts-$target
 mkdir -p "$corpus" "$artifacts"
-cp "$src"/tests/fuzz/corpus/* "$corpus"/
+cp "$seeds"/* "$corpus"/
 
-echo "== fuzzing the loader for ${seconds}s"
+echo "== fuzzing $target for ${seconds}s"
 # libFuzzer exits 77 on a crash by default, which CTest would read as "skipped".
-"$build/tests/fuzz/loader_fuzz" "$corpus" \
-  -dict="$src/tests/fuzz/yaml.dict" \
-  -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=16384 \
+"$build/tests/fuzz/${target}_fuzz" "$corpus" "${extra[@]}" \
+  -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
   -error_exitcode=1 -timeout_exitcode=1 \
-  -artifact_prefix="$artifacts/" -print_final_stats=1 2>"$build/fuzz.log"
+  -artifact_prefix="$artifacts/" -print_final_stats=1 2>"$build/fuzz-$target.log"
 rc=$?
-tail -25 "$build/fuzz.log"
+tail -25 "$build/fuzz-$target.log"
 if ((rc != 0)); then
-  echo "FAIL: loader_fuzz exit $rc; reproduce with: $build/tests/fuzz/loader_fuzz $artifacts/<crash-file>"
+  echo "FAIL: ${target}_fuzz exit $rc; reproduce with: $build/tests/fuzz/${target}_fuzz $artifacts/<crash-file>"
   ls -l "$artifacts"
   exit 1
 fi
-echo "fuzz.loader: 1 passed, 0 failed"
+echo "fuzz.$target: 1 passed, 0 failed"
