@@ -1,5 +1,6 @@
 #include "engine/cli_decode.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -24,15 +25,17 @@ class Output {
   explicit Output(std::FILE* file) : file_(file) {}
   ~Output() { flush(); }
   fmt::memory_buffer& buffer() { return buffer_; }
-  // Writes out the buffer once it holds more than `threshold` bytes.
+  // Writes out the buffer once it holds more than `threshold` bytes; with
+  // no threshold, everything, through to the file. False once a write failed.
   bool flush(std::size_t threshold = 0) {
-    if (buffer_.size() <= threshold || failed_) return !failed_;
-    if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) failed_ = true;
-    buffer_.clear();
+    if (failed_) return false;
+    if (buffer_.size() > threshold) {
+      if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) failed_ = true;
+      buffer_.clear();
+    }
     if (threshold == 0 && std::fflush(file_) != 0) failed_ = true;
     return !failed_;
   }
-  bool failed() const { return failed_; }
 
  private:
   std::FILE* file_;
@@ -73,17 +76,20 @@ void json_packet(fmt::memory_buffer& b, std::uint64_t frame, std::int64_t time_n
                  const std::string& name) {
   const auto sec = time_ns / 1'000'000'000, nsec = time_ns % 1'000'000'000;
   fmt::format_to(fmt::appender(b),
-                 R"({{"frame":{},"time":{}.{:09},"src":"{}","dst":"{}","opcode":{},"opcode_name":"{}",)"
-                 R"("dest_qp":{},"psn":{},"ack_req":{})",
+                 FMT_COMPILE(R"({{"frame":{},"time":{}.{:09},"src":"{}","dst":"{}","opcode":{},"opcode_name":"{}",)"
+                             R"("dest_qp":{},"psn":{},"ack_req":{})"),
                  frame, sec, nsec, p.ip_src, p.ip_dst, p.bth.opcode, name, p.bth.dest_qp, p.bth.psn, p.bth.ack_req);
   if (p.reth)
-    fmt::format_to(fmt::appender(b), R"(,"reth":{{"va":{},"rkey":{},"length":{}}})", p.reth->va, p.reth->rkey,
-                   p.reth->dma_length);
-  if (p.aeth) fmt::format_to(fmt::appender(b), R"(,"aeth":{{"syndrome":{},"msn":{}}})", p.aeth->syndrome, p.aeth->msn);
-  if (p.deth) fmt::format_to(fmt::appender(b), R"(,"deth":{{"qkey":{},"src_qp":{}}})", p.deth->qkey, p.deth->src_qp);
+    fmt::format_to(fmt::appender(b), FMT_COMPILE(R"(,"reth":{{"va":{},"rkey":{},"length":{}}})"), p.reth->va,
+                   p.reth->rkey, p.reth->dma_length);
+  if (p.aeth)
+    fmt::format_to(fmt::appender(b), FMT_COMPILE(R"(,"aeth":{{"syndrome":{},"msn":{}}})"), p.aeth->syndrome,
+                   p.aeth->msn);
+  if (p.deth)
+    fmt::format_to(fmt::appender(b), FMT_COMPILE(R"(,"deth":{{"qkey":{},"src_qp":{}}})"), p.deth->qkey, p.deth->src_qp);
   fmt::format_to(fmt::appender(b),
-                 R"(,"payload_length":{},"icrc_ok":{}}})"
-                 "\n",
+                 FMT_COMPILE(R"(,"payload_length":{},"icrc_ok":{}}})"
+                             "\n"),
                  p.payload_length, p.icrc_ok);
 }
 

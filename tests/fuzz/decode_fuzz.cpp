@@ -18,8 +18,8 @@ using namespace rxerun;
 
 namespace {
 
-// CRC-32 one byte at a time, the plain way: crc32_update's slicing-by-8 must
-// agree with it on every input, at every length and alignment.
+// CRC-32 one bit at a time, the plain way: crc32_update's fast paths
+// (slicing-by-8, PCLMUL from 64 bytes) must agree with it on every input.
 std::uint32_t crc32_bytewise(std::uint32_t state, const std::uint8_t* p, std::size_t n) {
   for (; n > 0; --n, ++p) {
     state ^= *p;
