@@ -30,8 +30,8 @@ bytes to 50 (caplen < len: the decoder must say "truncated ...").
 {"frame": N, "malformed": true} for truncated frames.
 
 --fuzz-corpus also writes each frame as a seed of tests/fuzz/decode_fuzz.cpp
-(a first byte choosing the link type, then the frame): as Ethernet (0), and
-every third one as raw IP (1). Python standard library only (struct, zlib).
+(a first byte choosing the link type, then the frame): as Ethernet (0),
+every third one as raw IP (1), every fifth as Linux cooked v1 (3) and v2 (4). Python standard library only (struct, zlib).
 """
 
 import argparse
@@ -126,6 +126,14 @@ class Writer:
             if self.frame % 3 == 0:
                 with open(f"{self.args.fuzz_corpus}/frame-{self.frame:03d}-raw", "wb") as f:
                     f.write(b"\x01" + cap[14:])
+            if self.frame % 5 == 0 and len(cap) >= 14:
+                # Linux cooked v1 (3) and v2 (4): the source MAC, the ethertype.
+                ethertype = cap[12:14]
+                with open(f"{self.args.fuzz_corpus}/frame-{self.frame:03d}-sll", "wb") as f:
+                    f.write(b"\x03" + struct.pack("!HHH", 0, 1, 6) + cap[6:12] + b"\0\0" + ethertype + cap[14:])
+                with open(f"{self.args.fuzz_corpus}/frame-{self.frame:03d}-sll2", "wb") as f:
+                    f.write(b"\x04" + ethertype + b"\0\0" + struct.pack("!IHBB", 2, 1, 0, 6) + cap[6:12] + b"\0\0" +
+                            cap[14:])
         if len(self.chunks) > 4096:
             self.flush()
 
