@@ -17,7 +17,8 @@ lab() {
     *" $kernel "*) ;;
     *) fail "$name: its kernel '$kernel' is not prepared"; return ;;
   esac
-  expect_exit 0 "$name on kernel $kernel" -- "$RXERUN" run --vm "$file" --report json:"$WORK/$name.json"
+  expect_exit 0 "$name on kernel $kernel" -- "$RXERUN" run --vm "$file" --report json:"$WORK/$name.json" \
+    --output-dir "$WORK"
   echo "$out" | grep -E '^lab VM:|^PASS|^FAIL|^cleanup'
   lacks "$out" "left behind" "$name: cleanup left nothing"
 }
@@ -41,6 +42,20 @@ fi
 if [ -f "$WORK/veth-pair-wire.json" ]; then
   [ "$(fact veth-pair-wire rping rxe1.sent_pkts)" != "0" ] && [ "$(fact veth-pair-wire rping vB.tx_packets)" != "0" ] \
     && pass "veth-pair-wire: rping crossed the veth" || fail "veth-pair-wire: no traffic on rxe1/vB"
+fi
+# The capture came back from the lab VM, and an independent dissector
+# (Wireshark's, via tshark) agrees with `rxerun decode` on every packet of
+# it: opcode, QP, PSN, AckReq, RETH and AETH; decode counts what the step
+# counted.
+if [ -f "$WORK/capture-write.json" ]; then
+  pcap=$WORK/capture-write-wire.pcap
+  [ -s "$pcap" ] && pass "capture-write: the pcap came back to the host" || fail "capture-write: no $pcap"
+  expect_exit 0 "capture-write: rxerun decode --json agrees with tshark on every packet" -- \
+    /usr/bin/python3 tests/tools/crosscheck_tshark.py "$pcap" "$RXERUN"
+  echo "$out" | tail -2
+  decoded=$("$RXERUN" decode --json "$pcap" | grep -c '"opcode"')
+  same "$decoded" "$(step_fact "$WORK/capture-write.json" seen packets)" "capture-write: decode finds the packets the step counted"
+  positive "$(step_fact "$WORK/capture-write.json" seen RC_RDMA_WRITE_MIDDLE)" "capture-write: a 64 KiB write went as FIRST/MIDDLE/LAST"
 fi
 no_qemu_left "after the labs"
 finish
