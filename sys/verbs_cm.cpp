@@ -276,7 +276,7 @@ void server_side(const VerbsRequest& req, Waiter& w, int ready_fd, Shared& share
   side.outcome = run_server(ep, shared);
   if (side.outcome.ok()) {
     // The client hangs up; its DISCONNECTED (or the bound) ends the wait.
-    (void)next_event(ch->get(), w, "goodbye", &ev, SteadyClock::now() + kGoodbye);
+    if (!ep.peer_hung_up) (void)next_event(ch->get(), w, "goodbye", &ev, SteadyClock::now() + kGoodbye);
     (void)rdma_disconnect(conn.get());
   }
 }

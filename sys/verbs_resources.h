@@ -144,6 +144,7 @@ struct Endpoint {
   // Cm: the id's event channel, watched while waiting for completions (a
   // peer that disconnects ends the wait); null in Self mode.
   rdma_event_channel* cm_channel = nullptr;
+  bool peer_hung_up = false;  // Cm: its DISCONNECTED was taken off cm_channel already
   std::string device;
 
   // The four regions: receive, send, the peer's RDMA WRITE target (also
