@@ -287,7 +287,12 @@ Accel choose_accel(const fs::path& kernel_image) {
 
 std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_khz) {
   const PreparedKernel& k = run.kernel;
-  std::string append = "console=ttyS0 panic=-1 quiet pci=off random.trust_cpu=on";
+  // rodata=off and init_on_alloc=0 turn off two hardening measures a
+  // throwaway lab has no use for, each slow under software emulation: the
+  // write protection of the kernel's data and its W+X check, and the zeroing
+  // of every page allocated. Measured (bench/vmboot.sh, 10 boots of 7.3 under
+  // TCG): 4.37 s to the first step with both on, 3.94 s with both off.
+  std::string append = "console=ttyS0 panic=-1 quiet pci=off random.trust_cpu=on rodata=off init_on_alloc=0";
   if (!kvm && tsc_khz > 0) append += " tsc_early_khz=" + std::to_string(static_cast<long long>(tsc_khz));
   append += std::string(" ") + std::string(kParamRelease) + "=" + k.release;
   append += std::string(" ") + std::string(kParamModules) + "=" + k.modules.string();
