@@ -189,8 +189,8 @@ int cmd_decode(const DecodeOptions& o, std::FILE* out_file, std::FILE* err) {
     if (frame == 1) first_ns = time_ns;
 
     auto decoded = roce::decode(f.data.data(), f.data.size(), link_type);
+    if (count) summary.add(decoded, f.wire_length);
     if (!decoded) {
-      if (count) summary.add_malformed();
       if (o.json)
         fmt::format_to(fmt::appender(b), "{{\"frame\":{},\"error\":{}}}\n", frame,
                        nlohmann::json(decoded.error().message).dump());
@@ -199,13 +199,10 @@ int cmd_decode(const DecodeOptions& o, std::FILE* out_file, std::FILE* err) {
         fmt::format_to(fmt::appender(b), " malformed: {}\n", decoded.error().message);
       }
     } else if (const auto* p = std::get_if<roce::Packet>(&*decoded)) {
-      if (count) summary.add(*p, f.wire_length);
       if (o.json)
         json_packet(b, frame, time_ns, *p, names.name[p->bth.opcode]);
       else
         text_packet(b, frame, time_ns - first_ns, *p, names.display[p->bth.opcode]);
-    } else if (count) {
-      summary.add_other();
     }
     if (!out.flush(kFlushAt)) break;
   }

@@ -53,6 +53,16 @@ void Summary::add(const Packet& packet, std::size_t wire_length) {
   flow.known = (packet.bth.opcode & 0x1f) != 0x0c || (packet.bth.opcode & 0xe0) != 0x00;
 }
 
+void Summary::add(const Result<Decoded>& decoded, std::size_t wire_length) {
+  if (!decoded) {
+    add_malformed();
+  } else if (const auto* packet = std::get_if<Packet>(&*decoded)) {
+    add(*packet, wire_length);
+  } else {
+    add_other();
+  }
+}
+
 nlohmann::json Summary::facts() const {
   nlohmann::json opcodes = nlohmann::json::object();
   for (const auto& [name, count] : opcodes_) opcodes[name] = count;

@@ -25,6 +25,8 @@ class Summary {
   void add_other() { ++other_; }
   // A frame decode() could not read (truncated, malformed).
   void add_malformed() { ++malformed_; }
+  // One frame as decode() returned it: one of the three above.
+  void add(const Result<Decoded>& decoded, std::size_t wire_length);
 
   std::uint64_t packets() const { return packets_; }
   std::uint64_t bytes() const { return bytes_; }

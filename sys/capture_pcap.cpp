@@ -32,14 +32,7 @@ struct PcapCaptures::Running {
     auto* self = reinterpret_cast<Running*>(user);
     pcap_dump(reinterpret_cast<u_char*>(self->dumper), header, bytes);
     ++self->frames;
-    auto decoded = roce::decode(bytes, header->caplen, self->link_type);
-    if (!decoded) {
-      self->summary.add_malformed();
-    } else if (const auto* packet = std::get_if<roce::Packet>(&*decoded)) {
-      self->summary.add(*packet, header->len);
-    } else {
-      self->summary.add_other();
-    }
+    self->summary.add(roce::decode(bytes, header->caplen, self->link_type), header->len);
   }
 
   void read_until_stopped() {

@@ -105,3 +105,14 @@ TEST_CASE("roce.summary: after an RDMA READ request the next PSN is not known") 
   s.add(packet(0x0a, 16), 90);
   CHECK(s.psn_gaps() == 1);
 }
+
+TEST_CASE("roce.summary: a frame as decode() returned it counts as a packet, other traffic or malformed") {
+  Summary s;
+  s.add(rxerun::Result<Decoded>(Decoded(packet(0x0a, 1))), 90);
+  s.add(rxerun::Result<Decoded>(Decoded(NotRoce{"UDP to port 53"})), 70);
+  s.add(rxerun::Result<Decoded>(rxerun::make_error("truncated BTH: 7 of 12 bytes")), 49);
+  CHECK(s.packets() == 1);
+  CHECK(s.bytes() == 90);
+  CHECK(s.other() == 1);
+  CHECK(s.malformed() == 1);
+}
