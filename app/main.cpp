@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <exception>
 
+#include "base/output.h"
 #include "engine/cli.h"
 #include "engine/registry.h"
 #include "steps/kinds.h"
 
 int main(int argc, char** argv) {
+  rxerun::protect_standard_streams();
   try {
     const rxerun::Registry registry(rxerun::steps::all_kinds());
     return rxerun::run_cli(argc, argv, registry);

@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include "base/output.h"
 #include "engine/checks.h"
 #include "engine/cli_decode.h"
 #include "engine/cli_vm.h"
@@ -90,7 +91,7 @@ std::optional<Scenario> load(const std::string& file, const Registry& registry, 
   LoadOptions lo;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   LoadResult r = load_scenario(file, registry, lo);
-  for (const auto& d : r.diagnostics) fmt::print(stderr, "{}\n", d.to_string());
+  for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
   return r.scenario;
 }
 
@@ -108,14 +109,14 @@ std::string now_iso8601() {
 std::optional<Journal> open_journal(const std::string& scenario) {
   auto journal = Journal::open(default_state_dir(), scenario);
   if (!journal) {
-    fmt::print(stderr, "rxerun: {}{}\n", journal.error().message,
-               journal.error().code ? std::string(": ") + std::strerror(journal.error().code) : "");
+    print(stderr, "rxerun: {}{}\n", journal.error().message,
+          journal.error().code ? std::string(": ") + std::strerror(journal.error().code) : "");
     return std::nullopt;
   }
   spdlog::debug("journal {}", journal->path());
   if (int n = journal->dropped_from_earlier_boot())
-    fmt::print("journal {} is from an earlier boot: its {} change{} went with that boot; discarded\n",
-               journal->path(), n, n == 1 ? "" : "s");
+    print(stdout, "journal {} is from an earlier boot: its {} change{} went with that boot; discarded\n",
+          journal->path(), n, n == 1 ? "" : "s");
   return std::move(journal).value();
 }
 
@@ -135,7 +136,7 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
     std::string why;
     auto t = parse_report_target(spec, &why);
     if (!t) {
-      fmt::print(stderr, "rxerun: --report {}: {}\n", spec, why);
+      print(stderr, "rxerun: --report {}: {}\n", spec, why);
       return kExitUsage;
     }
     targets.push_back(*t);
@@ -150,18 +151,14 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
       place(*scenario, registry, where, might_use_vm ? vm::prepared_kernels(vm::search_dirs()) : std::vector<vm::PreparedKernel>{},
             o.vm || o.host ? HostAbilities{} : HostAbilities::probe());
   switch (placement.where) {
-    case Placement::Where::BadKernel:
-      fmt::print(stderr, "rxerun: {}\n", placement.message);
-      return kExitUsage;
-    case Placement::Where::Nowhere:
-      fmt::print(stderr, "rxerun: {}\n", placement.message);
-      return kExitEnvironment;
+    case Placement::Where::BadKernel: print(stderr, "rxerun: {}\n", placement.message); return kExitUsage;
+    case Placement::Where::Nowhere: print(stderr, "rxerun: {}\n", placement.message); return kExitEnvironment;
     case Placement::Where::Vm: {
       if (o.keep) {
-        fmt::print(stderr, "rxerun: --keep cannot keep a lab in the lab VM: the VM is discarded after the run\n");
+        print(stderr, "rxerun: --keep cannot keep a lab in the lab VM: the VM is discarded after the run\n");
         return kExitUsage;
       }
-      if (!placement.message.empty() && !o.quiet) fmt::print("{}\n", placement.message);
+      if (!placement.message.empty() && !o.quiet) print(stdout, "{}\n", placement.message);
       VmRunOptions vo{.scenario = o.scenario,
                       .vars = o.common.vars,
                       .only = o.common.only,
@@ -211,20 +208,19 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
     if (failed && !o.quiet && !std::getenv("RXERUN_IN_LAB_VM")) {
       const std::string release = report.host.value("kernel", "?");
       if (messages.empty())
-        fmt::print("kernel {}: the RDMA stack logged nothing during the run\n", release);
+        print(stdout, "kernel {}: the RDMA stack logged nothing during the run\n", release);
       else
-        fmt::print("kernel {}: what the RDMA stack logged during the run:\n", release);
-      for (const auto& line : messages) fmt::print("  {}\n", line);
+        print(stdout, "kernel {}: what the RDMA stack logged during the run:\n", release);
+      for (const auto& line : messages) print(stdout, "  {}\n", line);
     }
   }
-  if (o.keep && !journal->pending().empty())
-    fmt::print("lab kept; remove it with: rxerun cleanup {}\n", o.scenario);
+  if (o.keep && !journal->pending().empty()) print(stdout, "lab kept; remove it with: rxerun cleanup {}\n", o.scenario);
 
   int code = report.exit_code;
   for (const auto& t : targets) {
     if (auto w = write_report(t, report); !w) {
-      fmt::print(stderr, "rxerun: cannot write report {}: {}{}\n", t.path, w.error().message,
-                 w.error().code ? std::string(": ") + std::strerror(w.error().code) : "");
+      print(stderr, "rxerun: cannot write report {}: {}{}\n", t.path, w.error().message,
+            w.error().code ? std::string(": ") + std::strerror(w.error().code) : "");
       if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
     }
   }
@@ -239,7 +235,7 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& com
       code = kExitUsage;
       continue;
     }
-    fmt::print("{}: ok: scenario '{}', {} step{}\n", f, s->name, s->steps.size(), s->steps.size() == 1 ? "" : "s");
+    print(stdout, "{}: ok: scenario '{}', {} step{}\n", f, s->name, s->steps.size(), s->steps.size() == 1 ? "" : "s");
   }
   return code;
 }
@@ -265,12 +261,14 @@ int cmd_cleanup(const RunCommandOptions& o, const Registry& registry) {
   auto journal = open_journal(scenario->name);
   if (!journal) return kExitEnvironment;
   sys::RealSystem real;
+  real.interrupt().bind_signals();
   sys::System& system = real.system();
   TerminalReporter terminal(stdout, {want_color(o.color), o.quiet     ? Verbosity::Quiet
                                                           : o.verbose ? Verbosity::Verbose
                                                                       : Verbosity::Normal});
   Runner runner(registry, system, *journal, terminal);
   CleanupReport report = runner.cleanup(scenario->name, "cleanup", &*scenario);
+  if (report.interrupted) return kExitInterrupted;
   return report.clean() ? kExitOk : kExitResidue;
 }
 
@@ -289,39 +287,40 @@ std::string param_line(const ParamSpec& p, const std::string& prefix) {
 
 int cmd_steps(const std::string& kind_name, const Registry& registry) {
   if (kind_name.empty()) {
-    for (const auto& k : registry.kinds()) fmt::print("{:<10} {}\n", k.spec.name, k.spec.summary);
+    for (const auto& k : registry.kinds()) print(stdout, "{:<10} {}\n", k.spec.name, k.spec.summary);
     return kExitOk;
   }
   const Kind* k = registry.find(kind_name);
   if (!k) {
-    fmt::print(stderr, "rxerun: unknown step kind '{}'{}\n", kind_name, did_you_mean(kind_name, registry.names()));
+    print(stderr, "rxerun: unknown step kind '{}'{}\n", kind_name, did_you_mean(kind_name, registry.names()));
     return kExitUsage;
   }
   const KindSpec& s = k->spec;
-  fmt::print("{}: {}\n\nparameters:\n", s.name, s.summary);
+  print(stdout, "{}: {}\n\nparameters:\n", s.name, s.summary);
   if (s.scalar) {
-    fmt::print("  (a single value: {} — {})\n", to_string(s.scalar->type), s.scalar->help);
+    print(stdout, "  (a single value: {} — {})\n", to_string(s.scalar->type), s.scalar->help);
   } else {
     for (const auto& p : s.params) {
-      fmt::print("{}", param_line(p, ""));
-      for (const auto& f : p.fields) fmt::print("{}", param_line(f, p.name + "."));
+      print(stdout, "{}", param_line(p, ""));
+      for (const auto& f : p.fields) print(stdout, "{}", param_line(f, p.name + "."));
     }
-    if (s.extra) fmt::print("  {:<18} {:<14} {:<16} {}\n", "(any other key)", to_string(s.extra->type), "", s.extra->help);
+    if (s.extra)
+      print(stdout, "  {:<18} {:<14} {:<16} {}\n", "(any other key)", to_string(s.extra->type), "", s.extra->help);
   }
-  fmt::print("\nfacts:\n");
-  if (s.facts_of_target) fmt::print("  those of the step it reverts\n");
-  for (const auto& f : s.facts) fmt::print("  {:<18} {}\n", f.name, f.help);
-  if (s.facts.empty() && !s.facts_of_target) fmt::print("  (none)\n");
+  print(stdout, "\nfacts:\n");
+  if (s.facts_of_target) print(stdout, "  those of the step it reverts\n");
+  for (const auto& f : s.facts) print(stdout, "  {:<18} {}\n", f.name, f.help);
+  if (s.facts.empty() && !s.facts_of_target) print(stdout, "  (none)\n");
   std::string timeout = !s.default_timeout ? "the engine's default (30s)"
                         : s.default_timeout->count() == 0 ? "none unless given"
                                                           : format_duration(*s.default_timeout);
-  fmt::print("\ntimeout: {}\n\nexample:\n", timeout);
+  print(stdout, "\ntimeout: {}\n\nexample:\n", timeout);
   std::string ex = s.example;
   std::size_t pos = 0;
   while (pos < ex.size()) {
     auto nl = ex.find('\n', pos);
     if (nl == std::string::npos) nl = ex.size();
-    fmt::print("  {}\n", ex.substr(pos, nl - pos));
+    print(stdout, "  {}\n", ex.substr(pos, nl - pos));
     pos = nl + 1;
   }
   return kExitOk;
@@ -447,7 +446,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   for (const auto* vars : {&run_o.common.vars, &validate_common.vars, &plan_common.vars, &cleanup_o.common.vars}) {
     for (const auto& kv : *vars) {
       if (kv.find('=') == std::string::npos || kv.front() == '=') {
-        fmt::print(stderr, "rxerun: --var {}: expected KEY=VALUE\n", kv);
+        print(stderr, "rxerun: --var {}: expected KEY=VALUE\n", kv);
         return kExitUsage;
       }
     }
@@ -460,11 +459,11 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   if (*vm_exec) {
     const auto timeout = parse_duration(exec_timeout);
     if (!timeout || timeout->count() <= 0) {
-      fmt::print(stderr, "rxerun: vm exec --timeout {}: expected a duration such as 90s or 5m\n", exec_timeout);
+      print(stderr, "rxerun: vm exec --timeout {}: expected a duration such as 90s or 5m\n", exec_timeout);
       return kExitUsage;
     }
     if (exec_o.command.empty()) {
-      fmt::print(stderr, "rxerun: vm exec: name the program to run: rxerun vm exec -- PROGRAM [ARGS...]\n");
+      print(stderr, "rxerun: vm exec: name the program to run: rxerun vm exec -- PROGRAM [ARGS...]\n");
       return kExitUsage;
     }
     exec_o.timeout = std::chrono::ceil<std::chrono::seconds>(*timeout);
@@ -476,7 +475,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   if (*steps) return cmd_steps(steps_kind, registry);
   if (*decode) return cmd_decode(decode_o);
   if (*schema) {
-    fmt::print("{}\n", scenario_schema(registry).dump(2));
+    print(stdout, "{}\n", scenario_schema(registry).dump(2));
     return kExitOk;
   }
   return kExitUsage;

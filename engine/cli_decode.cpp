@@ -8,6 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/output.h"
 #include "engine/cli.h"
 #include "roce/opcodes.h"
 #include "roce/packet.h"
@@ -153,15 +154,15 @@ void text_summary(fmt::memory_buffer& b, std::uint64_t frames, const nlohmann::j
 int cmd_decode(const DecodeOptions& o, std::FILE* out_file, std::FILE* err) {
   auto file = sys::PcapFile::open(o.file);
   if (!file) {
-    fmt::print(err, "rxerun: decode {}: {}\n", o.file, file.error().message);
+    print(err, "rxerun: decode {}: {}\n", o.file, file.error().message);
     return kExitUsage;
   }
   const int link_type = file->link_type();
   if (!supported_link_type(link_type)) {
-    fmt::print(err,
-               "rxerun: decode {}: link type {} is not one decode reads (Ethernet 1, raw IP 101 or 12, "
-               "Linux cooked 113 or 276)\n",
-               o.file, link_type);
+    print(err,
+          "rxerun: decode {}: link type {} is not one decode reads (Ethernet 1, raw IP 101 or 12, "
+          "Linux cooked 113 or 276)\n",
+          o.file, link_type);
     return kExitUsage;
   }
 
@@ -178,7 +179,7 @@ int cmd_decode(const DecodeOptions& o, std::FILE* out_file, std::FILE* err) {
     auto next = file->next();
     if (!next) {
       // What libpcap says of a file cut short in the middle of a frame.
-      fmt::print(err, "rxerun: decode {}: after frame {}: {}\n", o.file, frame, next.error().message);
+      print(err, "rxerun: decode {}: after frame {}: {}\n", o.file, frame, next.error().message);
       code = kExitFailed;
       break;
     }
@@ -212,7 +213,7 @@ int cmd_decode(const DecodeOptions& o, std::FILE* out_file, std::FILE* err) {
   else if (!o.json)
     text_summary(b, frame, summary.facts());
   if (!out.flush()) {
-    fmt::print(err, "rxerun: decode {}: cannot write the output: {}\n", o.file, std::strerror(errno));
+    print(err, "rxerun: decode {}: cannot write the output: {}\n", o.file, std::strerror(errno));
     return kExitEnvironment;
   }
   return code;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <variant>
 
+#include "base/output.h"
 #include "engine/cli.h"
 #include "engine/report.h"
 #include "sys/host_info.h"
@@ -79,7 +80,7 @@ std::optional<std::string> own_binary() {
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) {
-    fmt::print(stderr, "rxerun: cannot find its own binary (/proc/self/exe)\n");
+    print(stderr, "rxerun: cannot find its own binary (/proc/self/exe)\n");
     return std::nullopt;
   }
   exe[n] = '\0';
@@ -108,37 +109,36 @@ std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kerne
   const std::string which = "kernel " + kernel.label;
   run.booting = [&](double secs) {
     static const char frames[] = "|/-\\";
-    if (spinner) fmt::print(stderr, "\r{} booting the lab VM ({}) {:.1f}s", frames[static_cast<int>(secs * 10) % 4], which, secs);
+    if (spinner)
+      print(stderr, "\r{} booting the lab VM ({}) {:.1f}s", frames[static_cast<int>(secs * 10) % 4], which, secs);
   };
   bool announced = false;
   run.started = [&](double secs) {
-    if (spinner) fmt::print(stderr, "\r\033[K");
+    if (spinner) print(stderr, "\r\033[K");
     announced = true;
     // The boot time, in every log (CI's among them).
-    if (!quiet) fmt::print("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release, accel, secs);
+    if (!quiet)
+      print(stdout, "lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release, accel, secs);
     std::fflush(stdout);
   };
-  run.output = [&](std::string_view bytes) {
-    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-    std::fflush(stdout);
-  };
+  run.output = [&](std::string_view bytes) { write_out(stdout, bytes); };
   run.notice = [&](const std::string& line) {
-    if (spinner) fmt::print(stderr, "\r\033[K");
-    fmt::print(stderr, "rxerun: {}\n", line);
+    if (spinner) print(stderr, "\r\033[K");
+    print(stderr, "rxerun: {}\n", line);
   };
   sys::Interrupt interrupt;
   interrupt.bind_signals();
   run.interrupt_fd = interrupt.fd();
 
   auto lab = vm::run_lab(run);
-  if (spinner && !announced) fmt::print(stderr, "\r\033[K");
+  if (spinner && !announced) print(stderr, "\r\033[K");
   if (!lab) {
-    fmt::print(stderr, "rxerun: cannot start the lab VM: {}{}\n", lab.error().message, errno_text(lab.error()));
+    print(stderr, "rxerun: cannot start the lab VM: {}{}\n", lab.error().message, errno_text(lab.error()));
     return kExitEnvironment;
   }
   switch (lab->outcome) {
     case vm::LabOutcome::Interrupted:
-      fmt::print(stderr, "rxerun: interrupted: the lab VM was stopped (nothing of it is left on the host)\n");
+      print(stderr, "rxerun: interrupted: the lab VM was stopped (nothing of it is left on the host)\n");
       return kExitInterrupted;
     case vm::LabOutcome::BootFailed:
     case vm::LabOutcome::Hung:
@@ -146,12 +146,12 @@ std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kerne
       const char* what = lab->outcome == vm::LabOutcome::BootFailed ? "the lab VM did not boot"
                          : lab->outcome == vm::LabOutcome::Hung     ? "the run in the lab VM hung"
                                                                     : "the lab VM stopped during the run";
-      fmt::print(stderr, "rxerun: {} ({}): {}\n", what, which, lab->detail);
+      print(stderr, "rxerun: {} ({}): {}\n", what, which, lab->detail);
       const auto& tail = lab->console_tail;
       if (!tail.empty()) {
-        fmt::print(stderr, "the guest console's last lines:\n");
+        print(stderr, "the guest console's last lines:\n");
         for (std::size_t i = tail.size() > 12 ? tail.size() - 12 : 0; i < tail.size(); ++i)
-          fmt::print(stderr, "  {}\n", tail[i]);
+          print(stderr, "  {}\n", tail[i]);
       }
       return kExitEnvironment;
     }
@@ -182,7 +182,7 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   const std::vector<ReportTarget>& targets = o.reports;
   auto share = vm::ShareDir::create();
   if (!share) {
-    fmt::print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
+    print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
     return kExitEnvironment;
   }
   // The guest runs the same command on its own kernel: `--host`, reports
@@ -216,11 +216,11 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   const auto& lab = std::get<vm::LabRunResult>(ran);
   int code = lab.guest.exit_code;
   if (code != kExitOk && !lab.guest.dmesg.empty()) {
-    fmt::print("kernel messages of the RDMA stack in the lab VM:\n");
-    for (const auto& line : lab.guest.dmesg) fmt::print("  {}\n", line);
+    print(stdout, "kernel messages of the RDMA stack in the lab VM:\n");
+    for (const auto& line : lab.guest.dmesg) print(stdout, "  {}\n", line);
   }
   if (auto r = bring_back_outputs(guest_output, o.output_dir.empty() ? fs::path(".") : fs::path(o.output_dir)); !r) {
-    fmt::print(stderr, "rxerun: {}\n", r.error().message);
+    print(stderr, "rxerun: {}\n", r.error().message);
     if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
   }
   for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -229,11 +229,11 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
     if (!fs::exists(from)) continue;  // the guest said why it wrote none
     if (targets[i].format == ReportTarget::Format::Json) {
       if (auto r = add_vm_facts(from, kernel, lab); !r)
-        fmt::print(stderr, "rxerun: {}{}\n", r.error().message, errno_text(r.error()));
+        print(stderr, "rxerun: {}{}\n", r.error().message, errno_text(r.error()));
     }
     fs::copy_file(from, targets[i].path, fs::copy_options::overwrite_existing, ec);
     if (ec) {
-      fmt::print(stderr, "rxerun: cannot write report {}: {}\n", targets[i].path, ec.message());
+      print(stderr, "rxerun: cannot write report {}: {}\n", targets[i].path, ec.message());
       if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
     }
   }
@@ -248,18 +248,18 @@ int cmd_vm_exec(const VmExecOptions& o) {
     for (const auto& k : prepared)
       if (k.label == o.kernel) kernel = &k;
     if (!vm::find_kernel_source(o.kernel)) {
-      fmt::print(stderr, "rxerun: unknown lab kernel '{}'\n", o.kernel);
+      print(stderr, "rxerun: unknown lab kernel '{}'\n", o.kernel);
       return kExitUsage;
     }
   }
   if (!kernel) {
-    fmt::print(stderr, "rxerun: no lab kernel{} is prepared: run `rxerun vm setup{}`\n",
-               o.kernel.empty() ? "" : " " + o.kernel, o.kernel.empty() ? "" : " --kernel " + o.kernel);
+    print(stderr, "rxerun: no lab kernel{} is prepared: run `rxerun vm setup{}`\n",
+          o.kernel.empty() ? "" : " " + o.kernel, o.kernel.empty() ? "" : " --kernel " + o.kernel);
     return kExitEnvironment;
   }
   auto share = vm::ShareDir::create();
   if (!share) {
-    fmt::print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
+    print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
     return kExitEnvironment;
   }
   vm::GuestRequest request;
@@ -282,7 +282,7 @@ int cmd_vm_setup(const std::vector<std::string>& kernels) {
     if (!s) {
       std::string known;
       for (const auto& x : vm::kernel_sources()) known += (known.empty() ? "" : ", ") + x.label;
-      fmt::print(stderr, "rxerun: unknown lab kernel '{}': rxerun knows {}\n", k, known);
+      print(stderr, "rxerun: unknown lab kernel '{}': rxerun knows {}\n", k, known);
       return kExitUsage;
     }
     sources.push_back(s);
@@ -292,37 +292,38 @@ int cmd_vm_setup(const std::vector<std::string>& kernels) {
   const fs::path cache = vm::cache_dir();
   for (const auto* s : sources) {
     auto r = vm::setup_kernel(
-        cache, *s, [&](const std::string& line) { fmt::print("kernel {}: {}\n", s->label, line); }, interrupt.fd());
+        cache, *s, [&](const std::string& line) { print(stdout, "kernel {}: {}\n", s->label, line); }, interrupt.fd());
     if (interrupt.requested()) {
-      fmt::print(stderr, "rxerun: interrupted: nothing half-prepared was left behind\n");
+      print(stderr, "rxerun: interrupted: nothing half-prepared was left behind\n");
       return kExitInterrupted;
     }
     if (!r) {
-      fmt::print(stderr, "rxerun: kernel {}: {}{}\n", s->label, r.error().message, errno_text(r.error()));
+      print(stderr, "rxerun: kernel {}: {}{}\n", s->label, r.error().message, errno_text(r.error()));
       return kExitEnvironment;
     }
-    fmt::print("kernel {}: ready: {} in {}\n", s->label, r->release, r->dir.string());
+    print(stdout, "kernel {}: ready: {} in {}\n", s->label, r->release, r->dir.string());
   }
   return kExitOk;
 }
 
 int cmd_vm_status() {
   const auto prepared = vm::prepared_kernels(vm::search_dirs());
-  fmt::print("{:<6} {:<8} {:<24} {}\n", "KERNEL", "STATE", "RELEASE", "WHERE");
+  print(stdout, "{:<6} {:<8} {:<24} {}\n", "KERNEL", "STATE", "RELEASE", "WHERE");
   for (const auto& s : vm::kernel_sources()) {
     const vm::PreparedKernel* k = nullptr;
     for (const auto& p : prepared)
       if (p.label == s.label) k = &p;
     if (k)
-      fmt::print("{:<6} {:<8} {:<24} {}\n", s.label, "ready", k->release, k->dir.string());
+      print(stdout, "{:<6} {:<8} {:<24} {}\n", s.label, "ready", k->release, k->dir.string());
     else
-      fmt::print("{:<6} {:<8} {:<24} {}\n", s.label, "missing", "-", "rxerun vm setup --kernel " + s.label);
+      print(stdout, "{:<6} {:<8} {:<24} {}\n", s.label, "missing", "-", "rxerun vm setup --kernel " + s.label);
   }
   if (prepared.empty())
-    fmt::print("accelerator: {}\n", vm::kvm_usable() ? "KVM (/dev/kvm), unless a probe boot says otherwise"
-                                                      : "software emulation (no usable /dev/kvm)");
+    print(stdout, "accelerator: {}\n",
+          vm::kvm_usable() ? "KVM (/dev/kvm), unless a probe boot says otherwise"
+                           : "software emulation (no usable /dev/kvm)");
   else
-    fmt::print("accelerator: {}\n", vm::choose_accel(vm::boot_image(prepared.front())).why);
+    print(stdout, "accelerator: {}\n", vm::choose_accel(vm::boot_image(prepared.front())).why);
   return kExitOk;
 }
 

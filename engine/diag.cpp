@@ -1,5 +1,7 @@
 #include "engine/diag.h"
 
+#include "base/utf8.h"
+
 #include <fmt/format.h>
 #include <algorithm>
 
@@ -61,16 +63,20 @@ std::string excerpt(std::string_view text, std::size_t max) {
     while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
   }
   std::string out;
-  for (char c : text.substr(0, cut)) {
+  const std::string_view shown = text.substr(0, cut);
+  for (std::size_t i = 0; i < shown.size();) {
+    const char c = shown[i];
     const auto u = static_cast<unsigned char>(c);
+    const std::size_t n = utf8_length(shown, i);
     if (c == '\n')
       out += "\\n";
     else if (c == '\t')
       out += "\\t";
-    else if (u < 0x20 || u == 0x7f)
+    else if (u < 0x20 || u == 0x7f || n == 0)  // a byte that is not UTF-8 is shown, not passed on
       out += fmt::format("\\x{:02x}", u);
     else
-      out += c;
+      out.append(shown.substr(i, n));
+    i += n == 0 ? 1 : n;
   }
   if (cut < text.size()) out += "...";
   return out;

@@ -53,13 +53,19 @@ JournalEntry entry_from(const nlohmann::json& j) {
   return e;
 }
 
+// JSON text that never throws: bytes that are not UTF-8 (the loader refuses
+// them in what users write, but kernel names are bytes) become U+FFFD.
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // `s` as a JSON string, as nlohmann::json writes it. Printable ASCII (names,
 // summaries) is escaped here; anything else goes through nlohmann::json,
 // whose dump() costs a serializer and a localeconv() call each time.
 void append_quoted(std::string& out, const std::string& s) {
   const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
   if (!plain) {
-    out += nlohmann::json(s).dump();
+    out += dump(nlohmann::json(s));
     return;
   }
   out += '"';
@@ -74,20 +80,20 @@ void append_quoted(std::string& out, const std::string& s) {
 
 std::string entry_line(const JournalEntry& entry) {
   std::string line = "{\"args\":";
-  line += entry.args.dump();
+  line += dump(entry.args);
   line += ",\"do\":";
   line += std::to_string(entry.seq);
   line += ",\"kind\":";
   append_quoted(line, entry.kind);
   if (!entry.footprint.makes.empty()) {
     line += ",\"makes\":";
-    line += nlohmann::json(entry.footprint.makes).dump();
+    line += dump(nlohmann::json(entry.footprint.makes));
   }
   line += ",\"netns\":";
   append_quoted(line, entry.netns);
   if (!entry.footprint.on.empty()) {
     line += ",\"on\":";
-    line += nlohmann::json(entry.footprint.on).dump();
+    line += dump(nlohmann::json(entry.footprint.on));
   }
   line += ",\"step\":";
   append_quoted(line, entry.step);
@@ -139,6 +145,10 @@ Result<Journal> Journal::open(const std::string& dir, const std::string& scenari
           auto e = entry_from(parsed);
           j.next_seq_ = std::max(j.next_seq_, e.seq + 1);
           j.pending_.push_back(std::move(e));
+        } else if (parsed.is_object() && parsed.contains("is")) {
+          const long seq = parsed.at("is").get<long>();
+          for (auto& e : j.pending_)
+            if (e.seq == seq) e.identity = parsed.value("identity", nlohmann::json());
         } else if (parsed.is_object() && parsed.contains("undone")) {
           const auto& u = parsed.at("undone");
           if (u.is_array())
@@ -193,7 +203,7 @@ Journal::~Journal() {
 
 Result<void> Journal::write_line(const nlohmann::json& line) {
   if (path_.empty()) return {};  // in memory
-  return write_text(line.dump());
+  return write_text(dump(line));
 }
 
 Result<void> Journal::write_text(const std::string& line) {
@@ -222,6 +232,14 @@ Result<long> Journal::append(JournalEntry entry) {
     if (auto r = write_text(entry_line(entry)); !r) return r.error();
   pending_.push_back(std::move(entry));
   return pending_.back().seq;
+}
+
+Result<void> Journal::identify(long seq, nlohmann::json identity) {
+  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const JournalEntry& e) { return e.seq == seq; });
+  if (it == pending_.end()) return make_error("no pending change " + std::to_string(seq) + " to identify");
+  if (auto r = write_line({{"is", seq}, {"identity", identity}}); !r) return r;
+  it->identity = std::move(identity);
+  return {};
 }
 
 Result<void> Journal::mark_undone(long seq) {

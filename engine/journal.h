@@ -9,6 +9,7 @@
 //   {"boot":"0b6e...-..."}   (/proc/sys/kernel/random/boot_id)
 //   {"do":1,"step":"pair","kind":"veth","netns":"","summary":"delete veth vA","args":{...}}
 //   {"do":2,...,"on":["link:/vA"]}      (Footprint, when the kind declares one)
+//   {"is":1,"identity":{"ifindex":7,"netns_inode":4026532281}}
 //   {"undone":1}   {"undone":[3,4,5]}
 // and STATE_DIR/SCENARIO.lock, held with flock() for the whole run, so that
 // two runs of one scenario cannot interleave. A torn last line (a crash in
@@ -46,6 +47,11 @@ struct JournalEntry {
   std::string summary;
   nlohmann::json args;
   Footprint footprint;
+  // What identifies the object the change made, beyond its name (an
+  // interface's index, a namespace's inode), once it exists; null when the
+  // change made nothing or the run ended before it could say. An undo acts
+  // only on the object that still matches it.
+  nlohmann::json identity;
 };
 
 class Journal {
@@ -65,6 +71,10 @@ class Journal {
 
   // Writes the entry (assigning its seq) before returning.
   Result<long> append(JournalEntry entry);
+  // Records what identifies the object change `seq` made, now that it
+  // exists (an "is" line); written after the change, so a crash in between
+  // leaves the entry without it and its undo relies on the mark alone.
+  Result<void> identify(long seq, nlohmann::json identity);
   Result<void> mark_undone(long seq);
   // Several at once, in one write.
   Result<void> mark_undone(const std::vector<long>& seqs);

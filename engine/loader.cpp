@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/utf8.h"
 #include "engine/checks.h"
 #include "engine/vars.h"
 
@@ -43,36 +44,6 @@ constexpr long kMaxNodes = 200'000;
 
 Diagnostic diag_at(const std::string& file, int line, int col, std::string message) {
   return Diagnostic{file, Mark{line, col}, std::move(message)};
-}
-
-// Length of the UTF-8 sequence starting at text[i], or 0 when it is invalid.
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned min = 0;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    min = 0x80;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    min = 0x800;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  unsigned cp = c & (0x7F >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  // Overlong forms, UTF-16 surrogates and code points past Unicode are not UTF-8.
-  if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
-  return n;
 }
 
 // Binary data, invalid UTF-8 and control characters, at the first bad byte.
@@ -640,6 +611,10 @@ class Loader {
         error(Mark{}, fmt::format("--var {}: {}", excerpt(name), *why));
       } else if (value.find("{{") != std::string::npos) {
         error(Mark{}, fmt::format("--var {}: a value cannot contain '{{{{'", name));
+      } else if (auto bad = first_invalid_utf8(value)) {
+        error(Mark{}, fmt::format("--var {}: the value is not UTF-8 text (byte 0x{:02x} at offset {}); a scenario's "
+                                  "values are UTF-8",
+                                  name, static_cast<unsigned char>(value[*bad]), *bad));
       } else {
         scenario_.vars[name] = value;  // --var wins over `vars:`, and may define a new one
       }

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "base/output.h"
+
 namespace rxerun {
 
 std::string_view to_string(StepStatus s) {
@@ -58,6 +60,47 @@ void MultiReporter::run_finished(const RunReport& rr) {
 }
 void MultiReporter::note(std::string_view text) {
   for (auto* r : reporters_) r->note(text);
+}
+
+// ---- GuardedReporter -----------------------------------------------------
+
+template <class F>
+void GuardedReporter::pass(F&& call) {
+  if (silenced_) return;
+  try {
+    call();
+  } catch (const std::exception& e) {
+    silenced_ = true;
+    print(stderr, "rxerun: output stopped: {}\n", e.what());
+  } catch (...) {
+    silenced_ = true;
+    print(stderr, "rxerun: output stopped\n");
+  }
+}
+
+void GuardedReporter::run_started(const Scenario& s) {
+  pass([&] { inner_.run_started(s); });
+}
+void GuardedReporter::step_started(const StepSpec& s) {
+  pass([&] { inner_.step_started(s); });
+}
+void GuardedReporter::step_finished(const StepReport& r) {
+  pass([&] { inner_.step_finished(r); });
+}
+void GuardedReporter::cleanup_started(std::string_view phase, std::size_t pending) {
+  pass([&] { inner_.cleanup_started(phase, pending); });
+}
+void GuardedReporter::undo_finished(const UndoReport& r) {
+  pass([&] { inner_.undo_finished(r); });
+}
+void GuardedReporter::cleanup_finished(const CleanupReport& r) {
+  pass([&] { inner_.cleanup_finished(r); });
+}
+void GuardedReporter::run_finished(const RunReport& r) {
+  pass([&] { inner_.run_finished(r); });
+}
+void GuardedReporter::note(std::string_view text) {
+  pass([&] { inner_.note(text); });
 }
 
 // ---- --report FORMAT:PATH ------------------------------------------------

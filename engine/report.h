@@ -58,6 +58,7 @@ struct UndoReport {
 struct CleanupReport {
   std::string phase;  // "preclean" or "cleanup"
   bool kept = false;  // --keep: nothing undone on purpose
+  bool interrupted = false;  // stopped by a signal after the undo in progress; the rest stays in the journal
   std::vector<UndoReport> undos;
   bool clean() const;  // every undo succeeded (or kept)
 };
@@ -104,6 +105,28 @@ class MultiReporter final : public Reporter {
 
  private:
   std::vector<Reporter*> reporters_;
+};
+
+// Passes every call on to `inner`. An exception from it (a reporter's bug,
+// output that cannot be formatted) silences that reporter for the rest of the
+// run, said once on stderr: output never stands in the way of cleanup.
+class GuardedReporter final : public Reporter {
+ public:
+  explicit GuardedReporter(Reporter& inner) : inner_(inner) {}
+  void run_started(const Scenario& s) override;
+  void step_started(const StepSpec& s) override;
+  void step_finished(const StepReport& r) override;
+  void cleanup_started(std::string_view phase, std::size_t pending) override;
+  void undo_finished(const UndoReport& r) override;
+  void cleanup_finished(const CleanupReport& r) override;
+  void run_finished(const RunReport& r) override;
+  void note(std::string_view text) override;
+
+ private:
+  template <class F>
+  void pass(F&& call);
+  Reporter& inner_;
+  bool silenced_ = false;
 };
 
 enum class Verbosity { Quiet, Normal, Verbose };

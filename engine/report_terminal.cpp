@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "base/output.h"
 #include "engine/report.h"
 
 namespace rxerun {
@@ -231,9 +232,9 @@ std::string paint(const TerminalStyle& style, Tone tone, std::string_view text) 
 
 // Users watch long runs through pipes (tee, CI): every line leaves at once.
 void emit(std::FILE* out, std::string_view line) {
-  std::fwrite(line.data(), 1, line.size(), out);
-  std::fputc('\n', out);
-  std::fflush(out);
+  std::string text(line);
+  text += '\n';
+  write_out(out, text);
 }
 
 // A multi-line text from a tool, each line indented under the step (or at

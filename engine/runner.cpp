@@ -30,6 +30,37 @@ std::string join_keys(const nlohmann::json& facts) {
   return out.empty() ? "none" : out;
 }
 
+// The exception barrier: whatever a kind or the journal throws becomes the
+// error of that step, undo or preclean, and the run goes on to its cleanup.
+// `what` names the call for the message ("step kind 'veth'").
+template <class F>
+auto guarded(std::string_view what, F&& call) -> decltype(call()) {
+  using R = decltype(call());
+  std::string why;
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "an exception that is not a std::exception";
+  }
+  Error error = make_error(fmt::format("{} failed unexpectedly: {}", what, why));
+  if constexpr (std::is_same_v<R, StepResult>) {
+    return StepResult::error(error);
+  } else {
+    return R(std::move(error));
+  }
+}
+
+// The arguments an undo receives: what the step recorded, plus what
+// identifies the object it made, when known.
+nlohmann::json undo_args(const JournalEntry& entry) {
+  if (entry.identity.is_null()) return entry.args;
+  nlohmann::json args = entry.args;
+  if (args.is_object()) args["identity"] = entry.identity;
+  return args;
+}
+
 // Everything that keeps a step from passing, one line each.
 std::vector<std::string> unmet(const Expectation& expect, const StepResult& result) {
   std::vector<std::string> out;
@@ -66,7 +97,13 @@ class Runner::Context final : public StepContext {
                    std::move(args), std::move(footprint)};
     auto r = runner_.journal_.append(std::move(e));
     if (!r) return r.error();
+    last_change_ = *r;
     return {};
+  }
+
+  Result<void> identify(nlohmann::json identity) override {
+    if (!last_change_) return make_error("identify() before any will_change() of this step");
+    return runner_.journal_.identify(last_change_, std::move(identity));
   }
 
   Result<nlohmann::json> revert(const std::string& step_name) override { return runner_.revert(step_name); }
@@ -92,6 +129,7 @@ class Runner::Context final : public StepContext {
   Runner& runner_;
   const StepSpec& step_;
   sys::SteadyTime deadline_;
+  long last_change_ = 0;  // the seq of this step's latest will_change()
 };
 
 namespace {
@@ -157,7 +195,7 @@ RunReport Runner::run(const Scenario& scenario) {
   } else {
     report.cleanup = cleanup(scenario.name, "cleanup");
   }
-  if (sys_.interrupt.requested()) report.interrupted = true;
+  if (sys_.interrupt.requested() || report.cleanup.interrupted) report.interrupted = true;
   report.duration = since(sys_.clock, start);
   report.exit_code = exit_code_for(report);
   reporter_.run_finished(report);
@@ -191,7 +229,15 @@ StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
     return sr;
   }
   reporter_.step_started(step);
-  return attempt_loop(scenario, step, *kind);
+  try {
+    return attempt_loop(scenario, step, *kind);
+  } catch (const std::exception& e) {  // parameters checked at run time, a kind's validate(): see guarded()
+    sr.status = StepStatus::Error;
+    sr.outcome = Outcome::Error;
+    sr.message = fmt::format("step kind '{}' failed unexpectedly: {}", step.kind, e.what());
+    sr.attempts = 1;
+    return sr;
+  }
 }
 
 sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
@@ -256,7 +302,7 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
         const auto deadline = deadline_for(step, kind);
         Context ctx(*this, step, deadline);
         Params p(params, step, scenario.file);
-        result = kind.run(p, ctx);
+        result = guarded("step kind '" + step.kind + "'", [&] { return kind.run(p, ctx); });
         // A step that overran its deadline timed out, whatever it says.
         if (result.outcome != Outcome::Error && deadline != sys::SteadyTime::max() && sys_.clock.now() > deadline)
           result.outcome = Outcome::Timeout;
@@ -299,7 +345,7 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   const Kind* kind = registry_.find(entry.kind);
   auto finish = [&](Result<void> r) {
     if (r) {
-      if (auto m = journal_.mark_undone(entry.seq); !m) r = m;
+      if (auto m = guarded("the journal", [&] { return journal_.mark_undone(entry.seq); }); !m) r = m;
     }
     if (!r) {
       ur.ok = false;
@@ -317,7 +363,7 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   if (gone) return finish({});  // a namespace that is gone took everything inside it along
   if (!scope) return finish(scope.error());
   SimpleUndoContext uctx(sys_, scenario_name_);
-  auto r = kind->undo(entry.args, uctx);
+  auto r = guarded("undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); });
   if (!r) return finish(r.error());
   if (facts && r->is_object()) facts->update(*r);
   return finish({});
@@ -342,9 +388,9 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
         r = scope.error();
       } else {
         std::vector<nlohmann::json> args;
-        for (const auto& e : entries) args.push_back(e.args);
+        for (const auto& e : entries) args.push_back(undo_args(e));
         SimpleUndoContext uctx(sys_, scenario_name_);
-        r = kind.undo_batch(args, uctx);
+        r = guarded("undo of step kind '" + kind.spec.name + "'", [&] { return kind.undo_batch(args, uctx); });
       }
     }
   }
@@ -378,7 +424,7 @@ void Runner::remove_marked(const Scenario& scenario, CleanupReport& report) {
         continue;
       }
       SimpleUndoContext uctx(sys_, scenario_name_);
-      auto removed = kind.preclean(uctx);
+      auto removed = guarded("preclean of step kind '" + kind.spec.name + "'", [&] { return kind.preclean(uctx); });
       if (!removed) {
         report.undos.push_back({.kind = kind.spec.name,
                                 .summary = "remove marked leftovers" + (ns.empty() ? "" : " in netns " + ns),
@@ -450,11 +496,13 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
       }
       continue;
     }
+    if (sys_.interrupt.requested()) break;
     report.undos.push_back(undo(*it, nullptr));
     reporter_.undo_finished(report.undos.back());
     settle_riders(*it, report.undos.back().ok, riders, report);
   }
   for (const auto& [kind, entries] : batches) {
+    if (sys_.interrupt.requested()) break;
     auto results = undo_batch(*kind, entries);
     for (std::size_t i = 0; i < results.size(); ++i) {
       report.undos.push_back(std::move(results[i]));
@@ -462,7 +510,22 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
       settle_riders(entries[i], report.undos.back().ok, riders, report);
     }
   }
-  if (marked) remove_marked(*marked, report);
+  // Interrupted (Ctrl-C during `rxerun cleanup`, a second one during a
+  // run's cleanup): the undo in progress finished and was recorded; what is
+  // left stays in the journal for the next cleanup, and is reported.
+  if (sys_.interrupt.requested()) {
+    report.interrupted = true;
+    for (const auto& e : journal_.pending()) {
+      report.undos.push_back({.step = e.step,
+                              .kind = e.kind,
+                              .summary = e.summary,
+                              .ok = false,
+                              .error = "not undone: interrupted (it stays in the journal for `rxerun cleanup`)"});
+      reporter_.undo_finished(report.undos.back());
+    }
+  } else if (marked) {
+    remove_marked(*marked, report);
+  }
   journal_.remove_if_clean();
   reporter_.cleanup_finished(report);
   return report;
@@ -500,7 +563,7 @@ std::vector<UndoReport> Runner::mark_all_undone(const std::vector<const JournalE
                                                 const std::string& covered_by) {
   std::vector<long> seqs;
   for (const auto* e : entries) seqs.push_back(e->seq);
-  auto marked = journal_.mark_undone(seqs);
+  auto marked = guarded("the journal", [&] { return journal_.mark_undone(seqs); });
   std::vector<UndoReport> out;
   for (const auto* e : entries) {
     UndoReport ur{.step = e->step, .kind = e->kind, .summary = e->summary, .duration = each, .covered_by = covered_by};

@@ -67,7 +67,7 @@ class Runner {
   const Registry& registry_;
   sys::System& sys_;
   Journal& journal_;
-  Reporter& reporter_;
+  GuardedReporter reporter_;
   RunOptions options_;
   std::string scenario_name_;
   std::map<std::string, nlohmann::json> facts_;     // by step name, for {{steps.NAME.FACT}}

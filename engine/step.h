@@ -74,6 +74,12 @@ class StepContext {
   // leave out undos that a removal of the run's own takes care of.
   virtual Result<void> will_change(nlohmann::json args, std::string summary, Footprint footprint = {}) = 0;
 
+  // Once the object the last will_change() was for exists: records what
+  // identifies it beyond its name ({"ifindex": 7, "netns_inode": ...}). Its
+  // undo receives it as args["identity"] and acts only while the object still
+  // matches, so that a namesake someone made in between is left alone.
+  virtual Result<void> identify(nlohmann::json /*identity*/) { return {}; }
+
   // The footprint of a change to interface `dev` in this step's namespace
   // (it also lives on that namespace, when there is one).
   Footprint on_link(const std::string& dev) const;

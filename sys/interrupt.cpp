@@ -10,6 +10,10 @@
 namespace rxerun::sys {
 
 namespace {
+// Ctrl-C, kill, and a closed terminal (or an ssh session that ended): each
+// stops the run the same way, with cleanup.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
 // The one Interrupt bound to signals; a signal handler can reach nothing else.
 std::atomic<Interrupt*> g_bound{nullptr};
 
@@ -28,8 +32,7 @@ Interrupt::~Interrupt() {
   if (bound_) {
     struct sigaction sa {};
     sa.sa_handler = SIG_DFL;
-    ::sigaction(SIGINT, &sa, nullptr);
-    ::sigaction(SIGTERM, &sa, nullptr);
+    for (int signo : kSignals) ::sigaction(signo, &sa, nullptr);
     g_bound.store(nullptr);
   }
   ::close(pipe_[0]);
@@ -42,8 +45,7 @@ void Interrupt::bind_signals() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: a blocking syscall returns EINTR and the step notices
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  for (int signo : kSignals) ::sigaction(signo, &sa, nullptr);
   bound_ = true;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// SIGINT/SIGTERM become a flag plus a readable pipe, so that any wait can
+// SIGINT, SIGTERM and SIGHUP become a flag plus a readable pipe, so that any wait can
 // poll() on it and stop at once. The signal handler only writes to the pipe.
 
 #include <atomic>
@@ -13,12 +13,12 @@ class Interrupt {
   Interrupt(const Interrupt&) = delete;
   Interrupt& operator=(const Interrupt&) = delete;
 
-  // Routes SIGINT and SIGTERM to this object until it is destroyed. At most
+  // Routes SIGINT, SIGTERM and SIGHUP to this object until it is destroyed. At most
   // one Interrupt is bound at a time.
   void bind_signals();
 
   bool requested() const { return signal_.load() != 0; }
-  int signal() const { return signal_.load(); }  // 0, SIGINT or SIGTERM
+  int signal() const { return signal_.load(); }    // 0, SIGINT, SIGTERM or SIGHUP
   int fd() const { return pipe_[0]; }              // readable once requested
 
   void request(int signo);  // also what the signal handler calls

@@ -135,7 +135,7 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
     int in = options.stdin_fd;
     if (in < 0) in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (in < 0 || ::dup2(in, 0) < 0) child_fail(report[1], errno);
