@@ -135,13 +135,18 @@ class Runner::Context final : public StepContext {
 namespace {
 class SimpleUndoContext final : public UndoContext {
  public:
-  SimpleUndoContext(sys::System& sys, const std::string& scenario) : sys_(sys), scenario_(scenario) {}
+  SimpleUndoContext(sys::System& sys, const std::string& scenario, std::string step = {}, std::string netns = {})
+      : sys_(sys), scenario_(scenario), step_(std::move(step)), netns_(std::move(netns)) {}
   sys::System& sys() override { return sys_; }
   const std::string& scenario() const override { return scenario_; }
+  std::string step() const override { return step_; }
+  std::string netns() const override { return netns_; }
 
  private:
   sys::System& sys_;
   const std::string& scenario_;
+  std::string step_;
+  std::string netns_;
 };
 }  // namespace
 
@@ -362,7 +367,7 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   auto scope = enter(entry.netns, &gone);
   if (gone) return finish({});  // a namespace that is gone took everything inside it along
   if (!scope) return finish(scope.error());
-  SimpleUndoContext uctx(sys_, scenario_name_);
+  SimpleUndoContext uctx(sys_, scenario_name_, entry.step, entry.netns);
   auto r = guarded("undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); });
   if (!r) return finish(r.error());
   if (facts && r->is_object()) facts->update(*r);
@@ -389,7 +394,7 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
       } else {
         std::vector<nlohmann::json> args;
         for (const auto& e : entries) args.push_back(undo_args(e));
-        SimpleUndoContext uctx(sys_, scenario_name_);
+        SimpleUndoContext uctx(sys_, scenario_name_, "", entries.front().netns);
         r = guarded("undo of step kind '" + kind.spec.name + "'", [&] { return kind.undo_batch(args, uctx); });
       }
     }
@@ -523,7 +528,10 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
                               .error = "not undone: interrupted (it stays in the journal for `rxerun cleanup`)"});
       reporter_.undo_finished(report.undos.back());
     }
-  } else if (marked) {
+  } else if (marked && report.clean()) {
+    // Not after an undo that left something behind: it may have refused a
+    // namesake that copied the mark, which the mark alone cannot tell from
+    // a leftover. The next cleanup looks again.
     remove_marked(*marked, report);
   }
   journal_.remove_if_clean();

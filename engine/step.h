@@ -120,6 +120,11 @@ class UndoContext {
   virtual ~UndoContext() = default;
   virtual sys::System& sys() = 0;
   virtual const std::string& scenario() const = 0;
+  // The step whose change is undone, for messages about its journal entry;
+  // "" when the call covers several (a batch) or none (preclean).
+  virtual std::string step() const { return {}; }
+  // The namespace the undo runs in, as the journal names it; "" for rxerun's own.
+  virtual std::string netns() const { return {}; }
 };
 
 // The mark rxerun puts on what it creates (an interface's alias), naming the

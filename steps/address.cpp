@@ -1,7 +1,9 @@
 // address: an IPv4 or IPv6 address/prefix on an interface. An address that
 // is there already is left as it is (changed=false) and no undo is recorded:
 // it was not rxerun's to remove. Undo removes the address; an address or
-// interface that is gone is success.
+// interface that is gone is success. The journal records the interface's
+// index and namespace inode (steps/identity.h): an interface made since
+// under the name is left alone, its addresses too, and reported.
 
 #include <arpa/inet.h>
 
@@ -9,6 +11,8 @@
 #include <optional>
 
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -73,8 +77,11 @@ StepResult run_address(const Params& params, StepContext& ctx) {
                                " (not rxerun's): remove it or ask for that prefix");
   }
 
-  if (auto r = ctx.will_change({{"dev", dev}, {"cidr", wanted->text()}}, "remove " + wanted->text() + " from " + dev,
-                               ctx.on_link(dev));
+  auto inode = ctx.sys().netns.current_inode();
+  if (!inode) return StepResult::error(inode.error());
+  const nlohmann::json identity = {{"ifindex", ifindex}, {"netns_inode", *inode}};
+  if (auto r = ctx.will_change({{"dev", dev}, {"cidr", wanted->text()}, {"identity", identity}},
+                               "remove " + wanted->text() + " from " + dev, ctx.on_link(dev));
       !r)
     return StepResult::error(r.error());
   if (auto r = links.add_address(dev, wanted->text(), ifindex); !r) return StepResult::error(r.error());
@@ -82,8 +89,14 @@ StepResult run_address(const Params& params, StepContext& ctx) {
 }
 
 Result<nlohmann::json> undo_address(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string dev = args.at("dev").get<std::string>();
-  const std::string cidr = args.at("cidr").get<std::string>();
+  JournalArgs a(args, ctx);
+  const std::string dev = a.ifname("dev");
+  const std::string cidr = a.cidr("cidr");
+  const nlohmann::json recorded = a.identity();
+  if (!a.ok()) return a.error();
+  auto found = check_link(ctx.sys(), dev, recorded);
+  if (!found) return found.error();
+  if (*found == Found::Gone) return nlohmann::json::object();
   auto r = ctx.sys().links.remove_address(dev, cidr);
   if (!r && r.error().code != EADDRNOTAVAIL && r.error().code != ENODEV) return r.error();
   return nlohmann::json::object();

@@ -3,12 +3,16 @@
 // per hook; the host's own ruleset is never listed, flushed or changed. The
 // rule counts what it hit; undo reads that count (what `revert` reports, the
 // proof that a fault was hit), deletes the rule, then the chain and the
-// table once nothing else of the run is left in them.
+// table once nothing else of the run is left in them. The journal records
+// the namespace's inode (steps/identity.h): in a namespace made again under
+// its name, the undo leaves everything alone and reports it.
 
 #include <algorithm>
 #include <cerrno>
 
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -177,10 +181,12 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   const std::string where = std::string(kFamily) + " " + table + " " + hook;
   auto found = view->rules_with(hook, comment);
   const bool changed = found.empty();
+  auto identity = netns_identity(ctx.sys());
+  if (!identity) return StepResult::error(identity.error());
   // The table is the run's own: whatever carries this step's comment there
   // goes at cleanup, found or made now.
   if (auto r = ctx.will_change(
-          {{"family", kFamily}, {"table", table}, {"chain", hook}, {"comment", comment}},
+          {{"family", kFamily}, {"table", table}, {"chain", hook}, {"comment", comment}, {"identity", *identity}},
           "delete the nftables rule '" + comment + "' from " + where + " (then the chain and the table when empty)",
           ctx.in_netns());
       !r) {
@@ -221,13 +227,32 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   return result;
 }
 
+// What an undo may touch: the run's own table, a base chain of a hook this
+// kind uses, a rule with a comment this kind writes (the text goes into nft
+// commands and is matched against listings, never quoted by a shell).
+void check_names(JournalArgs& a, const std::string& scenario, const std::string& family, const std::string& table,
+                 const std::string& chain, const std::string& comment) {
+  if (!a.ok()) return;
+  if (family != kFamily) a.refuse("family", "inet, the family of the run's table");
+  if (table != table_for(scenario)) a.refuse("table", "this scenario's table, " + table_for(scenario));
+  if (chain != "input" && chain != "output" && chain != "forward") a.refuse("chain", "input, output or forward");
+  const bool plain = std::none_of(comment.begin(), comment.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '"' || c == '\\';
+  });
+  if (comment.rfind("rxerun step ", 0) != 0 || comment.size() > 127 || !plain)
+    a.refuse("comment", "a comment this kind writes (rxerun step NAME)");
+}
+
 Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string family = args.value("family", kFamily);
-  const std::string table = args.value("table", "");
-  const std::string chain = args.value("chain", "");
-  const std::string comment = args.value("comment", "");
-  if (table.empty() || chain.empty() || comment.empty())
-    return make_error("block undo: the journal entry names no table, chain or comment");
+  JournalArgs a(args, ctx);
+  const std::string family = a.has("family") ? a.text("family") : kFamily;
+  const std::string table = a.text("table");
+  const std::string chain = a.text("chain");
+  const std::string comment = a.text("comment");
+  const nlohmann::json recorded = a.identity();
+  check_names(a, ctx.scenario(), family, table, chain, comment);
+  if (!a.ok()) return a.error();
+  if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
   auto& nft = ctx.sys().nft;
 
   auto listed = nft.run("list table " + family + " " + table);

@@ -11,6 +11,7 @@
 
 #include "engine/step.h"
 #include "roce/opcodes.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -75,7 +76,12 @@ StepResult run_capture(const Params& params, StepContext& ctx) {
 }
 
 Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx) {
-  auto stopped = ctx.sys().captures.stop(args.at("id").get<std::string>());
+  JournalArgs a(args, ctx);
+  const std::string id = a.text("id");
+  const std::string file = a.text("file");
+  const std::string shown = a.has("shown") ? a.text("shown") : file;
+  if (!a.ok()) return a.error();
+  auto stopped = ctx.sys().captures.stop(id);
   if (!stopped) {
     // It ended with the process that started it (a crash, --keep): its
     // file holds what it wrote, nothing is left running.
@@ -83,7 +89,7 @@ Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx
     return stopped.error();
   }
   auto facts = flat_facts(*stopped);
-  facts["file"] = args.value("shown", args.at("file").get<std::string>());
+  facts["file"] = shown;
   return facts;
 }
 

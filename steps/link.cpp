@@ -1,8 +1,14 @@
 // link: an interface's administrative state and/or MTU. It reads both first
 // and changes only what differs; undo restores what it found, and only what
-// the step changed.
+// the step changed, on the interface the step changed (steps/identity.h).
+// A setting is shared with whoever else uses the interface: the undo puts
+// the value found back only while the setting still holds the value the step
+// wrote; one changed since by somebody else is left, and the undo fails
+// naming the setting, its value now, the value written and the value found.
 
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -28,14 +34,18 @@ StepResult run_link(const Params& params, StepContext& ctx) {
   const bool set_mtu = params.has("mtu") && static_cast<unsigned>(params.integer("mtu")) != before.mtu;
   if (!set_up && !set_mtu) return StepResult::ok(facts_of(before, before, false));
 
-  nlohmann::json args = {{"dev", dev}};
+  auto identity = link_identity(ctx.sys(), before);
+  if (!identity) return StepResult::error(identity.error());
+  nlohmann::json args = {{"dev", dev}, {"identity", *identity}, {"wrote", nlohmann::json::object()}};
   std::string summary;
   if (set_mtu) {
     args["mtu"] = before.mtu;
+    args["wrote"]["mtu"] = static_cast<unsigned>(params.integer("mtu"));
     summary = "set the MTU of " + dev + " back to " + std::to_string(before.mtu);
   }
   if (set_up) {
     args["up"] = before.up;
+    args["wrote"]["up"] = params.flag("up");
     summary += (summary.empty() ? "bring " + dev : " and bring it") + (before.up ? " up" : " down") + " again";
   }
   if (auto r = ctx.will_change(args, summary, ctx.on_link(dev)); !r) return StepResult::error(r.error());
@@ -52,17 +62,54 @@ StepResult run_link(const Params& params, StepContext& ctx) {
   return StepResult::ok(facts_of(**after, before, true));
 }
 
+std::string state(bool up) {
+  return up ? "up" : "down";
+}
+
 Result<nlohmann::json> undo_link(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string dev = args.at("dev").get<std::string>();
+  JournalArgs a(args, ctx);
+  const std::string dev = a.ifname("dev");
+  const nlohmann::json recorded = a.identity();
+  // An entry written before rxerun recorded what it wrote has no "wrote":
+  // the value found is put back whatever the value now.
+  const nlohmann::json wrote = a.object("wrote", true);
+  std::optional<bool> up, wrote_up;
+  std::optional<unsigned> mtu, wrote_mtu;
+  if (a.has("up")) up = a.flag("up");
+  if (a.has("mtu")) mtu = static_cast<unsigned>(a.number("mtu", UINT32_MAX));
+  JournalArgs w(wrote, ctx, "wrote");
+  if (wrote.contains("up")) wrote_up = w.flag("up");
+  if (wrote.contains("mtu")) wrote_mtu = static_cast<unsigned>(w.number("mtu", UINT32_MAX));
+  if (!a.ok()) return a.error();
+  if (!w.ok()) return w.error();
+
   auto& links = ctx.sys().links;
-  auto now = links.get(dev);
-  if (!now) return now.error();
-  if (!*now) return nlohmann::json::object();  // gone: nothing left to restore
-  nlohmann::json facts = {{"up", (*now)->up}, {"mtu", (*now)->mtu}};
-  if (args.contains("up") && (*now)->up != args.at("up").get<bool>())
-    if (auto r = links.set_up(dev, args.at("up").get<bool>()); !r) return r.error();
-  if (args.contains("mtu") && (*now)->mtu != args.at("mtu").get<unsigned>())
-    if (auto r = links.set_mtu(dev, args.at("mtu").get<unsigned>()); !r) return r.error();
+  std::optional<sys::LinkInfo> now;
+  auto found = check_link(ctx.sys(), dev, recorded, &now);
+  if (!found) return found.error();
+  if (*found == Found::Gone) return nlohmann::json::object();  // gone: nothing left to restore
+  nlohmann::json facts = {{"up", now->up}, {"mtu", now->mtu}};
+  std::string conflicts;
+  auto conflict = [&](const std::string& setting, const std::string& is, const std::string& written,
+                      const std::string& found_before) {
+    conflicts += (conflicts.empty() ? "" : "; ") + setting + " of " + dev + " is " + is + " now, not the " + written +
+                 " this run set (it was " + found_before + " before the run)";
+  };
+  bool restore_up = up && now->up != *up;
+  if (restore_up && wrote_up && now->up != *wrote_up) {
+    conflict("the state", state(now->up), state(*wrote_up), state(*up));
+    restore_up = false;
+  }
+  bool restore_mtu = mtu && now->mtu != *mtu;
+  if (restore_mtu && wrote_mtu && now->mtu != *wrote_mtu) {
+    conflict("the MTU", std::to_string(now->mtu), std::to_string(*wrote_mtu), std::to_string(*mtu));
+    restore_mtu = false;
+  }
+  if (restore_up)
+    if (auto r = links.set_up(dev, *up); !r) return r.error();
+  if (restore_mtu)
+    if (auto r = links.set_mtu(dev, *mtu); !r) return r.error();
+  if (!conflicts.empty()) return make_error(conflicts + ": changed by somebody else since, so left as it is");
   return facts;
 }
 

@@ -13,7 +13,10 @@
 //
 // Only a root qdisc the kernel attached by default is replaced; one somebody
 // added is not rxerun's, and the step stops. A kernel without netem stops
-// the step before it changes anything, naming the lab VM.
+// the step before it changes anything, naming the lab VM. Undo acts only on
+// the interface the step changed (its index and namespace inode are in the
+// journal, steps/identity.h): an interface made since under the name keeps
+// its qdisc, and the undo reports it.
 
 #include <cctype>
 #include <cerrno>
@@ -23,6 +26,8 @@
 #include <optional>
 
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -184,7 +189,11 @@ StepResult run_netem(const Params& params, StepContext& ctx) {
         "' that rxerun did not add; rxerun will not replace it (remove it with `tc qdisc del dev " + dev +
         " root` if it is a leftover, or use another interface)");
 
-  if (auto r = ctx.will_change({{"dev", dev}}, "remove netem from " + dev, ctx.on_link(dev)); !r)
+  auto identity = link_identity(ctx.sys(), dev);
+  if (!identity) return StepResult::error(identity.error());
+  nlohmann::json args = {{"dev", dev}};
+  if (!identity->is_null()) args["identity"] = *identity;
+  if (auto r = ctx.will_change(args, "remove netem from " + dev, ctx.on_link(dev)); !r)
     return StepResult::error(r.error());
   if (auto r = qdiscs.add_netem(dev, *spec); !r) {
     if (r.error().code == EEXIST)
@@ -202,7 +211,15 @@ StepResult run_netem(const Params& params, StepContext& ctx) {
 // Removes the root qdisc when it is a netem; reports its last statistics. A
 // default root means it is gone already; any other kind is not rxerun's.
 Result<nlohmann::json> undo_netem(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string dev = args.at("dev").get<std::string>();
+  JournalArgs a(args, ctx);
+  const std::string dev = a.ifname("dev");
+  const nlohmann::json recorded = a.identity();
+  if (!a.ok()) return a.error();
+  if (!recorded.is_null()) {
+    auto found = check_link(ctx.sys(), dev, recorded);
+    if (!found) return found.error();
+    if (*found == Found::Gone) return nlohmann::json::object();  // the interface went, and its qdisc with it
+  }
   auto& qdiscs = ctx.sys().qdiscs;
   auto root = qdiscs.root_kind(dev);
   if (!root) {

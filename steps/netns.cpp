@@ -4,8 +4,12 @@
 // the step recognises a leftover of this scenario (adopted), and how its undo
 // knows that the namespace it is about to delete is rxerun's: an unmarked
 // namespace is never deleted, except one the user replaced with --force.
+// The journal also records the namespace's inode: a namespace deleted and
+// made again under the name (by somebody else) is left alone, marked or not.
 
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -27,6 +31,13 @@ Result<void> mark_loopback(sys::System& sys, const std::string& name, const std:
   return sys.links.set_alias("lo", mark);
 }
 
+// Records the namespace's inode for the undo (steps/identity.h).
+Result<void> identify(StepContext& ctx, const std::string& name) {
+  auto inode = ctx.sys().netns.inode(name);
+  if (!inode) return inode.error();
+  return ctx.identify({{"netns_inode", *inode}});
+}
+
 StepResult run_netns(const Params& params, StepContext& ctx) {
   const std::string name = params.str("name");
   const std::string mark = mark_for(ctx.scenario());
@@ -44,6 +55,7 @@ StepResult run_netns(const Params& params, StepContext& ctx) {
       // This scenario's own (an earlier step of this run, or a leftover the
       // journal lost): adopt it, and make sure cleanup removes it.
       if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
+      if (auto r = identify(ctx, name); !r) return StepResult::error(r.error());
       return StepResult::ok({{"changed", false}});
     }
     if (!ctx.force())
@@ -56,21 +68,35 @@ StepResult run_netns(const Params& params, StepContext& ctx) {
 
   if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
   if (auto r = sys.netns.create(name); !r) return StepResult::error(r.error());
+  if (auto r = identify(ctx, name); !r) return StepResult::error(r.error());
   if (auto r = mark_loopback(sys, name, mark); !r) return StepResult::error(r.error());
   return StepResult::ok({{"changed", true}});
 }
 
-// Deletes the namespace when it carries the mark. The marked interfaces in
-// it go first, in one kernel operation: a veth whose other end sits in
-// another namespace then disappears at once, not whenever the kernel gets
-// round to freeing the namespace.
+// Deletes the namespace when it is the one the run made (its inode, when
+// recorded) and carries the mark. The marked interfaces in it go first, in
+// one kernel operation: a veth whose other end sits in another namespace
+// then disappears at once, not whenever the kernel gets round to freeing
+// the namespace.
 Result<nlohmann::json> undo_netns(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string name = args.at("name").get<std::string>();
+  JournalArgs a(args, ctx);
+  const std::string name = a.netns_name("name");
+  const nlohmann::json recorded = a.identity();
+  if (!a.ok()) return a.error();
   const std::string mark = mark_for(ctx.scenario());
   auto& sys = ctx.sys();
   auto exists = sys.netns.exists(name);
   if (!exists) return exists.error();
   if (!*exists) return nlohmann::json::object();
+  if (auto inode = sys.netns.inode(name); !inode) {
+    if (inode.error().code == ENOENT) return nlohmann::json::object();
+    return inode.error();
+  } else if (differs(recorded, {{"netns_inode", *inode}})) {
+    return make_error(
+        "network namespace " + name + " is another one than the one this run made: the journal recorded inode " +
+        std::to_string(recorded.at("netns_inode").get<std::uint64_t>()) + ", /run/netns/" + name + " is now inode " +
+        std::to_string(*inode) + " (deleted and made again under its name since): left alone, with everything in it");
+  }
   {
     auto scope = sys.netns.enter(name);
     if (!scope) {

@@ -1,7 +1,10 @@
 // offload: turn netdev features (what `ethtool -K` sets) on or off. Takes
 // ethtool's short and long names (gro, generic-receive-offload) and the
 // kernel's feature strings (rx-gro); reads the features first, changes only
-// those that differ, and its undo puts back the values it found.
+// those that differ, and its undo puts back the values it found: on the
+// interface the step changed (steps/identity.h), and only for features that
+// still hold the value the step set (one changed since by somebody else is
+// left, and reported).
 
 #include <algorithm>
 #include <map>
@@ -12,6 +15,8 @@
 
 #include "engine/diag.h"
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -194,15 +199,23 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
   }
 
   nlohmann::json restore = nlohmann::json::object();
-  for (const auto& [name, _] : *change) restore[name] = found->at(name).active;
+  nlohmann::json wrote = nlohmann::json::object();
+  for (const auto& [name, on] : *change) {
+    restore[name] = found->at(name).active;
+    wrote[name] = on;
+  }
   nlohmann::json names = nlohmann::json::object();
   std::vector<std::string> asked;
   for (const auto& r : *requests) {
     names[r.name] = r.members;
     asked.push_back(r.name);
   }
-  if (auto r = ctx.will_change({{"dev", dev}, {"restore", restore}, {"names", names}},
-                               "restore " + join(asked) + " on " + dev + " to the values found", ctx.on_link(dev));
+  auto identity = link_identity(ctx.sys(), dev);
+  if (!identity) return StepResult::error(identity.error());
+  nlohmann::json args = {{"dev", dev}, {"restore", restore}, {"names", names}, {"wrote", wrote}};
+  if (!identity->is_null()) args["identity"] = *identity;
+  if (auto r =
+          ctx.will_change(args, "restore " + join(asked) + " on " + dev + " to the values found", ctx.on_link(dev));
       !r)
     return StepResult::error(r.error());
   auto changed = ethtool.set_features(dev, *change);
@@ -218,33 +231,64 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
   return StepResult::ok(facts);
 }
 
-// Puts back the values found, for the features the step changed; a device
-// that is gone has nothing left to restore.
+// Puts back the values found, for the features the step changed and that
+// still hold the value it set; a device that is gone has nothing left to
+// restore.
 Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string dev = args.at("dev").get<std::string>();
+  JournalArgs a(args, ctx);
+  const std::string dev = a.ifname("dev");
+  const nlohmann::json restore = a.object("restore", true);
+  const nlohmann::json names_found = a.object("names", true);
+  // Entries written before rxerun recorded what it set: restored whatever the value now.
+  const nlohmann::json wrote = a.object("wrote", true);
+  const nlohmann::json recorded = a.identity();
+  std::map<std::string, bool> found_before, set_by_step;
+  std::map<std::string, std::vector<std::string>> names;
+  {
+    JournalArgs r(restore, ctx, "restore"), w(wrote, ctx, "wrote"), n(names_found, ctx, "names");
+    for (const auto& [name, _] : restore.items()) found_before[name] = r.flag(name);
+    for (const auto& [name, _] : wrote.items()) set_by_step[name] = w.flag(name);
+    for (const auto& [name, _] : names_found.items()) names[name] = n.texts(name);
+    for (auto* part : {&r, &w, &n})
+      if (!part->ok() && a.ok()) return part->error();
+  }
+  if (!a.ok()) return a.error();
+
   auto& ethtool = ctx.sys().ethtool;
+  if (!recorded.is_null()) {
+    auto found = check_link(ctx.sys(), dev, recorded);
+    if (!found) return found.error();
+    if (*found == Found::Gone) return nlohmann::json::object();
+  }
   auto now = ethtool.features(dev);
   if (!now) {
     if (now.error().code == ENODEV) return nlohmann::json::object();
     return now.error();
   }
-  const nlohmann::json restore = args.value("restore", nlohmann::json::object());
-  const nlohmann::json names = args.value("names", nlohmann::json::object());
   nlohmann::json facts = nlohmann::json::object();
-  for (const auto& [name, members] : names.items()) {
-    Request r{.name = name, .members = members.get<std::vector<std::string>>()};
+  for (const auto& [name, members] : names) {
+    Request r{.name = name, .members = members};
     if (std::all_of(r.members.begin(), r.members.end(), [&](const auto& m) { return now->count(m); }))
       facts[name + ".after"] = value_of(r, *now);
   }
   std::map<std::string, bool> back;
-  for (const auto& [name, value] : restore.items()) {
+  std::vector<std::string> conflicts;
+  for (const auto& [name, want] : found_before) {
     auto it = now->find(name);
-    const bool want = value.get<bool>();
     // Planning (no features known) restores blindly; otherwise only what differs.
-    if (now->empty() || (it != now->end() && it->second.active != want)) back[name] = want;
+    if (!now->empty() && (it == now->end() || it->second.active == want)) continue;
+    if (auto w = set_by_step.find(name); !now->empty() && w != set_by_step.end() && it->second.active != w->second) {
+      conflicts.push_back(name + " is " + on_off(it->second.active) + " now, not the " + on_off(w->second) +
+                          " this run set (it was " + on_off(want) + " before the run)");
+      continue;
+    }
+    back[name] = want;
   }
   if (!back.empty())
     if (auto r = ethtool.set_features(dev, back); !r) return r.error();
+  if (!conflicts.empty())
+    return make_error("offload features of " + dev + ": " + join(conflicts) +
+                      ": changed by somebody else since, so left as they are");
   // A plan cannot know the values found; say what cleanup will do instead of nothing.
   if (now->empty() && restore.empty() && ctx.sys().recorder)
     ctx.sys().recorder->record({"restore the offload features of " + dev + " to the values found", ""});

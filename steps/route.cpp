@@ -5,15 +5,21 @@
 // differs is an error naming what is there. Undo deletes exactly the route
 // the step added; one already gone (with its interface, or its namespace)
 // is success. The forced wire's routes (rxe-notes.md) are this kind's
-// reason to be: `10.10.0.2/32 dev vA src 10.10.0.1 table 100`.
+// reason to be: `10.10.0.2/32 dev vA src 10.10.0.1 table 100`. The journal
+// records the namespace's inode and the interface's index
+// (steps/identity.h): a route on an interface made since under the name, or
+// in a namespace made again under its name, is not the run's and is left.
 
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
 #include <optional>
 
+#include "engine/checks.h"
 #include "engine/step.h"
 #include "engine/vars.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -123,17 +129,20 @@ nlohmann::json to_json(const sys::Route& r) {
           {"type", r.type}};
 }
 
-sys::Route from_json(const nlohmann::json& j) {
+// The route as the journal holds it, every field checked.
+sys::Route from_journal(JournalArgs& a) {
   sys::Route r;
-  r.family = j.at("family").get<std::string>() == "inet6" ? AF_INET6 : AF_INET;
-  r.dst = j.at("dst").get<std::string>();
-  r.dev = j.at("dev").get<std::string>();
-  r.via = j.at("via").get<std::string>();
-  r.src = j.at("src").get<std::string>();
-  r.table = j.at("table").get<unsigned>();
-  r.metric = j.at("metric").get<unsigned>();
-  r.scope = j.at("scope").get<int>();
-  r.type = j.at("type").get<int>();
+  const std::string family = a.text("family");
+  if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
+  r.family = family == "inet6" ? AF_INET6 : AF_INET;
+  r.dst = a.cidr("dst");
+  r.dev = a.ifname("dev", true);
+  r.via = a.address("via", true);
+  r.src = a.address("src", true);
+  r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
+  r.metric = static_cast<unsigned>(a.number("metric", UINT32_MAX));
+  r.scope = static_cast<int>(a.number("scope", 255));
+  r.type = static_cast<int>(a.number("type", 255));
   return r;
 }
 
@@ -170,7 +179,11 @@ StepResult run_route(const Params& params, StepContext& ctx) {
   }
 
   const Footprint where = want.dev.empty() ? ctx.in_netns() : ctx.on_link(want.dev);
-  if (auto r = ctx.will_change(to_json(want), "delete route " + sys::route_args(want), where); !r)
+  auto identity = want.dev.empty() ? netns_identity(ctx.sys()) : link_identity(ctx.sys(), want.dev);
+  if (!identity) return StepResult::error(identity.error());
+  nlohmann::json args = to_json(want);
+  if (!identity->is_null()) args["identity"] = *identity;
+  if (auto r = ctx.will_change(args, "delete route " + sys::route_args(want), where); !r)
     return StepResult::error(r.error());
   if (auto r = routes.add_route(want); !r) {
     const Error& e = r.error();
@@ -189,7 +202,16 @@ StepResult run_route(const Params& params, StepContext& ctx) {
 // Deletes exactly the route added; gone already (by hand, with its
 // interface or its namespace) is success.
 Result<nlohmann::json> undo_route(const nlohmann::json& args, UndoContext& ctx) {
-  const sys::Route r = from_json(args);
+  JournalArgs a(args, ctx);
+  const sys::Route r = from_journal(a);
+  const nlohmann::json recorded = a.identity();
+  if (!a.ok()) return a.error();
+  if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
+  if (!r.dev.empty() && recorded.contains("ifindex")) {
+    auto found = check_link(ctx.sys(), r.dev, recorded);
+    if (!found) return found.error();
+    if (*found == Found::Gone) return nlohmann::json{{"removed", false}};  // the interface took the route along
+  }
   auto removed = ctx.sys().routes.remove_route(r);
   if (!removed) {
     const int code = removed.error().code;

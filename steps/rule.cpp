@@ -9,6 +9,13 @@
 // (a selector it does not model) is never deleted, nor is the last rule
 // that looks up the local table: without one a namespace no longer knows
 // its own addresses.
+//
+// A rule names its interfaces (iif, oif) by name and outlives them: the
+// kernel applies it to whichever interface takes the name. So the rule, not
+// an interface, is what an undo deletes or puts back; what the journal
+// records to tell it from a namesake is its namespace's inode
+// (steps/identity.h): in a namespace made again under the name, the rule is
+// left alone and reported.
 
 #include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
@@ -19,6 +26,8 @@
 
 #include "engine/step.h"
 #include "engine/vars.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -112,19 +121,24 @@ nlohmann::json to_json(const sys::Rule& r) {
           {"protocol", r.protocol}};
 }
 
-sys::Rule from_json(const nlohmann::json& j) {
+// The rule as the journal holds it, every field checked.
+sys::Rule from_journal(JournalArgs& a) {
   sys::Rule r;
-  r.family = j.at("family").get<std::string>() == "inet6" ? AF_INET6 : AF_INET;
-  r.pref = j.at("pref").get<unsigned>();
-  r.from = j.at("from").get<std::string>();
-  r.to = j.at("to").get<std::string>();
-  r.iif = j.at("iif").get<std::string>();
-  r.oif = j.at("oif").get<std::string>();
-  r.fwmark = j.at("fwmark").get<std::uint32_t>();
-  r.fwmask = j.at("fwmask").get<std::uint32_t>();
-  r.action = j.at("action").get<int>();
-  r.table = j.at("table").get<unsigned>();
-  r.protocol = j.at("protocol").get<unsigned>();
+  const std::string family = a.text("family");
+  if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
+  r.family = family == "inet6" ? AF_INET6 : AF_INET;
+  r.pref = static_cast<unsigned>(a.number("pref", UINT32_MAX));
+  for (auto [key, field] : {std::pair{"from", &r.from}, std::pair{"to", &r.to}}) {
+    *field = a.text(key);
+    if (a.ok() && !field->empty() && !sys::parse_prefix(*field)) a.refuse(key, "a prefix or \"\"");
+  }
+  r.iif = a.ifname("iif", true);
+  r.oif = a.ifname("oif", true);
+  r.fwmark = static_cast<std::uint32_t>(a.number("fwmark", UINT32_MAX));
+  r.fwmask = static_cast<std::uint32_t>(a.number("fwmask", UINT32_MAX));
+  r.action = static_cast<int>(a.number("action", 255));
+  r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
+  r.protocol = static_cast<unsigned>(a.number("protocol", 255));
   return r;
 }
 
@@ -145,8 +159,10 @@ bool plain_local_lookup(const sys::Rule& r) {
 StepResult add_rule(const sys::Rule& want, StepContext& ctx, const std::vector<sys::Rule>& present) {
   for (const auto& have : present)
     if (sys::same_rule(have, want)) return StepResult::ok(facts_of(want, false));
-  if (auto r = ctx.will_change({{"op", "delete"}, {"rule", to_json(want)}}, "delete rule " + sys::rule_args(want),
-                               ctx.in_netns());
+  auto identity = netns_identity(ctx.sys());
+  if (!identity) return StepResult::error(identity.error());
+  if (auto r = ctx.will_change({{"op", "delete"}, {"rule", to_json(want)}, {"identity", *identity}},
+                               "delete rule " + sys::rule_args(want), ctx.in_netns());
       !r)
     return StepResult::error(r.error());
   if (auto r = ctx.sys().routes.add_rule(want); !r) {
@@ -185,8 +201,10 @@ StepResult delete_rule(const sys::Rule& want, StepContext& ctx, const std::vecto
           "{pref: 1000, table: local}), then delete this one");
   }
   const sys::Rule gone = *found;  // as the kernel lists it, protocol included
-  if (auto r = ctx.will_change({{"op", "add"}, {"rule", to_json(gone)}}, "put back rule " + sys::rule_args(gone),
-                               ctx.in_netns());
+  auto identity = netns_identity(ctx.sys());
+  if (!identity) return StepResult::error(identity.error());
+  if (auto r = ctx.will_change({{"op", "add"}, {"rule", to_json(gone)}, {"identity", *identity}},
+                               "put back rule " + sys::rule_args(gone), ctx.in_netns());
       !r)
     return StepResult::error(r.error());
   if (auto r = ctx.sys().routes.remove_rule(gone); !r) return StepResult::error(r.error());
@@ -208,9 +226,18 @@ StepResult run_rule(const Params& params, StepContext& ctx) {
 // success). "add": the undo of a deletion, puts the rule back unless it is
 // there already.
 Result<nlohmann::json> undo_rule(const nlohmann::json& args, UndoContext& ctx) {
-  const sys::Rule rule = from_json(args.at("rule"));
+  JournalArgs a(args, ctx);
+  const std::string op = a.text("op");
+  if (a.ok() && op != "delete" && op != "add") a.refuse("op", "delete or add");
+  const nlohmann::json recorded = a.identity();
+  const nlohmann::json fields = a.object("rule");
+  if (!a.ok()) return a.error();
+  JournalArgs in_rule(fields, ctx, "rule");
+  const sys::Rule rule = from_journal(in_rule);
+  if (!in_rule.ok()) return in_rule.error();
+  if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
   auto& routes = ctx.sys().routes;
-  if (args.at("op").get<std::string>() == "delete") {
+  if (op == "delete") {
     auto r = routes.remove_rule(rule);
     if (!r && r.error().code != ENOENT) return r.error();
     return nlohmann::json{{"rule", sys::rule_args(rule)}, {"removed", r.ok()}};

@@ -6,7 +6,11 @@
 // - the modules this run loaded (with the dependencies they pulled in),
 //   before loading them; undo unloads them once no rxe device is left,
 //   retrying while they are briefly busy;
-// - the device; undo deletes it by index, "already gone" being success.
+// - the device; undo deletes it by index, "already gone" being success. The
+//   journal records the device's index and its netdev's (with the
+//   namespace's inode, steps/identity.h): a device made since under the
+//   name, or over a netdev made since under its name, is left alone and
+//   reported.
 // The device's undo does not ride on its netdev's deletion (a deleted veth
 // takes its rxe device along): the modules' undo, which runs before the
 // run's veths go, would then still see the device and leave rdma_rxe
@@ -27,6 +31,8 @@
 #include <cerrno>
 
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -171,6 +177,12 @@ StepResult run_rxe(const Params& params, StepContext& ctx) {
   }
   facts["changed"] = true;
   facts["index"] = made->index;
+  {
+    auto inode = ctx.sys().netns.current_inode();
+    if (!inode) return finish(StepResult::error(inode.error()));
+    nlohmann::json id = {{"index", made->index}, {"netdev_ifindex", made->netdev_ifindex}, {"netns_inode", *inode}};
+    if (auto r = ctx.identify(std::move(id)); !r) return finish(StepResult::error(r.error()));
+  }
 
   // rxe talks through a UDP 4791 socket of the device's namespace (Linux 7.1
   // and later); older kernels open it in the initial namespace only.
@@ -193,14 +205,41 @@ StepResult run_rxe(const Params& params, StepContext& ctx) {
   return finish(StepResult::ok(facts));
 }
 
+// "rdma device index 3 over netdev index 7 in netns inode 4026532281", leaving out what is not known.
+std::string described(const nlohmann::json& id) {
+  auto v = [&](const char* key) { return id.value(key, std::uint64_t{0}); };
+  std::string out = "RDMA device index " + std::to_string(v("index"));
+  if (v("netdev_ifindex")) out += " over netdev index " + std::to_string(v("netdev_ifindex"));
+  if (v("netns_inode")) out += " in netns inode " + std::to_string(v("netns_inode"));
+  return out;
+}
+
 Result<nlohmann::json> undo_device(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string name = args.at("name").get<std::string>();
-  const std::string netdev = args.at("netdev").get<std::string>();
+  JournalArgs a(args, ctx);
+  const std::string name = a.ifname("name");
+  const std::string netdev = a.ifname("netdev");
+  const nlohmann::json recorded = a.identity();
+  if (!a.ok()) return a.error();
   auto& rdma = ctx.sys().rdma;
   auto devs = rdma.rxe_devices();
   if (!devs) return devs.error();
   const auto* d = named(*devs, name);
   if (!d) return nlohmann::json::object();  // gone: with its netdev, its namespace or rdma_rxe
+  if (!recorded.is_null()) {
+    // The device's index tells it from a namesake (the kernel does not hand
+    // an index out again soon); the netdev's, from one over a namesake of
+    // its netdev, which the kernel could have given the same device index.
+    auto inode = ctx.sys().netns.current_inode();
+    if (!inode) return inode.error();
+    const nlohmann::json now = {
+        {"index", d->index}, {"netdev_ifindex", d->netdev_ifindex}, {"netns_inode", d->netdev.empty() ? 0 : *inode}};
+    if (differs(recorded, now))
+      return make_error("rxe device " + name + " is another one than the one this run added: the journal recorded " +
+                        described(recorded) + ", " + name + " is now " + described(now) +
+                        " (deleted and made again under its name since): left alone");
+    if (auto r = rdma.remove_device(d->index); !r && r.error().code != ENODEV) return r.error();
+    return nlohmann::json::object();
+  }
   // Over another netdev it is not the one this run added (that one is gone,
   // or was never made: a name taken elsewhere); it is left alone.
   if (d->netdev != netdev)
@@ -210,11 +249,22 @@ Result<nlohmann::json> undo_device(const nlohmann::json& args, UndoContext& ctx)
   return nlohmann::json::object();
 }
 
+// A kernel module's name as modules.dep spells it (after the path and suffix).
+bool module_name(const std::string& m) {
+  return !m.empty() && m.size() < 64 && std::all_of(m.begin(), m.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
 Result<nlohmann::json> undo_modules(const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  std::vector<std::string> remaining = a.texts("modules");
+  if (a.ok() && !std::all_of(remaining.begin(), remaining.end(), module_name))
+    a.refuse("modules", "a list of kernel module names");
+  if (!a.ok()) return a.error();
   auto& sys = ctx.sys();
   auto devs = sys.rdma.rxe_devices();
   if (!devs) return devs.error();
-  std::vector<std::string> remaining = args.at("modules").get<std::vector<std::string>>();
   if (!devs->empty()) {
     // Somebody's rxe device still needs them (not this run's: its own went first).
     std::vector<std::string> names;

@@ -2,13 +2,24 @@
 // Reads it first, writes only when it differs, and its undo writes back the
 // value it found. Only the network tree: those keys are per namespace, so a
 // step with `netns:` changes nothing of the host's.
+//
+// A key is shared with every other user of the namespace (two labs may set
+// one rp_filter): the undo writes the value found back only while the key
+// still holds the value this step wrote. Changed since by somebody else, it
+// is left, and the undo fails naming the key, the value now, the value
+// written and the value found. The journal also records the namespace's
+// inode and, for a per-interface key, the interface's index
+// (steps/identity.h): a namesake made since is left alone.
 
+#include <charconv>
 #include <sstream>
 #include <string>
 #include <string_view>
 
 #include "engine/diag.h"
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -45,17 +56,24 @@ std::string value_text(const nlohmann::json& v) {
 }
 
 // Equal for the kernel: fields separated by any run of whitespace
-// ("4096 131072 6291456" reads back with tabs).
+// ("4096 131072 6291456" reads back with tabs), and a decimal number in any
+// spelling the kernel reads back as its digits ("01", "+1" are "1").
 std::string normalized(const std::string& s) {
   std::istringstream in(s);
   std::string word, out;
-  while (in >> word) out += (out.empty() ? "" : " ") + word;
+  while (in >> word) {
+    long long n = 0;
+    const char* begin = word.data() + (word.size() > 1 && word[0] == '+' ? 1 : 0);
+    const char* end = word.data() + word.size();
+    if (auto [p, ec] = std::from_chars(begin, end, n); ec == std::errc() && p == end) word = std::to_string(n);
+    out += (out.empty() ? "" : " ") + word;
+  }
   return out;
 }
 
-// A per-interface key (net.ipv4.conf.DEV.rp_filter, net/ipv6/neigh/DEV/...)
-// lives on its interface; every key under net. lives in its namespace.
-Footprint footprint_of(const std::string& key, const StepContext& ctx) {
+// The interface of a per-interface key (net.ipv4.conf.DEV.rp_filter,
+// net/ipv6/neigh/DEV/...); "" for every other key.
+std::string interface_of(const std::string& key) {
   const char sep = key.find('/') != std::string::npos ? '/' : '.';
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -66,8 +84,27 @@ Footprint footprint_of(const std::string& key, const StepContext& ctx) {
   }
   if (parts.size() == 5 && (parts[1] == "ipv4" || parts[1] == "ipv6") && (parts[2] == "conf" || parts[2] == "neigh") &&
       parts[3] != "all" && parts[3] != "default")
-    return ctx.on_link(parts[3]);
-  return ctx.in_netns();
+    return parts[3];
+  return {};
+}
+
+// A per-interface key lives on its interface; every key under net. lives in
+// its namespace.
+Footprint footprint_of(const std::string& key, const StepContext& ctx) {
+  const std::string dev = interface_of(key);
+  return dev.empty() ? ctx.in_netns() : ctx.on_link(dev);
+}
+
+// What the key belongs to: the namespace, and the interface of a
+// per-interface key when it exists.
+Result<nlohmann::json> identity_of(const std::string& key, sys::System& sys) {
+  const std::string dev = interface_of(key);
+  if (!dev.empty()) {
+    auto id = link_identity(sys, dev);
+    if (!id) return id.error();
+    if (!id->is_null()) return id;
+  }
+  return netns_identity(sys);
 }
 
 StepResult run_sysctl(const Params& params, StepContext& ctx) {
@@ -81,8 +118,10 @@ StepResult run_sysctl(const Params& params, StepContext& ctx) {
   if (normalized(*before) == normalized(value))
     return StepResult::ok({{"before", *before}, {"after", *before}, {"changed", false}});
 
-  if (auto r = ctx.will_change({{"key", key}, {"value", *before}}, "set " + key + " back to " + *before,
-                               footprint_of(key, ctx));
+  auto identity = identity_of(key, ctx.sys());
+  if (!identity) return StepResult::error(identity.error());
+  if (auto r = ctx.will_change({{"key", key}, {"value", *before}, {"wrote", value}, {"identity", *identity}},
+                               "set " + key + " back to " + *before, footprint_of(key, ctx));
       !r)
     return StepResult::error(r.error());
   if (auto r = sysctl.write(key, value); !r) return StepResult::error(r.error());
@@ -91,19 +130,37 @@ StepResult run_sysctl(const Params& params, StepContext& ctx) {
   return StepResult::ok({{"before", *before}, {"after", *after}, {"changed", true}});
 }
 
-// Writes back the value found; a key that is gone (its interface was
-// deleted) has nothing left to restore.
+// Writes back the value found, while the key holds the value written (or
+// already the value found: an undo interrupted after its write); a key that
+// is gone (its interface was deleted) has nothing left to restore.
 Result<nlohmann::json> undo_sysctl(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string key = args.at("key").get<std::string>();
-  const std::string value = args.at("value").get<std::string>();
-  auto& sysctl = ctx.sys().sysctl;
-  auto now = sysctl.read(key);
+  JournalArgs a(args, ctx);
+  const std::string key = a.text("key");
+  const std::string value = a.text("value");
+  // Entries written before rxerun recorded what it wrote: restored whatever the value now.
+  const std::optional<std::string> wrote = a.has("wrote") ? std::optional(a.text("wrote")) : std::nullopt;
+  const nlohmann::json recorded = a.identity();
+  if (a.ok())
+    if (auto why = key_problem(key); !why.empty()) a.refuse("key", "a key this kind may write (" + why + ")");
+  if (!a.ok()) return a.error();
+
+  auto& sys = ctx.sys();
+  if (auto r = check_netns(sys, recorded, ctx.netns()); !r) return r.error();
+  if (const std::string dev = interface_of(key); !dev.empty() && recorded.contains("ifindex")) {
+    auto found = check_link(sys, dev, recorded);
+    if (!found) return found.error();
+    if (*found == Found::Gone) return nlohmann::json::object();
+  }
+  auto now = sys.sysctl.read(key);
   if (!now) {
     if (now.error().code == ENOENT) return nlohmann::json::object();
     return now.error();
   }
-  if (normalized(*now) != normalized(value))
-    if (auto r = sysctl.write(key, value); !r) return r.error();
+  if (normalized(*now) == normalized(value)) return nlohmann::json{{"after", *now}};
+  if (wrote && normalized(*now) != normalized(*wrote))
+    return make_error(key + " is " + excerpt(*now) + " now, not the " + excerpt(*wrote) + " this run wrote (it was " +
+                      excerpt(value) + " before the run): changed by somebody else since, so left as it is");
+  if (auto r = sys.sysctl.write(key, value); !r) return r.error();
   return nlohmann::json{{"after", *now}};
 }
 

@@ -9,13 +9,20 @@
 // - unmarked: the step stops (exit 3) and deletes nothing, unless --force, in
 //   which case it is deleted and ours created.
 //
-// Undo never deletes a link whose alias is not the mark. Many veths are
+// Undo never deletes a link whose alias is not the mark, nor one that is
+// not the interface the run made or adopted: the journal records the index
+// and the namespace's inode of both ends (steps/identity.h), and a namesake
+// made since, even one that copied the mark, is left alone and reported.
+// Only the first end is compared: a veth's peer is fixed for its life, so
+// when the first end is the one recorded, so is the other. Many veths are
 // deleted in one kernel operation (undo_batch), and preclean deletes every
 // veth in the namespace that carries the mark.
 
 #include <algorithm>
 
 #include "engine/step.h"
+#include "steps/identity.h"
+#include "steps/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -51,6 +58,20 @@ Result<void> delete_link(sys::System& sys, const End& end) {
     scope = std::move(entered).value();
   }
   return sys.links.remove({end.name});
+}
+
+// What identifies the pair: both ends' index and namespace inode.
+Result<nlohmann::json> pair_identity(sys::System& sys, const sys::LinkInfo& self, const End& peer) {
+  auto id = link_identity(sys, self);
+  if (!id) return id.error();
+  auto other = look(sys, peer);
+  if (!other) return other.error();
+  if (!*other) return id;
+  Result<std::uint64_t> inode = peer.netns.empty() ? sys.netns.current_inode() : sys.netns.inode(peer.netns);
+  if (!inode) return inode.error();
+  (*id)["peer_ifindex"] = (*other)->ifindex;
+  (*id)["peer_netns_inode"] = *inode;
+  return id;
 }
 
 std::string where(const End& end) {
@@ -93,6 +114,9 @@ StepResult run_veth(const Params& params, StepContext& ctx) {
   auto fits = [&](const std::optional<sys::LinkInfo>& l) { return ours(l) && (mtu == 0 || l->mtu == mtu); };
   if (fits(*found_self) && fits(*found_peer)) {
     if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
+    auto id = pair_identity(sys, **found_self, peer);
+    if (!id) return StepResult::error(id.error());
+    if (auto r = ctx.identify(*id); !r) return StepResult::error(r.error());
     return StepResult::ok({{"changed", false}, {"mtu", (*found_self)->mtu}, {"replaced", false}});
   }
 
@@ -120,6 +144,11 @@ StepResult run_veth(const Params& params, StepContext& ctx) {
   if (auto r = sys.links.add_veth(spec); !r) return StepResult::error(r.error());
   auto made = sys.links.get(self.name);
   if (!made) return StepResult::error(made.error());
+  if (*made) {
+    auto id = pair_identity(sys, **made, peer);
+    if (!id) return StepResult::error(id.error());
+    if (auto r = ctx.identify(*id); !r) return StepResult::error(r.error());
+  }
   const unsigned now_mtu = *made ? (*made)->mtu : mtu;
   return StepResult::ok({{"changed", true}, {"mtu", now_mtu}, {"replaced", replaced}});
 }
@@ -129,21 +158,41 @@ std::string left_alone(const std::string& name, const sys::LinkInfo& l, const st
          "'): left alone";
 }
 
+// The first end's name and the pair's identity, as the journal holds them.
+struct Recorded {
+  std::string name;
+  nlohmann::json identity;
+};
+
+Result<Recorded> read_args(const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  Recorded r{a.ifname("name"), a.identity()};
+  // Read for their checks only: the undo deletes the first end, the peer goes along.
+  (void)a.ifname("peer");
+  if (a.has("peer_netns") && !(args.at("peer_netns").is_string() && args.at("peer_netns").get<std::string>().empty()))
+    (void)a.netns_name("peer_netns");
+  if (!a.ok()) return a.error();
+  return r;
+}
+
 Result<nlohmann::json> undo_veth(const nlohmann::json& args, UndoContext& ctx) {
-  const std::string name = args.at("name").get<std::string>();
+  auto recorded = read_args(args, ctx);
+  if (!recorded) return recorded.error();
+  const std::string& name = recorded->name;
   const std::string mark = mark_for(ctx.scenario());
-  auto& links = ctx.sys().links;
-  auto l = links.get(name);
-  if (!l) return l.error();
-  if (!*l) return nlohmann::json::object();  // gone (a deleted namespace takes its links along)
-  if ((*l)->alias != mark) return make_error(left_alone(name, **l, mark));
-  if (auto r = links.remove({name}); !r) return r.error();
+  std::optional<sys::LinkInfo> l;
+  auto found = check_link(ctx.sys(), name, recorded->identity, &l);
+  if (!found) return found.error();
+  if (*found == Found::Gone) return nlohmann::json::object();  // gone (a deleted namespace takes its links along)
+  if (l->alias != mark) return make_error(left_alone(name, *l, mark));
+  if (auto r = ctx.sys().links.remove({name}); !r) return r.error();
   return nlohmann::json::object();
 }
 
 // Many pairs in one kernel operation: the kernel waits one grace period per
-// operation, not per link. Only marked links are deleted; any other is left
-// and reported (cleanup then undoes the entries one by one, which names it).
+// operation, not per link. Only marked links that are still the ones
+// recorded are deleted; any other is left and reported (cleanup then undoes
+// the entries one by one, which names it).
 Result<void> undo_veth_batch(const std::vector<nlohmann::json>& all, UndoContext& ctx) {
   const std::string mark = mark_for(ctx.scenario());
   auto& links = ctx.sys().links;
@@ -152,9 +201,22 @@ Result<void> undo_veth_batch(const std::vector<nlohmann::json>& all, UndoContext
   std::vector<std::string> names;
   std::string problems;
   for (const auto& args : all) {
-    const std::string name = args.at("name").get<std::string>();
+    auto recorded = read_args(args, ctx);
+    if (!recorded) {
+      problems += (problems.empty() ? "" : "; ") + recorded.error().message;
+      continue;
+    }
+    const std::string& name = recorded->name;
     auto it = std::find_if(present->begin(), present->end(), [&](const sys::LinkInfo& l) { return l.name == name; });
     if (it == present->end()) continue;
+    if (!recorded->identity.is_null()) {
+      auto id = link_identity(ctx.sys(), *it);
+      if (!id) return id.error();
+      if (differs(recorded->identity, *id)) {
+        problems += (problems.empty() ? "" : "; ") + name + " is another interface than the one this run made";
+        continue;
+      }
+    }
     if (it->alias != mark) {
       problems += (problems.empty() ? "" : "; ") + left_alone(name, *it, mark);
       continue;

@@ -148,6 +148,19 @@ Result<bool> RealNetns::exists(const std::string& name) {
   return make_error("cannot look at " + path_of(name), err);
 }
 
+Result<std::uint64_t> RealNetns::inode(const std::string& name) {
+  if (auto r = check_name(name); !r) return r.error();
+  struct stat st {};
+  if (::stat(path_of(name).c_str(), &st) == 0) return static_cast<std::uint64_t>(st.st_ino);
+  const int err = errno;
+  if (err == ENOENT) return make_error("network namespace " + name + " does not exist", ENOENT);
+  return make_error("cannot look at " + path_of(name), err);
+}
+
+Result<std::uint64_t> RealNetns::current_inode() {
+  return current_netns_id();
+}
+
 Result<void> RealNetns::create(const std::string& name) {
   if (auto r = check_name(name); !r) return r;
   if (auto r = prepare_run_dir(); !r) return r;

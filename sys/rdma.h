@@ -24,6 +24,10 @@ struct RxeDevice {
   // The netdev's name whatever its namespace (sysfs `parent`): names are not
   // unique across namespaces, so `netdev` decides what is "here".
   std::string parent;
+  // The netdev's interface index when it is in the calling thread's
+  // namespace (RDMA netlink names it only there); 0 otherwise. With `index`,
+  // what tells this device from one made later under the same names.
+  int netdev_ifindex = 0;
 };
 
 // A port as sysfs shows it: "4: ACTIVE", "5: LinkUp".

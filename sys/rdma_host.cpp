@@ -142,6 +142,7 @@ Result<std::vector<RxeDevice>> HostRdma::rxe_devices() {
       return port.error();
     }
     dev.netdev = port->ndev_name;
+    dev.netdev_ifindex = dev.netdev.empty() ? 0 : static_cast<int>(port->ndev_index);
     out.push_back(std::move(dev));
   }
   return out;

@@ -52,6 +52,9 @@ class RecordingNetns final : public Netns {
   Result<bool> exists(const std::string& name) override;
   Result<void> create(const std::string& name) override;
   Result<void> remove(const std::string& name) override;
+  // A plan knows no inode: 0, which the undos do not compare.
+  Result<std::uint64_t> inode(const std::string&) override { return std::uint64_t{0}; }
+  Result<std::uint64_t> current_inode() override { return std::uint64_t{0}; }
 
  private:
   ActionLog& log_;

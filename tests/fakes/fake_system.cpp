@@ -47,6 +47,7 @@ Result<std::unique_ptr<sys::NetnsScope>> FakeNetns::enter(const std::string& nam
 
 Result<void> FakeNetns::create(const std::string& name) {
   if (!existing.insert(name).second) return make_error("network namespace '" + name + "' exists", EEXIST);
+  inodes[name] = next_inode_++;
   log.push_back("create " + name);
   if (on_create) on_create(name);
   return {};
@@ -54,9 +55,33 @@ Result<void> FakeNetns::create(const std::string& name) {
 
 Result<void> FakeNetns::remove(const std::string& name) {
   if (!existing.erase(name)) return make_error("network namespace '" + name + "' does not exist", ENOENT);
+  inodes.erase(name);
   log.push_back("remove " + name);
   if (on_remove) on_remove(name);
   return {};
+}
+
+Result<std::uint64_t> FakeNetns::inode(const std::string& name) {
+  if (!name.empty() && !existing.count(name))
+    return make_error("network namespace '" + name + "' does not exist", ENOENT);
+  auto [it, fresh] = inodes.try_emplace(name, 0);
+  if (fresh) it->second = name.empty() ? 4026531840 : next_inode_++;
+  return it->second;
+}
+
+Result<std::uint64_t> FakeNetns::current_inode() {
+  return inode(current);
+}
+
+void FakeNetns::recreate(const std::string& name) {
+  if (existing.count(name)) {
+    existing.erase(name);
+    inodes.erase(name);
+    if (on_remove) on_remove(name);
+  }
+  existing.insert(name);
+  inodes[name] = next_inode_++;
+  if (on_create) on_create(name);
 }
 
 FakeLinks::FakeLinks(FakeNetns& netns) : netns_(netns) {
@@ -93,7 +118,7 @@ sys::LinkInfo* FakeLinks::find(const std::string& netns, const std::string& name
 }
 
 void FakeLinks::add_host_link(const std::string& netns, sys::LinkInfo info) {
-  if (!info.ifindex) info.ifindex = 100 + static_cast<int>(links[netns].size());
+  if (!info.ifindex) info.ifindex = next_ifindex++;
   links[netns][info.name] = info;
 }
 
@@ -379,8 +404,13 @@ Result<std::vector<sys::RxeDevice>> FakeRdma::rxe_devices() {
       --d.hidden;
       continue;
     }
-    out.push_back(
-        {.index = d.index, .name = d.name, .netdev = d.netns == netns_.current ? d.netdev : "", .parent = d.netdev});
+    const bool here = d.netns == netns_.current;
+    const auto* netdev = here ? links_.find(d.netns, d.netdev) : nullptr;
+    out.push_back({.index = d.index,
+                   .name = d.name,
+                   .netdev = here ? d.netdev : "",
+                   .parent = d.netdev,
+                   .netdev_ifindex = netdev ? netdev->ifindex : 0});
   }
   return out;
 }

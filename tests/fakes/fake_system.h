@@ -44,12 +44,23 @@ class FakeNetns final : public sys::Netns {
   Result<bool> exists(const std::string& name) override { return existing.count(name) > 0; }
   Result<void> create(const std::string& name) override;
   Result<void> remove(const std::string& name) override;
+  // A namespace's inode is given the first time it is asked for (or at
+  // create()) and forgotten at remove(): one made again gets a new one.
+  Result<std::uint64_t> inode(const std::string& name) override;
+  Result<std::uint64_t> current_inode() override;
+  // As `ip netns del NAME; ip netns add NAME` between two runs: a new
+  // namespace under the old name, its interfaces gone.
+  void recreate(const std::string& name);
 
   std::set<std::string> existing;  // names that can be entered
+  std::map<std::string, std::uint64_t> inodes;  // "" is rxerun's own namespace
   std::vector<std::string> log;    // "enter lab", "leave lab", "create lab", "remove lab"
   std::string current;             // "" outside any
   // Set by FakeLinks: a new namespace gets its lo, a removed one takes its interfaces along.
   std::function<void(const std::string&)> on_create, on_remove;
+
+ private:
+  std::uint64_t next_inode_ = 4026532000;
 };
 
 // Interfaces per namespace ("" is rxerun's own).
@@ -78,6 +89,9 @@ class FakeLinks final : public sys::Links {
   std::map<std::string, std::map<std::string, sys::LinkInfo>> links;  // netns -> name -> info
   std::map<std::string, std::map<std::string, std::vector<std::string>>> addrs;  // netns -> dev -> cidrs
   std::map<std::string, std::map<std::string, std::map<std::string, std::uint64_t>>> stats;  // netns -> dev -> counters
+  // Interfaces put there by add_host_link() or add_veth() get the next index
+  // (unless given one): like the kernel's, an index is not handed out twice.
+  int next_ifindex = 100;
   std::vector<std::string> log;  // "add veth vA/vB", "remove vA vB", "up vA", "mtu vA 9000", "addr add ...", ...
   int remove_calls = 0;          // how many remove() calls (batching is visible here)
   // A veth's two ends, both ways: (netns, name) -> (netns, name). Deleting one
