@@ -205,8 +205,20 @@ StepResult run_block(const Params& params, StepContext& ctx) {
       if (!r) return StepResult::error(r.error());
     }
     auto added = nft.run("add rule " + where + " " + rule_text);
-    if (!added) return StepResult::error(added.error());
-    handle = echoed_handle(*added);
+    if (!added && added.error().code == EINTR) {
+      // Interrupted: the kernel may have added it. Look before adding again.
+      auto now = read_table(nft, table);
+      if (!now) return StepResult::error(now.error());
+      if (auto there = now->rules_with(hook, comment); !there.empty()) {
+        handle = there.front()->value("handle", 0LL);
+      } else {
+        added = nft.run("add rule " + where + " " + rule_text);
+      }
+    }
+    if (!handle) {
+      if (!added) return StepResult::error(added.error());
+      handle = echoed_handle(*added);
+    }
   }
 
   result.outcome = Outcome::Ok;
