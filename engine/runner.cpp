@@ -257,7 +257,7 @@ StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
 sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
   Duration timeout = step.timeout.value_or(kind.spec.default_timeout.value_or(options_.default_timeout));
   if (timeout <= Duration::zero()) return sys::SteadyTime::max();
-  return sys_.clock.now() + timeout;
+  return saturating_deadline(sys_.clock.now(), timeout);
 }
 
 StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind) {
@@ -346,8 +346,8 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
       break;
     }
     sr.status = StepStatus::Failed;
-    if (attempt < max_attempts &&
-        sys_.clock.wait_until(sys_.clock.now() + step.delay, sys_.interrupt) == sys::WaitResult::Interrupted) {
+    if (attempt < max_attempts && sys_.clock.wait_until(saturating_deadline(sys_.clock.now(), step.delay),
+                                                        sys_.interrupt) == sys::WaitResult::Interrupted) {
       sr.status = StepStatus::Interrupted;
       break;
     }

@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "engine/step.h"
+#include "engine/vars.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -127,6 +128,18 @@ long long echoed_handle(const nlohmann::json& echo) {
     if (rule && rule->contains("handle")) return (*rule)["handle"].get<long long>();
   }
   return 0;
+}
+
+// nftables reads a `*` at the end of an interface name as a wildcard
+// (`iifname "v*"` matches every v-interface): a block meant for one
+// interface would hit others, which rxerun did not make.
+void validate_block(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  if (!p.contains("dev") || !p.at("dev").is_string() || has_step_references(p.at("dev"))) return;
+  const auto& dev = p.at("dev").get_ref<const std::string&>();
+  if (dev.find('*') != std::string::npos)
+    complain("dev", "'" + dev +
+                        "' holds '*', which nftables reads as a wildcard matching other interfaces: name one "
+                        "interface");
 }
 
 StepResult run_block(const Params& params, StepContext& ctx) {
@@ -318,7 +331,8 @@ Kind block_kind() {
        .choices = {"forward", "input", "output"}},
       {.name = "dev",
        .type = ParamType::IfName,
-       .help = "only packets arriving on (input, forward) or leaving by (output) this interface"},
+       .help = "only packets arriving on (input, forward) or leaving by (output) this interface (no `*`: nftables "
+               "reads it as a wildcard)"},
       {.name = "action",
        .type = ParamType::Enum,
        .default_value = "drop",
@@ -340,6 +354,7 @@ Kind block_kind() {
       "  block: {proto: udp, port: 4791, hook: input}\n"
       "- revert: no-roce\n"
       "  expect: {packets: \">= 0\"}   # the count the rule reached\n";
+  spec.validate = validate_block;
   return Kind{std::move(spec), run_block, undo_block, {}, preclean_block};
 }
 
