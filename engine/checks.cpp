@@ -273,8 +273,13 @@ class ParamChecker {
   }
 
   void check_duration(nlohmann::json& v, const std::string& path) {
-    if (v.is_string() && parse_duration(v.get_ref<const std::string&>())) return;
-    must_be(path, "a duration with a unit (500ms, 5s, 1m, 1h)", v);
+    bool too_long = false;
+    if (v.is_string() && parse_duration(v.get_ref<const std::string&>(), &too_long)) return;
+    if (too_long)
+      error(path, fmt::format("'{}' is {}, longer than 876000h (a hundred years), the longest duration rxerun takes",
+                              path, got(v)));
+    else
+      must_be(path, "a duration with a unit (500ms, 5s, 1m, 1h)", v);
   }
 
   void check_name(nlohmann::json& v, const std::string& path, bool (*valid)(std::string_view, std::string*),

@@ -219,8 +219,7 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   int code = report.exit_code;
   for (const auto& t : targets) {
     if (auto w = write_report(t, report); !w) {
-      print(stderr, "rxerun: cannot write report {}: {}{}\n", t.path, w.error().message,
-            w.error().code ? std::string(": ") + std::strerror(w.error().code) : "");
+      print(stderr, "rxerun: {}\n", w.error().message);  // it names the report and the reason
       if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
     }
   }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <variant>
 
+#include "base/files.h"
 #include "base/output.h"
 #include "engine/cli.h"
 #include "engine/report.h"
@@ -68,9 +69,12 @@ std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& re
                  : kind && kind->spec.default_timeout ? *kind->spec.default_timeout
                                                       : Duration(30'000);
     if (t.count() == 0) t = Duration(60'000);  // kinds without a timeout: a minute each
-    total += t * (step.retries + 1) + step.delay * step.retries;
+    total = saturating_add(
+        total, saturating_add(saturating_mul(t, step.retries + 1), saturating_mul(step.delay, step.retries)));
   }
-  return std::chrono::duration_cast<std::chrono::seconds>(total) + kLabMargin;
+  // Saturated at kMaxDuration: compared with steady_clock's nanoseconds, a
+  // budget past that would overflow and read as already spent.
+  return std::chrono::duration_cast<std::chrono::seconds>(saturating_add(total, kLabMargin));
 }
 
 namespace {
@@ -161,15 +165,19 @@ std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kerne
 }
 
 // Copies what the guest's steps wrote under the share's output directory to
-// the same relative paths under `to`, replacing files there.
+// the same relative paths under `to`, replacing files there (atomically,
+// never through a symbolic link: base/files.h). Links the guest made are
+// not followed: only regular files come back.
 Result<void> bring_back_outputs(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   for (fs::recursive_directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_regular_file()) continue;
+    if (!it->is_regular_file() || it->is_symlink()) continue;
     const fs::path target = to / fs::relative(it->path(), from);
     fs::create_directories(target.parent_path(), ec);
-    if (!ec) fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
     if (ec) return make_error("cannot bring " + target.string() + " back from the lab VM: " + ec.message());
+    if (auto r = copy_file_atomic(it->path(), target, "output file"); !r)
+      return make_error("cannot bring " + target.string() + " back from the lab VM: " + r.error().message,
+                        r.error().code);
   }
   if (ec) return make_error("cannot read the lab VM's output files: " + ec.message());
   return {};
@@ -225,15 +233,13 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   }
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const fs::path from = share->path() / guest_reports[i];
-    std::error_code ec;
     if (!fs::exists(from)) continue;  // the guest said why it wrote none
     if (targets[i].format == ReportTarget::Format::Json) {
       if (auto r = add_vm_facts(from, kernel, lab); !r)
         print(stderr, "rxerun: {}{}\n", r.error().message, errno_text(r.error()));
     }
-    fs::copy_file(from, targets[i].path, fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      print(stderr, "rxerun: cannot write report {}: {}\n", targets[i].path, ec.message());
+    if (auto r = copy_file_atomic(from, targets[i].path, "report"); !r) {
+      print(stderr, "rxerun: {}\n", r.error().message);
       if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
     }
   }

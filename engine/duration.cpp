@@ -16,9 +16,7 @@ struct Unit {
 // Longest suffix first so that "ms" is not read as "m" followed by junk.
 constexpr std::array<Unit, 4> kUnits{{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}}};
 
-// A hundred years: far beyond any lab step, and small enough that a deadline
-// computed in nanoseconds from now can never overflow.
-constexpr std::int64_t kMaxMs = 100LL * 365 * 24 * 3'600'000;
+constexpr std::int64_t kMaxMs = kMaxDuration.count();
 
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
@@ -36,7 +34,12 @@ std::optional<std::int64_t> digits_value(std::string_view digits, std::int64_t l
 
 }  // namespace
 
-std::optional<Duration> parse_duration(std::string_view text) {
+std::optional<Duration> parse_duration(std::string_view text, bool* too_long) {
+  if (too_long) *too_long = false;
+  auto too_big = [&]() -> std::optional<Duration> {
+    if (too_long) *too_long = true;
+    return std::nullopt;
+  };
   std::size_t i = 0;
   while (i < text.size() && is_digit(text[i])) ++i;
   const std::string_view whole = text.substr(0, i);
@@ -53,7 +56,7 @@ std::optional<Duration> parse_duration(std::string_view text) {
     if (suffix != unit.suffix) continue;
     // Exact decimal arithmetic: "1.5s" is 1500ms, "0.0005s" is not a whole millisecond.
     auto w = digits_value(whole, kMaxMs);
-    if (!w || *w > kMaxMs / unit.ms) return std::nullopt;
+    if (!w || *w > kMaxMs / unit.ms) return too_big();
     std::int64_t ms = *w * unit.ms;
     if (!frac.empty()) {
       if (frac.size() > 9) return std::nullopt;  // finer than any unit needs
@@ -63,7 +66,7 @@ std::optional<Duration> parse_duration(std::string_view text) {
       if ((f * unit.ms) % scale != 0) return std::nullopt;
       ms += f * unit.ms / scale;
     }
-    if (ms > kMaxMs) return std::nullopt;
+    if (ms > kMaxMs) return too_big();
     return Duration(ms);
   }
   return std::nullopt;

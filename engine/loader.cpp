@@ -558,9 +558,15 @@ class Loader {
       auto e = expand_string(*s, mark_of(v), false);
       if (!e) return;
       if (k == "timeout") {
-        auto d = parse_duration(*e);
-        if (!d || d->count() <= 0)
-          error(v, fmt::format("'vm.timeout' must be a positive duration with a unit (90s, 10m), got '{}'", excerpt(*e)));
+        bool too_long = false;
+        auto d = parse_duration(*e, &too_long);
+        if (too_long)
+          error(v, fmt::format("'vm.timeout' is '{}', longer than 876000h (a hundred years), the longest duration "
+                               "rxerun takes",
+                               excerpt(*e)));
+        else if (!d || d->count() <= 0)
+          error(v,
+                fmt::format("'vm.timeout' must be a positive duration with a unit (90s, 10m), got '{}'", excerpt(*e)));
         else
           scenario_.vm_timeout = *d;
       } else if (e->empty()) {
@@ -625,9 +631,11 @@ class Loader {
   // `step_refs_ok` (parameters, read at run time). nullopt after an error.
   std::optional<std::string> expand_string(const std::string& text, Mark where, bool step_refs_ok,
                                            std::string_view what = "this value") {
-    auto r = expand(text, scenario_.vars);
+    const int refused = expansion_.refused;
+    auto r = expand(text, scenario_.vars, nullptr, &expansion_);
     if (!r) {
-      error(where, r.error().message);
+      // The scenario-wide cap is reported once, where it was crossed.
+      if (refused == 0 || expansion_.refused == refused) error(where, r.error().message);
       return std::nullopt;
     }
     const auto refs = step_references(*r);
@@ -851,8 +859,13 @@ class Loader {
     } else if (key == "timeout" || key == "delay") {
       auto s = common_text(key_node, value, key);
       if (!s) return;
-      auto d = parse_duration(*s);
-      if (!d)
+      bool too_long = false;
+      auto d = parse_duration(*s, &too_long);
+      if (!d && too_long)
+        error(value, fmt::format("'{}' is '{}', longer than 876000h (a hundred years), the longest duration rxerun "
+                                 "takes",
+                                 key, excerpt(*s)));
+      else if (!d)
         error(value,
               fmt::format("'{}' must be a duration with a unit (500ms, 5s, 1m, 1h), got '{}'", key, excerpt(*s)));
       else if (key == "timeout")
@@ -1055,6 +1068,7 @@ class Loader {
   const Registry& registry_;
   const LoadOptions& options_;
   Scenario scenario_;
+  ExpansionBudget expansion_;  // every {{variable}} substituted in the file
   Diagnostics diags_;
   std::vector<StepHead> heads_;
   std::vector<std::string> loaded_names_;  // names of the steps loaded so far: the earlier steps

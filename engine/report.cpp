@@ -3,9 +3,6 @@
 
 #include "engine/report.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "base/files.h"
 #include "base/output.h"
 
 namespace rxerun {
@@ -129,35 +127,6 @@ std::optional<ReportTarget> parse_report_target(std::string_view spec, std::stri
   return target;
 }
 
-namespace {
-
-// Owns the descriptor of the temporary file; closes it on every path out.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // Closing can report a late write error (NFS), so it is checked once.
-  int release_and_close() {
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
-
-Error io_error(std::string_view what, const std::string& path, int code) {
-  return make_error(fmt::format("cannot {} report {}: {}", what, path, std::strerror(code)), code);
-}
-
-}  // namespace
-
 Result<void> write_report(const ReportTarget& target, const RunReport& report) {
   std::string text;
   if (target.format == ReportTarget::Format::Json) {
@@ -167,40 +136,9 @@ Result<void> write_report(const ReportTarget& target, const RunReport& report) {
   } else {
     text = to_junit_xml(report);
   }
-
-  // A reader (CI) never sees a half-written report: write aside, then rename.
-  const std::string tmp = target.path + ".tmp";
-  FileDescriptor fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (fd.get() < 0) return io_error("create", tmp, errno);
-
-  auto discard = [&](std::string_view what, int code) {
-    ::unlink(tmp.c_str());
-    return io_error(what, tmp, code);
-  };
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int code = errno;
-      return discard("write", code);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd.get()) != 0 && errno != EINVAL && errno != EROFS) {
-    const int code = errno;
-    return discard("write", code);
-  }
-  if (fd.release_and_close() != 0) {
-    const int code = errno;
-    return discard("write", code);
-  }
-  if (::rename(tmp.c_str(), target.path.c_str()) != 0) {
-    const int code = errno;
-    ::unlink(tmp.c_str());
-    return io_error("rename", fmt::format("{} to {}", tmp, target.path), code);
-  }
-  return {};
+  // A reader (CI) never sees a half-written report, and a link planted at
+  // the path is refused, not followed (base/files.h).
+  return write_file_atomic(target.path, text, "report");
 }
 
 }  // namespace rxerun

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/utf8.h"
 #include "engine/checks.h"
 #include "engine/step.h"
 #include "engine/vars.h"
@@ -50,6 +51,19 @@ auto guarded(std::string_view what, F&& call) -> decltype(call()) {
   } else {
     return R(std::move(error));
   }
+}
+
+// The first string inside `value` that is not UTF-8 text, if any: facts come
+// from tools and the kernel, and a step's parameters must be text.
+std::optional<std::string> not_utf8(const nlohmann::json& value) {
+  if (value.is_string()) {
+    const auto& s = value.get_ref<const std::string&>();
+    if (first_invalid_utf8(s)) return s;
+  } else if (value.is_array() || value.is_object()) {
+    for (const auto& item : value)
+      if (auto bad = not_utf8(item)) return bad;
+  }
+  return std::nullopt;
 }
 
 // The arguments an undo receives: what the step recorded, plus what
@@ -248,7 +262,7 @@ StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
 sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
   Duration timeout = step.timeout.value_or(kind.spec.default_timeout.value_or(options_.default_timeout));
   if (timeout <= Duration::zero()) return sys::SteadyTime::max();
-  return sys_.clock.now() + timeout;
+  return saturating_deadline(sys_.clock.now(), timeout);
 }
 
 StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind) {
@@ -277,6 +291,9 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
     if (auto r = expand_json(params, {}, &lookup); !r) {
       Mark m = step.mark_of("");
       diags.push_back({scenario.file, m, r.error().message});
+    } else if (auto bad = not_utf8(params)) {
+      diags.push_back({scenario.file, step.mark_of(""),
+                       fmt::format("a fact of an earlier step put bytes that are not UTF-8 into '{}'", excerpt(*bad))});
     } else {
       diags = check_params(kind.spec, params, step, scenario.file, earlier);
     }
@@ -334,8 +351,8 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
       break;
     }
     sr.status = StepStatus::Failed;
-    if (attempt < max_attempts &&
-        sys_.clock.wait_until(sys_.clock.now() + step.delay, sys_.interrupt) == sys::WaitResult::Interrupted) {
+    if (attempt < max_attempts && sys_.clock.wait_until(saturating_deadline(sys_.clock.now(), step.delay),
+                                                        sys_.interrupt) == sys::WaitResult::Interrupted) {
       sr.status = StepStatus::Interrupted;
       break;
     }

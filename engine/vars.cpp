@@ -66,14 +66,18 @@ std::string fact_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-Result<std::string> substitute(const Placeholder& p, std::string_view text, const Vars& vars, const FactLookup* facts) {
+// The placeholder's value: a view into `vars`, or into `scratch` for a fact
+// (no copy of a large variable is made before the caps are checked).
+Result<std::string_view> substitute(const Placeholder& p, std::string_view text, const Vars& vars,
+                                    const FactLookup* facts, std::string& scratch) {
   if (p.is_step) {
-    if (!facts || !*facts) return std::string(text.substr(p.begin, p.end - p.begin));  // resolved at run time
+    if (!facts || !*facts) return text.substr(p.begin, p.end - p.begin);  // resolved at run time
     auto value = (*facts)(p.ref.step, p.ref.fact);
     if (!value) return make_error(fmt::format("step '{}' did not report fact '{}'", p.ref.step, p.ref.fact));
-    return fact_text(*value);
+    scratch = fact_text(*value);
+    return std::string_view(scratch);
   }
-  if (auto it = vars.find(p.name); it != vars.end()) return it->second;
+  if (auto it = vars.find(p.name); it != vars.end()) return std::string_view(it->second);
   std::vector<std::string> names;
   for (const auto& [name, value] : vars) names.push_back(name);
   return make_error(fmt::format("undefined variable '{}'{}", excerpt(p.name), did_you_mean(p.name, names)));
@@ -81,7 +85,7 @@ Result<std::string> substitute(const Placeholder& p, std::string_view text, cons
 
 }  // namespace
 
-Result<std::string> expand(std::string_view text, const Vars& vars, const FactLookup* facts) {
+Result<std::string> expand(std::string_view text, const Vars& vars, const FactLookup* facts, ExpansionBudget* budget) {
   std::string out;
   std::size_t pos = 0;
   while (true) {
@@ -89,26 +93,45 @@ Result<std::string> expand(std::string_view text, const Vars& vars, const FactLo
     if (open == std::string_view::npos) break;
     auto p = read_placeholder(text, open);
     if (!p) return p.error();
-    auto value = substitute(*p, text, vars, facts);
+    std::string scratch;
+    auto value = substitute(*p, text, vars, facts, scratch);
     if (!value) return value.error();
+    const std::size_t grown = out.size() + (open - pos) + value->size();
+    if (grown > kMaxExpandedValue)
+      return make_error(
+          fmt::format("this value grows past 64 KiB when {{{{{}}}}} is expanded: rxerun caps a value "
+                      "at 64 KiB after expansion",
+                      excerpt(p->name)));
+    if (budget) {
+      if (value->size() > kMaxExpandedScenario - budget->used) {
+        ++budget->refused;
+        return make_error(
+            fmt::format("expanding {{{{{}}}}} here takes the variables substituted in this scenario "
+                        "past 4 MiB, rxerun's cap for a scenario: use large values fewer times",
+                        excerpt(p->name)));
+      }
+      budget->used += value->size();
+    }
     out.append(text.substr(pos, open - pos));
     out.append(*value);
     pos = p->end;
   }
+  if (pos > 0 && out.size() + (text.size() - pos) > kMaxExpandedValue)
+    return make_error("this value grows past 64 KiB after expansion: rxerun caps a value at 64 KiB after expansion");
   out.append(text.substr(pos));
   return out;
 }
 
-Result<void> expand_json(nlohmann::json& value, const Vars& vars, const FactLookup* facts) {
+Result<void> expand_json(nlohmann::json& value, const Vars& vars, const FactLookup* facts, ExpansionBudget* budget) {
   if (value.is_string()) {
-    auto r = expand(value.get_ref<const std::string&>(), vars, facts);
+    auto r = expand(value.get_ref<const std::string&>(), vars, facts, budget);
     if (!r) return r.error();
     value = std::move(r).value();
     return {};
   }
   if (value.is_array() || value.is_object()) {
     for (auto& item : value) {
-      if (auto r = expand_json(item, vars, facts); !r) return r;
+      if (auto r = expand_json(item, vars, facts, budget); !r) return r;
     }
   }
   return {};

@@ -25,14 +25,32 @@ struct StepReference {
   std::string fact;
 };
 
+// What expansion may produce. Variables cannot hold "{{", so nothing nests,
+// but one large `vars:` value or --var used many times would still grow
+// memory without bound: a value may hold 64 KiB once expanded, and the
+// values substituted over a whole scenario may total 4 MiB. Checked before
+// each substitution is appended, so the memory stays within the caps.
+constexpr std::size_t kMaxExpandedValue = 64 * 1024;
+constexpr std::size_t kMaxExpandedScenario = 4 * 1024 * 1024;
+
+// The bytes substituted so far in one scenario, against kMaxExpandedScenario.
+struct ExpansionBudget {
+  std::size_t used = 0;
+  int refused = 0;  // expansions refused for crossing the cap
+};
+
 // Expands {{name}} from `vars`. {{steps.NAME.FACT}} is expanded through
 // `facts` when given and left as written otherwise. Whitespace inside the
 // braces is allowed ({{ a }}). Errors: "undefined variable 'x'", an
-// unterminated "{{", an empty name, a fact missing at run time.
-Result<std::string> expand(std::string_view text, const Vars& vars, const FactLookup* facts = nullptr);
+// unterminated "{{", an empty name, a fact missing at run time, a result
+// over kMaxExpandedValue, or substitutions that take `budget` (when given)
+// past kMaxExpandedScenario.
+Result<std::string> expand(std::string_view text, const Vars& vars, const FactLookup* facts = nullptr,
+                           ExpansionBudget* budget = nullptr);
 
 // expand() applied to every string inside `value`, recursively (keys stay).
-Result<void> expand_json(nlohmann::json& value, const Vars& vars, const FactLookup* facts = nullptr);
+Result<void> expand_json(nlohmann::json& value, const Vars& vars, const FactLookup* facts = nullptr,
+                         ExpansionBudget* budget = nullptr);
 
 // The {{steps.NAME.FACT}} references in `text`, in order.
 std::vector<StepReference> step_references(std::string_view text);

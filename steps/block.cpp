@@ -11,6 +11,7 @@
 #include <cerrno>
 
 #include "engine/step.h"
+#include "engine/vars.h"
 #include "steps/identity.h"
 #include "steps/journal_args.h"
 #include "steps/kinds.h"
@@ -133,6 +134,18 @@ long long echoed_handle(const nlohmann::json& echo) {
   return 0;
 }
 
+// nftables reads a `*` at the end of an interface name as a wildcard
+// (`iifname "v*"` matches every v-interface): a block meant for one
+// interface would hit others, which rxerun did not make.
+void validate_block(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  if (!p.contains("dev") || !p.at("dev").is_string() || has_step_references(p.at("dev"))) return;
+  const auto& dev = p.at("dev").get_ref<const std::string&>();
+  if (dev.find('*') != std::string::npos)
+    complain("dev", "'" + dev +
+                        "' holds '*', which nftables reads as a wildcard matching other interfaces: name one "
+                        "interface");
+}
+
 StepResult run_block(const Params& params, StepContext& ctx) {
   const std::string proto = params.has("proto") ? params.str("proto") : "";
   const std::string hook = params.str("hook");
@@ -211,8 +224,20 @@ StepResult run_block(const Params& params, StepContext& ctx) {
       if (!r) return StepResult::error(r.error());
     }
     auto added = nft.run("add rule " + where + " " + rule_text);
-    if (!added) return StepResult::error(added.error());
-    handle = echoed_handle(*added);
+    if (!added && added.error().code == EINTR) {
+      // Interrupted: the kernel may have added it. Look before adding again.
+      auto now = read_table(nft, table);
+      if (!now) return StepResult::error(now.error());
+      if (auto there = now->rules_with(hook, comment); !there.empty()) {
+        handle = there.front()->value("handle", 0LL);
+      } else {
+        added = nft.run("add rule " + where + " " + rule_text);
+      }
+    }
+    if (!handle) {
+      if (!added) return StepResult::error(added.error());
+      handle = echoed_handle(*added);
+    }
   }
 
   result.outcome = Outcome::Ok;
@@ -331,7 +356,8 @@ Kind block_kind() {
        .choices = {"forward", "input", "output"}},
       {.name = "dev",
        .type = ParamType::IfName,
-       .help = "only packets arriving on (input, forward) or leaving by (output) this interface"},
+       .help = "only packets arriving on (input, forward) or leaving by (output) this interface (no `*`: nftables "
+               "reads it as a wildcard)"},
       {.name = "action",
        .type = ParamType::Enum,
        .default_value = "drop",
@@ -353,6 +379,7 @@ Kind block_kind() {
       "  block: {proto: udp, port: 4791, hook: input}\n"
       "- revert: no-roce\n"
       "  expect: {packets: \">= 0\"}   # the count the rule reached\n";
+  spec.validate = validate_block;
   return Kind{std::move(spec), run_block, undo_block, {}, preclean_block};
 }
 

@@ -6,10 +6,13 @@
 // stops it, at `revert: NAME` or at cleanup, and reports what it counted.
 
 #include <cerrno>
+#include <filesystem>
 
 #include <fmt/format.h>
 
+#include "base/files.h"
 #include "engine/step.h"
+#include "engine/vars.h"
 #include "roce/opcodes.h"
 #include "steps/journal_args.h"
 #include "steps/kinds.h"
@@ -45,6 +48,20 @@ nlohmann::json flat_facts(const nlohmann::json& stopped) {
   return facts;
 }
 
+// A relative `file` stays under --output-dir: one that climbs out with
+// `..` would write where the user did not point the run (and, in the lab
+// VM, outside the share that comes back).
+void validate_capture(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  if (!p.contains("file") || !p.at("file").is_string() || has_step_references(p.at("file"))) return;
+  const std::filesystem::path file(p.at("file").get<std::string>());
+  if (file.is_absolute()) return;
+  const auto normal = file.lexically_normal();
+  if (normal.empty() || *normal.begin() != "..") return;
+  complain("file", "'" + file.string() +
+                       "' climbs out of --output-dir with '..': name a file under it, or an "
+                       "absolute path");
+}
+
 StepResult run_capture(const Params& params, StepContext& ctx) {
   sys::CaptureRequest request;
   request.id = capture_id(ctx.scenario(), ctx.step().name);
@@ -56,11 +73,15 @@ StepResult run_capture(const Params& params, StepContext& ctx) {
   auto path = ctx.output_path(file);
   if (!path) return StepResult::error(params.where(params.has("file") ? "file" : "") + ": " + path.error().message);
   request.file = path->path;
+  // Named now so that the journal holds it: after a crash, cleanup renames
+  // what the capture wrote into place (sys::Captures::recover).
+  request.partial = temporary_name(request.file).string();
 
   // No footprint: the capture must be stopped (and its file closed) even
   // when the namespace or interface it runs on goes first.
-  if (auto r = ctx.will_change({{"id", request.id}, {"file", request.file}, {"shown", path->shown}},
-                               "stop the capture on " + request.dev + " and close " + request.file);
+  if (auto r = ctx.will_change(
+          {{"id", request.id}, {"file", request.file}, {"shown", path->shown}, {"partial", request.partial}},
+          "stop the capture on " + request.dev + " and close " + request.file);
       !r) {
     return StepResult::error(r.error());
   }
@@ -83,9 +104,16 @@ Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx
   if (!a.ok()) return a.error();
   auto stopped = ctx.sys().captures.stop(id);
   if (!stopped) {
-    // It ended with the process that started it (a crash, --keep): its
-    // file holds what it wrote, nothing is left running.
-    if (stopped.error().code == ENOENT) return nlohmann::json::object();
+    // It ended with the process that started it (a crash, --keep): nothing
+    // is left running; what it wrote goes to its file.
+    if (stopped.error().code == ENOENT) {
+      if (args.contains("partial")) {
+        auto kept =
+            ctx.sys().captures.recover(args.at("partial").get<std::string>(), args.at("file").get<std::string>());
+        if (!kept) return kept.error();
+      }
+      return nlohmann::json::object();
+    }
     return stopped.error();
   }
   auto facts = flat_facts(*stopped);
@@ -109,8 +137,9 @@ Kind capture_kind() {
        .help = "the interface, in the step's namespace; `any` for all of them (Linux cooked frames)"},
       {.name = "file",
        .type = ParamType::String,
-       .help = "the pcap file, created or replaced; a relative path is under --output-dir "
-               "(default: SCENARIO-STEP.pcap there); in the lab VM it comes back to the host"},
+       .help = "the pcap file, created or replaced when the capture stops; a relative path is under --output-dir "
+               "(default: SCENARIO-STEP.pcap there; `..` may not climb out of it); in the lab VM it comes back to "
+               "the host"},
       {.name = "filter",
        .type = ParamType::String,
        .default_value = "udp port 4791",
@@ -154,6 +183,7 @@ Kind capture_kind() {
       "- revert: wire\n"
       "  expect: {RC_RDMA_WRITE_ONLY: \"> 0\", RC_ACKNOWLEDGE: \"> 0\", icrc_bad: 0}\n";
   spec.default_timeout = Duration{10'000};
+  spec.validate = validate_capture;
   return Kind{std::move(spec), run_capture, undo_capture};
 }
 

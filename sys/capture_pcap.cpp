@@ -2,9 +2,17 @@
 
 #include <pcap/pcap.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
 #include <thread>
+
+#include "base/files.h"
 
 #include "roce/packet.h"
 #include "roce/summary.h"
@@ -14,6 +22,10 @@ namespace rxerun::sys {
 struct PcapCaptures::Running {
   CaptureRequest request;
   pcap_t* pcap = nullptr;
+  // The file being written aside; pcap_dump writes to a stream of its own
+  // over a duplicate of its descriptor, so that closing the dumper leaves
+  // the file to commit (fsync, rename) or to abort (removed).
+  std::optional<AtomicFile> file;
   pcap_dumper_t* dumper = nullptr;
   int link_type = 0;
   std::thread reader;
@@ -114,8 +126,20 @@ Result<void> PcapCaptures::start(const CaptureRequest& request) {
   pcap_freecode(&program);
   if (set != 0) return make_error("capture filter '" + request.filter + "': " + pcap_geterr(run->pcap), EINVAL);
 
-  run->dumper = pcap_dump_open(run->pcap, request.file.c_str());
-  if (!run->dumper) return make_error("cannot write " + request.file + ": " + pcap_geterr(run->pcap), EIO);
+  auto file = request.partial.empty() ? AtomicFile::create(request.file, "capture")
+                                      : AtomicFile::create_at(request.file, request.partial, "capture");
+  if (!file) return file.error();
+  run->file.emplace(std::move(*file));
+  const int stream_fd = ::fcntl(run->file->fd(), F_DUPFD_CLOEXEC, 3);
+  std::FILE* stream = stream_fd < 0 ? nullptr : ::fdopen(stream_fd, "wb");
+  if (!stream) {
+    const int code = errno;
+    if (stream_fd >= 0) ::close(stream_fd);
+    return make_error("cannot write capture " + request.file + ": " + std::strerror(code), code);
+  }
+  // From here the dumper owns `stream` (libpcap closes it when the header cannot be written).
+  run->dumper = pcap_dump_fopen(run->pcap, stream);
+  if (!run->dumper) return make_error("cannot write capture " + request.file + ": " + pcap_geterr(run->pcap), EIO);
 
   Running* raw = run.get();
   run->reader = std::thread([raw] { raw->read_until_stopped(); });
@@ -143,8 +167,17 @@ Result<nlohmann::json> PcapCaptures::stop(const std::string& id) {
   facts["dropped"] = pcap_stats(run->pcap, &stats) == 0 ? stats.ps_drop : 0;
   facts["file"] = run->request.file;
   if (!run->error.empty()) facts["error"] = run->error;
-  if (pcap_dump_flush(run->dumper) != 0) return make_error("cannot write " + run->request.file, EIO);
+  const bool flushed = pcap_dump_flush(run->dumper) == 0;
+  const int code = errno;
+  pcap_dump_close(run->dumper);
+  run->dumper = nullptr;
+  if (!flushed) return make_error("cannot write capture " + run->request.file + ": " + std::strerror(code), code);
+  if (auto r = run->file->commit(); !r) return r.error();
   return facts;
+}
+
+Result<bool> PcapCaptures::recover(const std::string& partial, const std::string& file) {
+  return rename_leftover(partial, file, "capture");
 }
 
 }  // namespace rxerun::sys

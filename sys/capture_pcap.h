@@ -21,6 +21,7 @@ class PcapCaptures final : public Captures {
 
   Result<void> start(const CaptureRequest& request) override;
   Result<nlohmann::json> stop(const std::string& id) override;
+  Result<bool> recover(const std::string& partial, const std::string& file) override;
 
   struct Running;
 

@@ -2,13 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "sys/recording.h"
 
 namespace rxerun::sys {
 
 Result<void> RecordingCaptures::start(const CaptureRequest& r) {
   log_.record(fmt::format("capture on {} ({}) to {}", r.dev, r.filter, r.file),
-              fmt::format("tcpdump -i {} -s {} -w {} '{}' &", r.dev, r.snaplen, r.file, r.filter));
+              shell_join({"tcpdump", "-i", r.dev, "-s", std::to_string(r.snaplen), "-w", r.file, r.filter}) + " &");
   return {};
 }
 

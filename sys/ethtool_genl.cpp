@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sys/netns_local.h"
+#include "sys/rtnl_socket.h"
 
 namespace rxerun::sys {
 
@@ -118,16 +119,20 @@ class EthtoolSocket {
   static Result<EthtoolSocket> open() {
     SockPtr sk(nl_socket_alloc());
     if (!sk) return make_error("cannot allocate a netlink socket", ENOMEM);
+    resend_when_interrupted(sk.get());
     if (int e = genl_connect(sk.get()); e < 0)
       return make_error(std::string("cannot open a generic netlink socket: ") + nl_geterror(e), EIO);
     const int one = 1;
     // Best effort: older kernels lack extended ACK; errors then carry only errno.
     (void)::setsockopt(nl_socket_get_fd(sk.get()), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
     const int family = genl_ctrl_resolve(sk.get(), ETHTOOL_GENL_NAME);
-    if (family < 0)
+    if (family == -NLE_OBJ_NOTFOUND)
       return make_error(
           "this kernel has no ethtool netlink interface (needs Linux 5.6 or later with CONFIG_ETHTOOL_NETLINK)",
           EOPNOTSUPP);
+    if (family < 0)
+      return make_error(std::string("cannot look up the ethtool netlink family: ") + nl_geterror(family),
+                        errno_of_nl(family));
     // From here on every request says itself whether it wants an ACK
     // (exchange()). One recvmsg per message instead of a peek and a read: a
     // buffer larger than any reply rxerun asks for (the feature names, ~3 KiB).

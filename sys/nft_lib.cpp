@@ -32,7 +32,7 @@ std::string trim(std::string s) {
 int errno_from_text(const std::string& text) {
   static constexpr std::array kCodes{EPERM,  EACCES, ENOENT,   EEXIST, EBUSY,   ENOTEMPTY,    EOPNOTSUPP,
                                      ENOMEM, ENOSPC, ENODEV,   EINVAL, ENOBUFS, EAFNOSUPPORT, EPROTONOSUPPORT,
-                                     ERANGE, E2BIG,  EMSGSIZE, ENFILE, EMFILE};
+                                     ERANGE, E2BIG,  EMSGSIZE, ENFILE, EMFILE,  EINTR};
   for (int code : kCodes)
     if (text.find(std::strerror(code)) != std::string::npos) return code;
   return 0;
@@ -59,7 +59,26 @@ Result<nlohmann::json> parse_output(const std::string& text, const std::string& 
 
 }  // namespace
 
+// libnftables talks to the kernel on its own socket and fails a command
+// whose send or receive a signal interrupted (EINTR), without saying whether
+// the kernel applied it. Commands whose repetition changes nothing more run
+// again: listings, and adding a table or chain (`add` leaves an existing one
+// as it is). A deletion runs again, and "no such object" then means the first
+// one went through. An added rule is for the caller to look for before
+// adding it again (steps/block.cpp).
 Result<nlohmann::json> LibNft::run(const std::string& command) {
+  auto r = run_once(command);
+  const bool deletion = command.starts_with("delete ");
+  const bool repeatable = command.starts_with("list ") || command.starts_with("add table ") ||
+                          command.starts_with("add chain ") || deletion;
+  for (int again = 0; !r && r.error().code == EINTR && repeatable && again < 3; ++again) {
+    r = run_once(command);
+    if (!r && deletion && r.error().code == ENOENT) return nlohmann::json();
+  }
+  return r;
+}
+
+Result<nlohmann::json> LibNft::run_once(const std::string& command) {
   CtxPtr ctx(nft_ctx_new(NFT_CTX_DEFAULT));
   if (!ctx) return make_error("libnftables: cannot create a context (out of memory?)", ENOMEM);
   nft_ctx_output_set_flags(ctx.get(), NFT_CTX_OUTPUT_JSON | NFT_CTX_OUTPUT_ECHO | NFT_CTX_OUTPUT_HANDLE);

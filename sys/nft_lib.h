@@ -10,6 +10,9 @@ namespace rxerun::sys {
 class LibNft final : public Nft {
  public:
   Result<nlohmann::json> run(const std::string& command) override;
+
+ private:
+  Result<nlohmann::json> run_once(const std::string& command);
 };
 
 }  // namespace rxerun::sys

@@ -1,12 +1,15 @@
 #include "sys/process.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -37,7 +40,64 @@ struct Fd {
   ::_exit(127);
 }
 
+// The highest descriptor number a fallback loop must cover.
+int fd_limit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20)) return 1 << 20;
+  return static_cast<int>(rl.rlim_cur);
+}
+
+// Marks every descriptor from 3 up close-on-exec (async-signal-safe).
+void cloexec_from_3() {
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  // Kernels before 5.11: one by one.
+  for (int fd = 3, limit = fd_limit(); fd < limit; ++fd) {
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0 && !(flags & FD_CLOEXEC)) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
+
+// Closes [first, last] (async-signal-safe).
+void close_span(unsigned first, unsigned last) {
+  if (first > last) return;
+  if (::close_range(first, last, 0) == 0) return;
+  // Kernels before 5.9: one by one.
+  const unsigned limit = static_cast<unsigned>(fd_limit());
+  for (unsigned fd = first; fd <= last && fd < limit; ++fd) ::close(static_cast<int>(fd));
+}
+
 }  // namespace
+
+void close_fds_except(std::span<const int> keep) {
+  // Sorted without allocating: malloc is not safe after fork() in a process
+  // with threads.
+  int sorted[16];
+  std::size_t n = 0;
+  for (int fd : keep)
+    if (fd >= 3 && n < 16) sorted[n++] = fd;
+  for (std::size_t i = 1; i < n; ++i)
+    for (std::size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; --j) std::swap(sorted[j - 1], sorted[j]);
+  unsigned next = 3;
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned fd = static_cast<unsigned>(sorted[i]);
+    if (fd > next) close_span(next, fd - 1);
+    next = std::max(next, fd + 1);
+  }
+  close_span(next, ~0U);
+}
+
+Result<pid_t> fork_worker(std::span<const int> keep, const std::function<int()>& body) {
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return make_error("cannot start a worker process", errno);
+  if (pid > 0) return pid;
+  // Dies with rxerun, even on SIGKILL; the check closes the race with a
+  // parent that died before prctl.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(1);
+  close_fds_except(keep);
+  ::_exit(body());
+}
 
 std::string ExitStatus::describe() const {
   if (signal) {
@@ -148,6 +208,10 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
       if (high < 0) child_fail(report[1], errno);
       moved.emplace_back(target, high);
     }
+    // Nothing of rxerun's beyond what was asked for: whatever a library
+    // opened without O_CLOEXEC closes at exec too. dup2 below clears the
+    // flag on the fds the child is given.
+    cloexec_from_3();
     for (const auto& [target, high] : moved)
       if (::dup2(high, target) < 0) child_fail(report[1], errno);
     if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) child_fail(report[1], errno);
@@ -216,23 +280,6 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chr
   }
   result.status = result.timed_out ? child->terminate(std::chrono::seconds(2)) : child->wait();
   return result;
-}
-
-std::string shell_quote(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                         "0123456789@%+=:,./_-") == std::string::npos;
-    if (plain) {
-      out += a;
-      continue;
-    }
-    out += '\'';
-    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += '\'';
-  }
-  return out;
 }
 
 }  // namespace rxerun::sys

@@ -9,8 +9,10 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,8 +69,22 @@ class Child {
 };
 
 // Starts argv[0] (looked up in PATH) with argv. The error names the program
-// when it cannot be started (not installed, not executable).
+// when it cannot be started (not installed, not executable). The program
+// gets stdin, stdout, stderr and `options.fds`, nothing else of rxerun's:
+// every other descriptor is closed at exec, also those a library opened
+// without O_CLOEXEC (the scenario's lock would otherwise outlive rxerun).
 Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+// Forks a worker that runs `body` in a copy of this process (no exec: the
+// verbs check) and _exits with what it returns. Before `body` the worker
+// is tied to rxerun's life (PR_SET_PDEATHSIG) and closes every descriptor
+// but 0, 1, 2 and `keep`: it must not hold the scenario's lock, a capture's
+// file or a netlink socket of rxerun's past the run. Returns its pid.
+Result<pid_t> fork_worker(std::span<const int> keep, const std::function<int()>& body);
+
+// In a child between fork and exec/work (async-signal-safe, no allocation):
+// closes every descriptor from 3 up except `keep` (at most 16 of them).
+void close_fds_except(std::span<const int> keep);
 
 struct CommandResult {
   ExitStatus status;
@@ -82,8 +98,5 @@ struct CommandResult {
 // `interrupt_fd` (readable on Ctrl-C, see Interrupt) also terminates it.
 Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                                   const SpawnOptions& options = {}, int interrupt_fd = -1);
-
-// The command as a person would type it, quoted for a POSIX shell (for messages).
-std::string shell_quote(const std::vector<std::string>& argv);
 
 }  // namespace rxerun::sys

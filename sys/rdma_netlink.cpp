@@ -197,7 +197,10 @@ Result<void> RdmaNetlink::exchange(nlmsghdr* request, const std::function<void(c
                                    const std::string& what) {
   request->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
   request->nlmsg_seq = ++seq_;
-  if (mnl_socket_sendto(sock_, request, request->nlmsg_len) < 0) {
+  ssize_t sent;
+  do sent = mnl_socket_sendto(sock_, request, request->nlmsg_len);
+  while (sent < 0 && errno == EINTR);  // nothing was sent: send again
+  if (sent < 0) {
     const int code = errno;
     return make_error(what + ": cannot send to the kernel: " + std::strerror(code), code);
   }
@@ -212,6 +215,7 @@ Result<void> RdmaNetlink::exchange(nlmsghdr* request, const std::function<void(c
   ctl[NLMSG_OVERRUN] = on_noop;
   for (;;) {
     const ssize_t n = mnl_socket_recvfrom(sock_, buf.get(), kReceiveSize);
+    if (n < 0 && errno == EINTR) continue;  // the answer is still queued
     if (n < 0) {
       const int code = errno;
       return make_error(what + ": cannot read the kernel's answer: " + std::strerror(code), code);

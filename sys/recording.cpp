@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/strings.h"
 #include "engine/duration.h"
 
 namespace rxerun::sys {
 
 void ActionLog::record(PlannedAction action) {
-  if (!netns_.empty() && !action.shell.empty()) action.shell = "ip netns exec " + netns_ + " " + action.shell;
+  if (!netns_.empty() && !action.shell.empty())
+    action.shell = shell_join({"ip", "netns", "exec", netns_}) + " " + action.shell;
   actions_.push_back(std::move(action));
 }
 
@@ -37,7 +39,7 @@ WaitResult RecordingClock::wait_until(SteadyTime until, Interrupt&) {
       std::string secs = fmt::format("{:.3f}", ms / 1000.0);  // sleep(1) takes decimals
       secs.erase(secs.find_last_not_of('0') + 1);
       if (secs.back() == '.') secs.pop_back();
-      log_.record({"wait " + rxerun::format_duration(d), "sleep " + secs});
+      log_.record({"wait " + rxerun::format_duration(d), shell_join({"sleep", secs})});
       now_ = until;
     }
   }
@@ -82,13 +84,13 @@ Result<bool> RecordingNetns::exists(const std::string& name) { return created_.c
 
 Result<void> RecordingNetns::create(const std::string& name) {
   created_.insert(name);
-  log_.record("create network namespace " + name, "ip netns add " + name);
+  log_.record("create network namespace " + name, shell_join({"ip", "netns", "add", name}));
   return {};
 }
 
 Result<void> RecordingNetns::remove(const std::string& name) {
   created_.erase(name);
-  log_.record("delete network namespace " + name, "ip netns del " + name);
+  log_.record("delete network namespace " + name, shell_join({"ip", "netns", "del", name}));
   return {};
 }
 
@@ -122,22 +124,22 @@ std::vector<std::string> RecordingLinks::addresses_in(const std::string& netns, 
 }
 
 Result<void> RecordingLinks::add_veth(const VethSpec& spec) {
-  std::string cmd = "ip link add " + spec.name;
-  if (spec.mtu) cmd += " mtu " + std::to_string(spec.mtu);
-  cmd += " type veth peer name " + spec.peer;
-  if (!spec.peer_netns.empty()) cmd += " netns " + spec.peer_netns;
-  log_.record("create veth pair " + spec.name + "/" + spec.peer, cmd);
+  std::vector<std::string> cmd{"ip", "link", "add", spec.name};
+  if (spec.mtu) cmd.insert(cmd.end(), {"mtu", std::to_string(spec.mtu)});
+  cmd.insert(cmd.end(), {"type", "veth", "peer", "name", spec.peer});
+  if (!spec.peer_netns.empty()) cmd.insert(cmd.end(), {"netns", spec.peer_netns});
+  log_.record("create veth pair " + spec.name + "/" + spec.peer, shell_join(cmd));
   const std::string peer_ns = spec.peer_netns.empty() ? log_.netns() : spec.peer_netns;
   unsigned mtu = spec.mtu ? spec.mtu : 1500;
   links_[{log_.netns(), spec.name}] = LinkInfo{0, spec.name, "veth", spec.alias, false, false, mtu};
   links_[{peer_ns, spec.peer}] = LinkInfo{0, spec.peer, "veth", spec.alias, false, false, mtu};
   if (!spec.alias.empty()) {
-    log_.record("mark " + spec.name, "ip link set " + spec.name + " alias " + spec.alias);
-    const std::string peer_mark = "link set " + spec.peer + " alias " + spec.alias;
+    log_.record("mark " + spec.name, shell_join({"ip", "link", "set", spec.name, "alias", spec.alias}));
+    const std::string peer_mark = shell_join({"link", "set", spec.peer, "alias", spec.alias});
     if (spec.peer_netns.empty()) {
       log_.record("mark " + spec.peer, "ip " + peer_mark);
     } else {
-      log_.record_anywhere("mark " + spec.peer, "ip -n " + spec.peer_netns + " " + peer_mark);
+      log_.record_anywhere("mark " + spec.peer, shell_join({"ip", "-n", spec.peer_netns}) + " " + peer_mark);
     }
   }
   return {};
@@ -145,7 +147,7 @@ Result<void> RecordingLinks::add_veth(const VethSpec& spec) {
 
 Result<void> RecordingLinks::remove(const std::vector<std::string>& names) {
   for (const auto& n : names) {
-    log_.record("delete interface " + n, "ip link del " + n);
+    log_.record("delete interface " + n, shell_join({"ip", "link", "del", n}));
     links_.erase({log_.netns(), n});
   }
   return {};
@@ -153,19 +155,19 @@ Result<void> RecordingLinks::remove(const std::vector<std::string>& names) {
 
 Result<void> RecordingLinks::set_up(const std::string& name, bool up) {
   log_.record(std::string(up ? "bring up " : "bring down ") + name,
-              "ip link set " + name + (up ? " up" : " down"));
+              shell_join({"ip", "link", "set", name, up ? "up" : "down"}));
   if (auto* l = find(name)) l->up = up;
   return {};
 }
 
 Result<void> RecordingLinks::set_mtu(const std::string& name, unsigned mtu) {
-  log_.record("set the MTU of " + name, "ip link set " + name + " mtu " + std::to_string(mtu));
+  log_.record("set the MTU of " + name, shell_join({"ip", "link", "set", name, "mtu", std::to_string(mtu)}));
   if (auto* l = find(name)) l->mtu = mtu;
   return {};
 }
 
 Result<void> RecordingLinks::set_alias(const std::string& name, const std::string& alias) {
-  log_.record("mark " + name, "ip link set " + name + " alias " + alias);
+  log_.record("mark " + name, shell_join({"ip", "link", "set", name, "alias", alias}));
   if (auto* l = find(name)) l->alias = alias;
   return {};
 }
@@ -176,13 +178,13 @@ Result<std::vector<std::string>> RecordingLinks::addresses(const std::string& de
 }
 
 Result<void> RecordingLinks::add_address(const std::string& dev, const std::string& cidr, int) {
-  log_.record("add " + cidr + " to " + dev, "ip addr add " + cidr + " dev " + dev);
+  log_.record("add " + cidr + " to " + dev, shell_join({"ip", "addr", "add", cidr, "dev", dev}));
   addresses_[{log_.netns(), dev}].push_back(cidr);
   return {};
 }
 
 Result<void> RecordingLinks::remove_address(const std::string& dev, const std::string& cidr) {
-  log_.record("remove " + cidr + " from " + dev, "ip addr del " + cidr + " dev " + dev);
+  log_.record("remove " + cidr + " from " + dev, shell_join({"ip", "addr", "del", cidr, "dev", dev}));
   std::erase(addresses_[{log_.netns(), dev}], cidr);
   return {};
 }
@@ -193,13 +195,13 @@ Result<std::map<std::string, Feature>> RecordingEthtool::features(const std::str
 
 Result<std::map<std::string, bool>> RecordingEthtool::set_features(const std::string& dev,
                                                                    const std::map<std::string, bool>& wanted) {
-  std::string cmd = "ethtool -K " + dev;
+  std::vector<std::string> cmd{"ethtool", "-K", dev};
   std::string what;
   for (const auto& [name, on] : wanted) {
-    cmd += " " + name + (on ? " on" : " off");
+    cmd.insert(cmd.end(), {name, on ? "on" : "off"});
     what += (what.empty() ? "" : ", ") + name + (on ? " on" : " off");
   }
-  log_.record("set " + what + " on " + dev, cmd);
+  log_.record("set " + what + " on " + dev, shell_join(cmd));
   return wanted;  // what a plan assumes: each feature as asked
 }
 
@@ -219,13 +221,13 @@ Result<void> RecordingSysctl::write(const std::string& key, const std::string& v
   if (value == kValueAtRunTime) {
     log_.record("set " + key + " back to the value it had before, known only at run time", "");
   } else {
-    log_.record("set " + key + " to " + value, "sysctl -w " + key + "=" + value);
+    log_.record("set " + key + " to " + value, shell_join({"sysctl", "-w", key + "=" + value}));
   }
   return {};
 }
 
 Result<nlohmann::json> RecordingNft::run(const std::string& command) {
-  log_.record("nftables: " + command, "nft '" + command + "'");
+  log_.record("nftables: " + command, shell_join({"nft", command}));
   return models_[log_.netns()].apply(command);
 }
 
@@ -235,38 +237,38 @@ Result<std::optional<std::string>> RecordingQdiscs::root_kind(const std::string&
 }
 
 Result<void> RecordingQdiscs::add_netem(const std::string& dev, const NetemSpec& spec) {
-  std::string cmd = "tc qdisc add dev " + dev + " root netem";
+  std::vector<std::string> cmd{"tc", "qdisc", "add", "dev", dev, "root", "netem"};
   if (spec.delay) {
-    cmd += " delay " + format_duration(*spec.delay);
-    if (spec.jitter) cmd += " " + format_duration(*spec.jitter);
+    cmd.insert(cmd.end(), {"delay", format_duration(*spec.delay)});
+    if (spec.jitter) cmd.push_back(format_duration(*spec.jitter));
   }
-  if (spec.loss_pct) cmd += " loss " + pct(*spec.loss_pct);
-  if (spec.duplicate_pct) cmd += " duplicate " + pct(*spec.duplicate_pct);
-  if (spec.corrupt_pct) cmd += " corrupt " + pct(*spec.corrupt_pct);
-  if (spec.reorder_pct) cmd += " reorder " + pct(*spec.reorder_pct);
-  if (spec.rate_bytes_per_s) cmd += " rate " + std::to_string(*spec.rate_bytes_per_s * 8) + "bit";
-  log_.record("add netem on " + dev, cmd);
+  if (spec.loss_pct) cmd.insert(cmd.end(), {"loss", pct(*spec.loss_pct)});
+  if (spec.duplicate_pct) cmd.insert(cmd.end(), {"duplicate", pct(*spec.duplicate_pct)});
+  if (spec.corrupt_pct) cmd.insert(cmd.end(), {"corrupt", pct(*spec.corrupt_pct)});
+  if (spec.reorder_pct) cmd.insert(cmd.end(), {"reorder", pct(*spec.reorder_pct)});
+  if (spec.rate_bytes_per_s) cmd.insert(cmd.end(), {"rate", std::to_string(*spec.rate_bytes_per_s * 8) + "bit"});
+  log_.record("add netem on " + dev, shell_join(cmd));
   netem_.insert({log_.netns(), dev});
   return {};
 }
 
 Result<QdiscStats> RecordingQdiscs::root_stats(const std::string& dev) {
-  log_.record("read the qdisc statistics of " + dev, "tc -s qdisc show dev " + dev);
+  log_.record("read the qdisc statistics of " + dev, shell_join({"tc", "-s", "qdisc", "show", "dev", dev}));
   return QdiscStats{};
 }
 
 Result<void> RecordingQdiscs::remove_root(const std::string& dev) {
-  log_.record("remove the root qdisc of " + dev, "tc qdisc del dev " + dev + " root");
+  log_.record("remove the root qdisc of " + dev, shell_join({"tc", "qdisc", "del", "dev", dev, "root"}));
   netem_.erase({log_.netns(), dev});
   return {};
 }
 
 Result<PingResult> RecordingPinger::ping(const PingSpec& spec, SteadyTime, Interrupt&) {
-  std::string cmd = "ping -c " + std::to_string(spec.count) + " -i " + seconds(spec.interval);
-  if (!spec.from_dev.empty()) cmd += " -I " + spec.from_dev;
-  if (!spec.from_addr.empty()) cmd += " -I " + spec.from_addr;
-  cmd += " " + spec.to;
-  log_.record("ping " + spec.to, cmd);
+  std::vector<std::string> cmd{"ping", "-c", std::to_string(spec.count), "-i", seconds(spec.interval)};
+  if (!spec.from_dev.empty()) cmd.insert(cmd.end(), {"-I", spec.from_dev});
+  if (!spec.from_addr.empty()) cmd.insert(cmd.end(), {"-I", spec.from_addr});
+  cmd.push_back(spec.to);
+  log_.record("ping " + spec.to, shell_join(cmd));
   return PingResult{spec.count, spec.count, std::nullopt, std::nullopt, std::nullopt};
 }
 
@@ -285,7 +287,7 @@ Result<std::vector<std::string>> RecordingRdma::modules_to_load(const std::strin
 }
 
 Result<void> RecordingRdma::load_module(const std::string& name) {
-  log_.record_anywhere("load kernel module " + name, "modprobe " + name);
+  log_.record_anywhere("load kernel module " + name, shell_join({"modprobe", name}));
   loaded_.insert(name);
   unloaded_.erase(name);
   return {};
@@ -295,7 +297,7 @@ Result<void> RecordingRdma::unload_module(const std::string& name) {
   auto loaded = module_loaded(name);
   if (!loaded) return loaded.error();
   if (!*loaded) return make_error("module " + name + " is not loaded", ENOENT);
-  log_.record_anywhere("unload kernel module " + name, "modprobe -r " + name);
+  log_.record_anywhere("unload kernel module " + name, shell_join({"modprobe", "-r", name}));
   loaded_.erase(name);
   unloaded_.insert(name);
   return {};
@@ -312,7 +314,8 @@ Result<std::vector<RxeDevice>> RecordingRdma::rxe_devices() {
 Result<void> RecordingRdma::add_rxe(const std::string& name, const std::string& netdev) {
   for (const auto& d : devices_)
     if (d.name == name) return make_error("cannot add rxe device " + name + ": Too many open files in system", ENFILE);
-  log_.record("add rxe device " + name + " over " + netdev, "rdma link add " + name + " type rxe netdev " + netdev);
+  log_.record("add rxe device " + name + " over " + netdev,
+              shell_join({"rdma", "link", "add", name, "type", "rxe", "netdev", netdev}));
   devices_.push_back({next_index_++, name, log_.netns(), netdev});
   return {};
 }
@@ -321,7 +324,7 @@ Result<void> RecordingRdma::remove_device(unsigned index) {
   auto it = std::find_if(devices_.begin(), devices_.end(), [&](const Device& d) { return d.index == index; });
   if (it == devices_.end()) return make_error("no RDMA device " + std::to_string(index), ENODEV);
   // Device names are global: the command works from any namespace.
-  log_.record_anywhere("delete rxe device " + it->name, "rdma link delete " + it->name);
+  log_.record_anywhere("delete rxe device " + it->name, shell_join({"rdma", "link", "delete", it->name}));
   devices_.erase(it);
   return {};
 }

@@ -159,44 +159,76 @@ int default_scope(const Route& r) {
   return RT_SCOPE_UNIVERSE;
 }
 
-std::string ip_command(int family) {
-  return family == AF_INET6 ? "ip -6" : "ip";
+std::vector<std::string> ip_argv(int family) {
+  if (family == AF_INET6) return {"ip", "-6"};
+  return {"ip"};
+}
+
+namespace {
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+// `other` is text for people ("tos 4", "multipath (2 next hops)"): its words.
+void add_words(std::vector<std::string>& out, const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t end = text.find(' ', i);
+    const std::string word = text.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    if (!word.empty()) out.push_back(word);
+    if (end == std::string::npos) break;
+    i = end + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> route_argv(const Route& r) {
+  std::vector<std::string> a;
+  if (r.type != RTN_UNICAST) a.push_back(route_type_name(r.type));
+  a.push_back(prefix_text(r.dst));
+  if (!r.via.empty()) a.insert(a.end(), {"via", r.via});
+  if (!r.dev.empty()) a.insert(a.end(), {"dev", r.dev});
+  if (!r.src.empty()) a.insert(a.end(), {"src", r.src});
+  if (r.table != kTableMain) a.insert(a.end(), {"table", table_name(r.table)});
+  if (r.metric != (r.family == AF_INET6 ? 1024u : 0u)) a.insert(a.end(), {"metric", std::to_string(r.metric)});
+  if (r.scope != default_scope(r)) a.insert(a.end(), {"scope", scope_name(r.scope)});
+  add_words(a, r.other);
+  return a;
 }
 
 std::string route_args(const Route& r) {
-  std::string s;
-  if (r.type != RTN_UNICAST) s += route_type_name(r.type) + " ";
-  s += prefix_text(r.dst);
-  if (!r.via.empty()) s += " via " + r.via;
-  if (!r.dev.empty()) s += " dev " + r.dev;
-  if (!r.src.empty()) s += " src " + r.src;
-  if (r.table != kTableMain) s += " table " + table_name(r.table);
-  if (r.metric != (r.family == AF_INET6 ? 1024u : 0u)) s += " metric " + std::to_string(r.metric);
-  if (r.scope != default_scope(r)) s += " scope " + scope_name(r.scope);
-  if (!r.other.empty()) s += " " + r.other;
-  return s;
+  return join_words(route_argv(r));
+}
+
+std::vector<std::string> rule_argv(const Rule& r) {
+  std::vector<std::string> a{"pref", std::to_string(r.pref)};
+  if (!r.iif.empty()) a.insert(a.end(), {"iif", r.iif});
+  if (!r.oif.empty()) a.insert(a.end(), {"oif", r.oif});
+  if (!r.from.empty()) a.insert(a.end(), {"from", prefix_text(r.from)});
+  if (!r.to.empty()) a.insert(a.end(), {"to", prefix_text(r.to)});
+  if (r.fwmark || r.fwmask) {
+    std::string mark = hex(r.fwmark);
+    if (r.fwmask != 0xffffffffu) mark += "/" + hex(r.fwmask);
+    a.insert(a.end(), {"fwmark", mark});
+  }
+  add_words(a, r.other);
+  switch (r.action) {
+    case FR_ACT_TO_TBL: a.insert(a.end(), {"lookup", table_name(r.table)}); break;
+    case FR_ACT_BLACKHOLE: a.push_back("blackhole"); break;
+    case FR_ACT_UNREACHABLE: a.push_back("unreachable"); break;
+    case FR_ACT_PROHIBIT: a.push_back("prohibit"); break;
+    case FR_ACT_NOP: a.push_back("nop"); break;
+    default: a.insert(a.end(), {"action", std::to_string(r.action)}); break;
+  }
+  return a;
 }
 
 std::string rule_args(const Rule& r) {
-  std::string s = "pref " + std::to_string(r.pref);
-  if (!r.iif.empty()) s += " iif " + r.iif;
-  if (!r.oif.empty()) s += " oif " + r.oif;
-  if (!r.from.empty()) s += " from " + prefix_text(r.from);
-  if (!r.to.empty()) s += " to " + prefix_text(r.to);
-  if (r.fwmark || r.fwmask) {
-    s += " fwmark " + hex(r.fwmark);
-    if (r.fwmask != 0xffffffffu) s += "/" + hex(r.fwmask);
-  }
-  if (!r.other.empty()) s += " " + r.other;
-  switch (r.action) {
-    case FR_ACT_TO_TBL: s += " lookup " + table_name(r.table); break;
-    case FR_ACT_BLACKHOLE: s += " blackhole"; break;
-    case FR_ACT_UNREACHABLE: s += " unreachable"; break;
-    case FR_ACT_PROHIBIT: s += " prohibit"; break;
-    case FR_ACT_NOP: s += " nop"; break;
-    default: s += " action " + std::to_string(r.action); break;
-  }
-  return s;
+  return join_words(rule_argv(r));
 }
 
 }  // namespace rxerun::sys

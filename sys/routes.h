@@ -93,11 +93,16 @@ std::string route_type_name(int type);
 // The scope ip(8) gives a route when none is named: host for a local route,
 // link for an IPv4 unicast without a gateway, else global.
 int default_scope(const Route& r);
-// "ip" or "ip -6".
-std::string ip_command(int family);
-// What follows `ip route add` for this route: "10.10.0.2/32 dev vA src 10.10.0.1 table 100".
+// {"ip"} or {"ip", "-6"}.
+std::vector<std::string> ip_argv(int family);
+// What follows `ip route add` for this route, one word each: {"10.10.0.2/32",
+// "dev", "vA", "src", "10.10.0.1", "table", "100"}; `plan` quotes them.
+std::vector<std::string> route_argv(const Route& r);
+// The same words joined with spaces, for messages.
 std::string route_args(const Route& r);
-// What follows `ip rule add`: "pref 100 iif lo to 10.10.0.2/32 lookup 100".
+// What follows `ip rule add`, one word each: {"pref", "100", "iif", "lo", ...}.
+std::vector<std::string> rule_argv(const Rule& r);
+// The same words joined with spaces, for messages.
 std::string rule_args(const Rule& r);
 
 class Routes {

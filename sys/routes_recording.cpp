@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/strings.h"
 #include "sys/recording.h"
 
 namespace rxerun::sys {
@@ -16,6 +17,14 @@ namespace {
 bool same_route(const Route& a, const Route& b) {
   return a.family == b.family && a.dst == b.dst && a.table == b.table && a.metric == b.metric && a.dev == b.dev &&
          a.via == b.via && a.src == b.src && a.type == b.type && a.scope == b.scope;
+}
+
+// `ip [-6] OBJECT VERB WORDS...`, quoted for a shell.
+std::string ip_shell(int family, std::vector<std::string> verb, const std::vector<std::string>& words) {
+  std::vector<std::string> argv = ip_argv(family);
+  argv.insert(argv.end(), verb.begin(), verb.end());
+  argv.insert(argv.end(), words.begin(), words.end());
+  return shell_join(argv);
 }
 
 Rule kernel_rule(int family, unsigned pref, unsigned table) {
@@ -52,13 +61,13 @@ Result<std::vector<Route>> RecordingRoutes::routes(int family, unsigned table) {
 }
 
 Result<void> RecordingRoutes::add_route(const Route& r) {
-  log_.record("add route " + route_args(r), ip_command(r.family) + " route add " + route_args(r));
+  log_.record("add route " + route_args(r), ip_shell(r.family, {"route", "add"}, route_argv(r)));
   routes_here().push_back(r);
   return {};
 }
 
 Result<void> RecordingRoutes::remove_route(const Route& r) {
-  log_.record("delete route " + route_args(r), ip_command(r.family) + " route del " + route_args(r));
+  log_.record("delete route " + route_args(r), ip_shell(r.family, {"route", "del"}, route_argv(r)));
   auto& all = routes_here();
   all.erase(std::remove_if(all.begin(), all.end(), [&](const Route& x) { return same_route(x, r); }), all.end());
   return {};
@@ -70,16 +79,16 @@ Result<std::vector<Rule>> RecordingRoutes::rules(int family) {
 
 Result<void> RecordingRoutes::add_rule(const Rule& r) {
   // A rule put back carries its protocol ("kernel" for the kernel's own).
-  std::string proto;
+  std::vector<std::string> words = rule_argv(r);
   if (r.protocol == RTPROT_KERNEL)
-    proto = " protocol kernel";
+    words.insert(words.end(), {"protocol", "kernel"});
   else if (r.protocol == RTPROT_BOOT)
-    proto = " protocol boot";
+    words.insert(words.end(), {"protocol", "boot"});
   else if (r.protocol == RTPROT_STATIC)
-    proto = " protocol static";
+    words.insert(words.end(), {"protocol", "static"});
   else if (r.protocol)
-    proto = " protocol " + std::to_string(r.protocol);
-  log_.record("add rule " + rule_args(r), ip_command(r.family) + " rule add " + rule_args(r) + proto);
+    words.insert(words.end(), {"protocol", std::to_string(r.protocol)});
+  log_.record("add rule " + rule_args(r), ip_shell(r.family, {"rule", "add"}, words));
   auto& all = rules_here(r.family);
   // After the rules of lower or equal priority, as the kernel inserts it.
   auto at = std::find_if(all.begin(), all.end(), [&](const Rule& x) { return x.pref > r.pref; });
@@ -88,7 +97,7 @@ Result<void> RecordingRoutes::add_rule(const Rule& r) {
 }
 
 Result<void> RecordingRoutes::remove_rule(const Rule& r) {
-  log_.record("delete rule " + rule_args(r), ip_command(r.family) + " rule del " + rule_args(r));
+  log_.record("delete rule " + rule_args(r), ip_shell(r.family, {"rule", "del"}, rule_argv(r)));
   auto& all = rules_here(r.family);
   auto it = std::find_if(all.begin(), all.end(), [&](const Rule& x) { return same_rule(x, r); });
   if (it != all.end()) all.erase(it);

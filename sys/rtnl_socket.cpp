@@ -126,9 +126,26 @@ RtnlSocket::~RtnlSocket() {
   if (sock_) nl_socket_free(sock_);
 }
 
+namespace {
+int send_through_eintr(nl_sock* sock, nl_msg* msg) {
+  iovec iov{.iov_base = nlmsg_hdr(msg), .iov_len = nlmsg_hdr(msg)->nlmsg_len};
+  int rc;
+  do rc = nl_send_iovec(sock, msg, &iov, 1);
+  while (rc == -NLE_INTR);
+  return rc;
+}
+}  // namespace
+
+void resend_when_interrupted(nl_sock* sock) {
+  nl_cb* cb = nl_socket_get_cb(sock);
+  nl_cb_overwrite_send(cb, send_through_eintr);
+  nl_cb_put(cb);
+}
+
 Result<RtnlSocket> RtnlSocket::open() {
   nl_sock* sock = nl_socket_alloc();
   if (!sock) return make_error("cannot allocate a netlink socket", ENOMEM);
+  resend_when_interrupted(sock);
   RtnlSocket s(sock);
   if (int rc = nl_connect(sock, NETLINK_ROUTE); rc < 0)
     return make_error(std::string("cannot open an rtnetlink socket: ") + nl_geterror(rc), errno_of_nl(rc));
@@ -192,7 +209,10 @@ Result<void> RtnlSocket::get(nl_msg* request, const std::function<void(nlmsghdr*
   const std::uint32_t seq = ++get_seq_;
   req->nlmsg_seq = seq;
   *ack_ = {};
-  if (int rc = nl_sendto(sock_, req, req->nlmsg_len); rc < 0) {
+  int sent;
+  do sent = nl_sendto(sock_, req, req->nlmsg_len);
+  while (sent == -NLE_INTR);  // nothing was sent: send again
+  if (int rc = sent; rc < 0) {
     broken_ = true;
     return make_error(what + ": cannot send to the kernel: " + nl_geterror(rc), errno_of_nl(rc));
   }

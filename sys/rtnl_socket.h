@@ -83,4 +83,9 @@ class RtnlSocket {
 // errno for a libnl error code (libnl's own mapping is one-way).
 int errno_of_nl(int nl_error);
 
+// Makes every send on `sock` go again when sendmsg() was interrupted by a
+// signal (EINTR: nothing was sent, so sending again doubles nothing). libnl
+// retries an interrupted receive itself, but fails an interrupted send.
+void resend_when_interrupted(nl_sock* sock);
+
 }  // namespace rxerun::sys

@@ -1,5 +1,6 @@
 #include "sys/tools_recording.h"
 
+#include "base/strings.h"
 #include "sys/recording.h"
 
 namespace rxerun::sys {
@@ -8,9 +9,9 @@ namespace rxerun::sys {
 // through `ip netns exec` to the tool.
 std::string tool_command_line(const ToolSpec& spec) {
   std::string line;
-  for (const auto& [k, v] : spec.env) line += shell_quote({k + "=" + v}) + " ";
-  if (spec.netns) line += "ip netns exec " + shell_quote({*spec.netns}) + " ";
-  return line + shell_quote(spec.argv);
+  for (const auto& [k, v] : spec.env) line += shell_quote(k + "=" + v) + " ";
+  if (spec.netns) line += "ip netns exec " + shell_quote(*spec.netns) + " ";
+  return line + shell_join(spec.argv);
 }
 
 namespace {

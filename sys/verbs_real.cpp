@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sys/interrupt.h"
+#include "sys/process.h"
 #include "sys/verbs_resources.h"
 
 namespace rxerun::sys {
@@ -125,11 +125,9 @@ Result<VerbsResult> from_json(const json& j) {
   return v;
 }
 
-[[noreturn]] void worker(const VerbsRequest& req, SteadyTime deadline, int interrupt_fd, int out, pid_t parent) {
-  // Dies with rxerun, even on SIGKILL; the check closes the race with a
-  // parent that died before prctl.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(1);
+// The worker's body (sys/process.h fork_worker: tied to rxerun's life, and
+// holding no descriptor of rxerun's but `interrupt_fd` and `out`).
+int worker(const VerbsRequest& req, SteadyTime deadline, int interrupt_fd, int out) {
   ::signal(SIGPIPE, SIG_IGN);
   // Ctrl-C reaches the worker through the interrupt's pipe, which it shares
   // with rxerun: every wait polls it.
@@ -139,10 +137,10 @@ Result<VerbsResult> from_json(const json& j) {
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(out, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ::_exit(1);
+    if (n <= 0) return 1;
     done += static_cast<std::size_t>(n);
   }
-  ::_exit(0);
+  return 0;
 }
 
 // Reaps the worker within `bound`; false when it does not end (stuck in the kernel).
@@ -162,13 +160,10 @@ Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadl
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
   verbs::Fd in(fds[0]), out(fds[1]);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) return make_error("cannot start the verbs worker", errno);
-  if (pid == 0) {
-    ::close(fds[0]);
-    worker(request, deadline, interrupt.fd(), fds[1], parent);
-  }
+  const int keep[] = {interrupt.fd(), fds[1]};
+  auto forked = fork_worker(keep, [&] { return worker(request, deadline, interrupt.fd(), fds[1]); });
+  if (!forked) return make_error("cannot start the verbs worker", forked.error().code);
+  const pid_t pid = *forked;
   out = verbs::Fd();
 
   // The worker keeps to the deadline and to Ctrl-C; past them, and a grace

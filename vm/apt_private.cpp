@@ -8,6 +8,7 @@
 #include <ctime>
 #include <system_error>
 
+#include "base/strings.h"
 #include "sys/process.h"
 #include "vm/files.h"
 #include "vm/interrupt_check.h"
@@ -227,9 +228,9 @@ Result<std::string> PrivateApt::run(const std::vector<std::string>& argv, const 
     if (why.empty()) why = tail_lines(r->out, 3);
     while (!why.empty() && why.back() == '.') why.pop_back();
     // The reason first; the whole command last, to rerun it by hand.
-    return make_error(what + " failed (" + r->status.describe() + "): " + why +
-                      ". Check the network connection and the mirror (RXERUN_DEBIAN_MIRROR). The command was: " +
-                      sys::shell_quote(argv));
+    return make_error(
+        what + " failed (" + r->status.describe() + "): " + why +
+        ". Check the network connection and the mirror (RXERUN_DEBIAN_MIRROR). The command was: " + shell_join(argv));
   }
   return std::move(r->out);
 }
@@ -241,7 +242,7 @@ Result<void> PrivateApt::update() {
   auto r = run(a, "apt-get update", std::chrono::minutes(15));
   if (!r) return r.error();
   if (!has_packages_lists(state_ / "lists"))
-    return make_error(sys::shell_quote(a) + " fetched no package lists into " + (state_ / "lists").string());
+    return make_error(shell_join(a) + " fetched no package lists into " + (state_ / "lists").string());
   return write_whole_file(state_ / kUpdatedStamp, "");
 }
 
@@ -286,7 +287,7 @@ Result<fs::path> PrivateApt::download(const AptPackage& package, const fs::path&
   auto r = run(a, "apt-get download " + package.name + "=" + package.version, std::chrono::minutes(60), scratch);
   if (!r) return r.error();
   auto got = find_in(scratch);
-  if (!got) return make_error(sys::shell_quote(a) + " left no " + prefix + "*.deb in " + scratch.string());
+  if (!got) return make_error(shell_join(a) + " left no " + prefix + "*.deb in " + scratch.string());
   const fs::path target = dir / got->filename();
   ::chmod(got->c_str(), 0644);
   if (::rename(got->c_str(), target.c_str()) != 0) return io_error("rename", *got, errno);

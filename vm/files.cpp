@@ -1,5 +1,7 @@
 #include "vm/files.h"
 
+#include "base/files.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -76,21 +78,9 @@ Result<void> write_whole_file(const fs::path& path, std::string_view data, unsig
 }
 
 Result<void> write_file_atomic(const fs::path& path, std::string_view data) {
-  const fs::path tmp = path.string() + ".tmp";
-  FdCloser f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-  if (f.fd < 0) return io_error("create", tmp, errno);
-  if (::fchmod(f.fd, 0644) != 0) return io_error("chmod", tmp, errno);
-  if (auto r = write_all(f.fd, data, tmp); !r) return r;
-  if (::fsync(f.fd) != 0) return io_error("write", tmp, errno);
-  int fd = f.fd;
-  f.fd = -1;
-  if (::close(fd) != 0) return io_error("write", tmp, errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return io_error("rename", tmp, err);
-  }
-  return {};
+  auto r = rxerun::write_file_atomic(path, data, "file", 0644, Umask::Ignore);
+  if (!r && r.error().code != ELOOP) return io_error("write", path, r.error().code);
+  return r;
 }
 
 std::string tail_lines(std::string_view text, int n) {

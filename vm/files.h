@@ -16,8 +16,9 @@ Error io_error(std::string_view what, const std::filesystem::path& path, int err
 
 Result<std::string> read_whole_file(const std::filesystem::path& path);
 
-// Writes `data` to PATH.tmp, fsyncs it and renames it over `path`
-// (mode 0644, readable by the non-root users that boot the lab VM).
+// rxerun::write_file_atomic (base/files.h) with mode 0644 whatever the umask
+// (readable by the non-root users that boot the lab VM), and io_error's hint
+// on a full disk.
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data);
 
 // Writes `data` to `path` (created or truncated) with `mode`.

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "base/strings.h"
 #include "sys/process.h"
 #include "vm/decompress.h"
 #include "vm/files.h"
@@ -150,12 +151,12 @@ Result<void> run_depmod(const fs::path& root, const std::string& release, int in
   auto r = sys::run_command(argv, std::chrono::minutes(10), options, interrupt_fd);
   if (!r) return make_error(r.error().message + " (depmod comes with kmod: apt-get install kmod)", r.error().code);
   if (r->timed_out)
-    return make_error(interrupt_requested(interrupt_fd) ? "interrupted" : sys::shell_quote(argv) + " timed out", EINTR);
+    return make_error(interrupt_requested(interrupt_fd) ? "interrupted" : shell_join(argv) + " timed out", EINTR);
   if (!r->status.ok())
-    return make_error(sys::shell_quote(argv) + " failed (" + r->status.describe() + "): " + tail_lines(r->err, 5));
+    return make_error(shell_join(argv) + " failed (" + r->status.describe() + "): " + tail_lines(r->err, 5));
   std::error_code ec;
   if (!fs::exists(root / "lib/modules" / release / "modules.dep.bin", ec))
-    return make_error(sys::shell_quote(argv) + " wrote no modules.dep.bin");
+    return make_error(shell_join(argv) + " wrote no modules.dep.bin");
   return {};
 }
 

@@ -39,3 +39,15 @@ finish() {
   if [ "$failures" -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
   exit 0
 }
+
+# What a run may change on this machine, in a stable order: network
+# namespaces, interfaces (name, state, alias), nftables tables, qdiscs and the
+# root namespace's per-interface IPv4 and IPv6 settings. Equal snapshots
+# before and after: nothing was left behind.
+host_snapshot() {
+  ip netns list 2>/dev/null | awk '{print "netns", $1}' | sort
+  ip -o link show 2>/dev/null | sed -E 's/^[0-9]+: //; s/ link\/.*alias/ alias/; s/ link\/.*//' | sort
+  nft list tables 2>/dev/null | sort
+  tc qdisc show 2>/dev/null | sort
+  sysctl -a -r '^net\.ipv[46]\.conf\.' 2>/dev/null | sort
+}

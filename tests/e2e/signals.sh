@@ -1,8 +1,8 @@
-# SIGINT and SIGTERM stop the current step, run cleanup and exit 130; a
+# SIGINT, SIGTERM and SIGHUP stop the current step, run cleanup and exit 130; a
 # second run of the same scenario meanwhile is locked out (exit 3).
 source "$(dirname "$0")/lib.sh"
 
-for sig in INT TERM; do
+for sig in INT TERM HUP; do
   "$RXERUN" run tests/data/e2e/long-sleep.yaml --report json:"$WORK/sig.json" >"$WORK/sig.out" 2>&1 &
   pid=$!
   # Wait until the run holds its lock (it is then in the 1h step).

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "engine/duration.h"
 
 using namespace rxerun;
@@ -59,4 +61,45 @@ TEST_CASE("duration: format_seconds shows two decimals") {
   CHECK(format_seconds(420ms) == "0.42s");
   CHECK(format_seconds(0ms) == "0.00s");
   CHECK(format_seconds(12345ms) == "12.35s");
+}
+
+TEST_CASE("duration: a number too large for any duration is flagged as too long, without overflow") {
+  bool too_long = false;
+  CHECK(parse_duration("99999999999999999999h", &too_long) == std::nullopt);
+  CHECK(too_long);
+  CHECK(parse_duration("876001h", &too_long) == std::nullopt);
+  CHECK(too_long);
+  CHECK(parse_duration("9223372036854775807ms", &too_long) == std::nullopt);
+  CHECK(too_long);
+  CHECK(parse_duration("876000h", &too_long) == kMaxDuration);
+  CHECK_FALSE(too_long);
+  CHECK(parse_duration("5 s", &too_long) == std::nullopt);
+  CHECK_FALSE(too_long);  // not too long: not a duration at all
+}
+
+TEST_CASE("duration: sums and products of budgets saturate at a hundred years") {
+  CHECK(saturating_add(1s, 2s) == 3s);
+  CHECK(saturating_add(kMaxDuration, 1ms) == kMaxDuration);
+  CHECK(saturating_add(kMaxDuration, kMaxDuration) == kMaxDuration);
+  CHECK(saturating_add(Duration::max(), Duration::max()) == kMaxDuration);
+  CHECK(saturating_add(-5s, 2s) == 2s);
+  CHECK(saturating_mul(10s, 3) == 30s);
+  CHECK(saturating_mul(kMaxDuration, 4) == kMaxDuration);
+  CHECK(saturating_mul(kMaxDuration / 2, 2) == kMaxDuration);
+  CHECK(saturating_mul(kMaxDuration / 2 + 1ms, 2) == kMaxDuration);
+  CHECK(saturating_mul(1ms, std::numeric_limits<long long>::max()) == kMaxDuration);
+  CHECK(saturating_mul(Duration::max(), std::numeric_limits<long long>::max()) == kMaxDuration);
+  CHECK(saturating_mul(10s, 0) == 0ms);
+  CHECK(saturating_mul(10s, -1) == 0ms);
+}
+
+TEST_CASE("duration: a deadline past the clock's range is the clock's end, not a wrapped time") {
+  using TP = std::chrono::steady_clock::time_point;
+  const TP now = TP(std::chrono::hours(24));
+  CHECK(saturating_deadline(now, 5s) == now + 5s);
+  CHECK(saturating_deadline(now, kMaxDuration) == now + kMaxDuration);  // a hundred years fits in nanoseconds
+  CHECK(saturating_deadline(TP::max() - 1s, 5s) == TP::max());
+  CHECK(saturating_deadline(TP(std::chrono::hours(24 * 365 * 250)), kMaxDuration) == TP::max());
+  CHECK(saturating_deadline(now, Duration::max()) == TP::max());
+  CHECK(saturating_deadline(now, 0ms) == now);
 }

@@ -106,3 +106,31 @@ TEST_CASE("placement: vm.timeout must be a positive duration") {
   CHECK(r.diagnostics[0].to_string() ==
         "lab.yaml:2:15: 'vm.timeout' must be a positive duration with a unit (90s, 10m), got 'soon'");
 }
+
+TEST_CASE("placement: the lab VM's time budget saturates instead of overflowing") {
+  // 876000h (the longest duration) x 4 attempts + 3 delays of 876000h: a
+  // hundred years, not a wrapped negative budget that would read as spent.
+  auto s = scenario(
+      "name: t\nsteps:\n  - sleep: {duration: 1s}\n    timeout: 876000h\n    retries: 3\n    delay: 876000h\n"
+      "  - sleep: {duration: 1s}\n    timeout: 876000h\n    retries: 100\n");
+  const auto budget = lab_run_budget(s, registry());
+  CHECK(budget == std::chrono::duration_cast<std::chrono::seconds>(kMaxDuration));
+  // What the lab VM does with it: compared with steady_clock's durations.
+  const auto elapsed = std::chrono::steady_clock::duration(std::chrono::hours(1));
+  CHECK_FALSE(elapsed > budget);
+  CHECK(std::chrono::steady_clock::now() + budget > std::chrono::steady_clock::now());
+}
+
+TEST_CASE("placement: a duration past a hundred years is refused with a clear message") {
+  LoadResult r = load_scenario_text(
+      "name: t\nvm: {timeout: 99999999999999999999h}\nsteps:\n  - sleep: {duration: 1s}\n    timeout: 876001h\n",
+      "lab.yaml", registry(), {});
+  CHECK_FALSE(r.scenario);
+  REQUIRE(r.diagnostics.size() == 2);
+  CHECK(r.diagnostics[0].to_string() ==
+        "lab.yaml:2:15: 'vm.timeout' is '99999999999999999999h', longer than 876000h (a hundred years), the longest "
+        "duration rxerun takes");
+  CHECK(r.diagnostics[1].to_string() ==
+        "lab.yaml:5:14: 'timeout' is '876001h', longer than 876000h (a hundred years), the longest duration rxerun "
+        "takes");
+}

@@ -468,3 +468,139 @@ TEST_CASE("runner: preclean removes marked leftovers in every namespace the scen
   // The step in the missing namespace errs; the preclean did not.
   CHECK(r.preclean.clean());
 }
+
+TEST_CASE("runner: a kind that throws after its change is that step's error, and cleanup undoes the change") {
+  Harness h;
+  auto r = h.run("steps:\n  - change: {id: a}\n  - explode: {id: x}\n  - change: {id: b}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(step(r, "explode-2").status == StepStatus::Error);
+  CHECK(step(r, "explode-2").message == "step kind 'explode' failed unexpectedly: exploded after its change");
+  CHECK(step(r, "change-3").status == StepStatus::NotRun);
+  CHECK(h.world.log == Strings{"do a", "undo x", "undo a"});
+  CHECK(r.cleanup.clean());
+  CHECK(h.journal.pending().empty());
+}
+
+TEST_CASE("runner: an undo that throws is residue with its message; the other undos still run") {
+  Harness h;
+  h.world.throw_undo = {"b"};
+  auto r = h.run("steps:\n  - change: {id: a}\n  - change: {id: b}\n  - batch: {id: c}\n");
+  CHECK(r.exit_code == 4);
+  REQUIRE(r.cleanup.undos.size() == 3);
+  CHECK_FALSE(r.cleanup.undos[0].ok);
+  CHECK(r.cleanup.undos[0].summary == "undo b");
+  CHECK(r.cleanup.undos[0].error.starts_with("undo of step kind 'change' failed unexpectedly: "));
+  CHECK(h.world.log == Strings{"do a", "do b", "do c", "undo a", "batch undo c"});
+  REQUIRE(h.journal.pending().size() == 1);
+  CHECK(h.journal.pending()[0].args.at("id") == "b");
+}
+
+TEST_CASE("runner: a batch undo that throws falls back to one undo at a time") {
+  Harness h;
+  h.world.throw_undo = {"b"};
+  auto r = h.run("steps:\n  - batch: {id: a}\n  - batch: {id: b}\n");
+  CHECK(r.exit_code == 4);
+  // The batch threw on b; a was then undone on its own, b stays.
+  CHECK(h.world.log == Strings{"do a", "do b", "undo a"});
+  REQUIRE(h.journal.pending().size() == 1);
+  CHECK(h.journal.pending()[0].args.at("id") == "b");
+}
+
+TEST_CASE("runner: a preclean that throws is reported and stops the run before any step") {
+  Harness h;
+  h.world.throw_preclean = true;
+  auto r = h.run("steps:\n  - marked: {}\n  - change: {id: a}\n");
+  CHECK(r.exit_code == 3);
+  REQUIRE_FALSE(r.preclean.undos.empty());
+  CHECK(r.preclean.undos[0].error == "preclean of step kind 'marked' failed unexpectedly: preclean exploded");
+  CHECK(h.world.log.empty());
+}
+
+namespace {
+// A reporter with a bug: it throws on every step it is told about.
+struct ThrowingReporter final : Reporter {
+  int calls = 0;
+  void step_finished(const StepReport&) override {
+    ++calls;
+    throw std::runtime_error("cannot format a fact");
+  }
+};
+}  // namespace
+
+TEST_CASE("runner: a reporter that throws is silenced; the run and its cleanup go on") {
+  Harness h;
+  ThrowingReporter bad;
+  Runner runner(h.registry, h.fake.system, h.journal, bad);
+  auto r = runner.run(h.load("steps:\n  - change: {id: a}\n  - change: {id: b}\n"));
+  CHECK(r.exit_code == 0);
+  CHECK(bad.calls == 1);  // silenced after the first exception
+  CHECK(h.world.log == Strings{"do a", "do b", "undo b", "undo a"});
+}
+
+TEST_CASE("runner: Ctrl-C during cleanup finishes the undo in progress and leaves the rest in the journal") {
+  Harness h;
+  RunOptions keep;
+  keep.keep = true;
+  h.run("steps:\n  - change: {id: a}\n  - change: {id: b}\n  - change: {id: c}\n", keep);
+  h.world.log.clear();
+  h.world.interrupt_undo = {"b"};
+  Runner cleaner(h.registry, h.fake.system, h.journal, h.reporter);
+  auto c = cleaner.cleanup("test", "cleanup");
+  CHECK(c.interrupted);
+  CHECK_FALSE(c.clean());
+  CHECK(h.world.log == Strings{"undo c", "undo b"});
+  REQUIRE(h.journal.pending().size() == 1);
+  CHECK(h.journal.pending()[0].args.at("id") == "a");
+  REQUIRE(c.undos.size() == 3);
+  CHECK(c.undos[2].summary == "undo a");
+  CHECK(c.undos[2].error == "not undone: interrupted (it stays in the journal for `rxerun cleanup`)");
+
+  // The next cleanup finishes the job.
+  h.fake.interrupt.clear();
+  h.world.interrupt_undo.clear();
+  CHECK(cleaner.cleanup("test", "cleanup").clean());
+  CHECK(h.world.log == Strings{"undo c", "undo b", "undo a"});
+}
+
+TEST_CASE("runner: Ctrl-C during a run's cleanup stops it after the undo in progress, exit 130") {
+  Harness h;
+  h.world.interrupt_undo = {"b"};
+  auto r = h.run("steps:\n  - change: {id: a}\n  - change: {id: b}\n  - change: {id: c}\n");
+  CHECK(r.exit_code == 130);
+  CHECK(r.cleanup.interrupted);
+  CHECK(h.world.log == Strings{"do a", "do b", "do c", "undo c", "undo b"});
+  REQUIRE(h.journal.pending().size() == 1);
+}
+
+TEST_CASE("runner: an undo receives what identifies the object its change made") {
+  Harness h;
+  RunOptions keep;
+  keep.keep = true;
+  h.run("steps:\n  - change: {id: a}\n", keep);
+  REQUIRE(h.journal.pending().size() == 1);
+  REQUIRE(h.journal.identify(h.journal.pending()[0].seq, {{"ifindex", 7}}));
+  nlohmann::json seen;
+  Registry probe({Kind{h.registry.find("change")->spec, nullptr,
+                       [&](const nlohmann::json& args, UndoContext&) -> Result<nlohmann::json> {
+                         seen = args;
+                         return nlohmann::json::object();
+                       }}});
+  Runner cleaner(probe, h.fake.system, h.journal, h.reporter);
+  CHECK(cleaner.cleanup("test", "cleanup").clean());
+  CHECK(seen == nlohmann::json{{"id", "a"}, {"identity", {{"ifindex", 7}}}});
+}
+
+TEST_CASE("runner: a fact that is not UTF-8 is shown escaped, and refused as a parameter, never thrown on") {
+  Harness h;
+  h.world.text = "v\xe9";
+  auto r = h.run("steps:\n  - {name: c, check: {}}\n  - change: {id: \"{{steps.c.text}}\"}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(step(r, "c").status == StepStatus::Passed);
+  CHECK(step(r, "change-2").status == StepStatus::Error);
+  CHECK(step(r, "change-2").message.find("a fact of an earlier step put bytes that are not UTF-8 into 'v\\xe9'") !=
+        std::string::npos);
+  // The reports carry it without throwing.
+  CHECK(to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).find("v\xef\xbf\xbd") !=
+        std::string::npos);
+  CHECK(to_junit_xml(r).find("v\\xe9") != std::string::npos);
+}

@@ -105,3 +105,45 @@ TEST_CASE("vars: has_step_references looks inside arrays and objects") {
   CHECK_FALSE(has_step_references(json({{"x", {1, "{{a}}"}}})));
   CHECK_FALSE(has_step_references(json(5)));
 }
+
+TEST_CASE("vars: a value is capped at 64 KiB after expansion, before the memory is spent") {
+  const Vars v{{"big", std::string(40 * 1024, 'x')}, {"small", "y"}};
+  auto one = expand("{{big}}", v);
+  REQUIRE(one.ok());
+  CHECK(one->size() == 40 * 1024);
+  auto two = expand("{{big}}{{big}}", v);
+  REQUIRE_FALSE(two.ok());
+  CHECK(two.error().message ==
+        "this value grows past 64 KiB when {{big}} is expanded: rxerun caps a value at 64 KiB after expansion");
+  // Exactly the cap is fine; a byte of literal text past it is not.
+  const Vars exact{{"x", std::string(kMaxExpandedValue, 'x')}};
+  CHECK(expand("{{x}}", exact).ok());
+  CHECK_FALSE(expand("{{x}}.", exact).ok());
+  // A long literal without variables is not expansion (the file size limits it).
+  CHECK(expand(std::string(kMaxExpandedValue + 10, 'z'), v).ok());
+  // Facts at run time are capped the same way.
+  FactLookup facts = [](const std::string&, const std::string&) -> std::optional<json> {
+    return json(std::string(kMaxExpandedValue, 'f'));
+  };
+  CHECK(expand("{{steps.a.b}}", v, &facts).ok());
+  CHECK_FALSE(expand("{{steps.a.b}}{{small}}", v, &facts).ok());
+  json params = {{"list", {"{{steps.a.b}}", "-{{steps.a.b}}"}}};
+  CHECK_FALSE(expand_json(params, v, &facts).ok());
+}
+
+TEST_CASE("vars: the substitutions of a scenario are capped at 4 MiB in all") {
+  const Vars v{{"big", std::string(60 * 1024, 'x')}};
+  ExpansionBudget budget;
+  int ok_count = 0;
+  Result<std::string> r = std::string();
+  for (int i = 0; i < 1000 && (r = expand("{{big}}", v, nullptr, &budget)).ok(); ++i) ++ok_count;
+  CHECK(ok_count == static_cast<int>(kMaxExpandedScenario / (60 * 1024)));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message ==
+        "expanding {{big}} here takes the variables substituted in this scenario past 4 MiB, rxerun's cap for a "
+        "scenario: use large values fewer times");
+  CHECK(budget.refused == 1);
+  CHECK(budget.used <= kMaxExpandedScenario);
+  // Without a budget (one value on its own) only the per-value cap applies.
+  CHECK(expand("{{big}}", v).ok());
+}

@@ -1,9 +1,10 @@
 #pragma once
 // A fake sys::Captures for step tests: keeps the requests, knows which
-// captures run, and answers stop() with prepared facts.
+// captures run, answers stop() with prepared facts and notes recover().
 
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sys/capture.h"
@@ -29,11 +30,17 @@ class FakeCaptures final : public sys::Captures {
     return facts;
   }
 
+  Result<bool> recover(const std::string& partial, const std::string& file) override {
+    recovered.emplace_back(partial, file);
+    return true;
+  }
+
   std::optional<Error> start_error;                    // set: start() fails with it
   nlohmann::json facts = {{"packets", 0}};             // what stop() reports (plus `file`)
   std::map<std::string, sys::CaptureRequest> running;  // by id
   std::vector<sys::CaptureRequest> requests;
   std::vector<std::string> stops;
+  std::vector<std::pair<std::string, std::string>> recovered;  // recover(): {partial, file}
 };
 
 }  // namespace rxerun::fakes

@@ -1,6 +1,7 @@
 #include "fakes/fake_kinds.h"
 
 #include <csignal>
+#include <stdexcept>
 
 #include "engine/step.h"
 #include "fakes/fake_system.h"
@@ -27,7 +28,9 @@ Kind change_kind(FakeWorld& w, const std::string& name, const std::vector<FactSp
     auto* fake_ns = dynamic_cast<FakeNetns*>(&uctx.sys().netns);
     w.netns_at_undo = fake_ns ? fake_ns->current : "?";
     if (w.fail_undo.count(id)) return make_error("cannot undo " + id, EBUSY);
+    if (w.throw_undo.count(id)) (void)args.at("missing").get<std::string>();
     w.log.push_back("undo " + id);
+    if (w.interrupt_undo.count(id)) uctx.sys().interrupt.request(SIGINT);
     if (name == "fault") return nlohmann::json{{"packets", w.packets}};
     return nlohmann::json::object();
   };
@@ -47,7 +50,7 @@ Kind check_kind(FakeWorld& w) {
   auto run = [&w](const Params& p, StepContext& ctx) {
     int attempt = ++w.attempts[ctx.step().name];
     w.log.push_back("check " + ctx.step().name);
-    nlohmann::json facts = {{"value", p.integer("value")}, {"attempt", attempt}, {"text", "ACTIVE"}};
+    nlohmann::json facts = {{"value", p.integer("value")}, {"attempt", attempt}, {"text", w.text}};
     if (attempt < p.integer("pass_on_attempt")) return StepResult::fail("not yet", facts);
     auto o = p.str("outcome");
     if (o == "fail") return StepResult::fail("told to fail", facts);
@@ -65,6 +68,7 @@ Kind batch_kind(FakeWorld& w) {
     for (const auto& a : args) {
       auto id = a.at("id").get<std::string>();
       if (w.fail_undo.count(id)) return make_error("batch refused because of " + id);
+      if (w.throw_undo.count(id)) (void)a.at("missing").get<std::string>();
       entry += " " + id;
     }
     w.log.push_back(entry);
@@ -80,6 +84,7 @@ Kind marked_kind(FakeWorld& w) {
   auto run = [](const Params&, StepContext&) { return StepResult::ok(); };
   Kind k{std::move(spec), run, {}};
   k.preclean = [&w](UndoContext& uctx) -> Result<std::vector<std::string>> {
+    if (w.throw_preclean) throw std::runtime_error("preclean exploded");
     auto* ns = dynamic_cast<FakeNetns*>(&uctx.sys().netns);
     auto& left = w.leftovers[ns ? ns->current : ""];
     std::vector<std::string> removed;
@@ -87,6 +92,16 @@ Kind marked_kind(FakeWorld& w) {
     left.clear();
     return removed;
   };
+  return k;
+}
+
+Kind explode_kind(FakeWorld& w) {
+  Kind k = change_kind(w, "explode", {});
+  auto run = [](const Params& p, StepContext& ctx) -> StepResult {
+    if (auto r = ctx.will_change({{"id", p.str("id")}}, "undo " + p.str("id")); !r) return StepResult::error(r.error());
+    throw std::runtime_error("exploded after its change");
+  };
+  k.run = run;
   return k;
 }
 
@@ -109,6 +124,7 @@ Registry fake_registry(FakeWorld& world) {
       change_kind(world, "change", {{"changed", ""}}),
       change_kind(world, "fault", {{"packets", ""}}),
       check_kind(world),
+      explode_kind(world),
       interrupt_kind(world),
       batch_kind(world),
       marked_kind(world),

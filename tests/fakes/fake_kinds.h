@@ -20,6 +20,10 @@ struct FakeWorld {
   long packets = 0;                      // what a `fault` counted when undone
   std::string netns_at_undo;             // netns current during the last undo
   std::map<std::string, std::vector<std::string>> leftovers;  // netns -> marked things a crash left
+  std::set<std::string> interrupt_undo;  // ids whose undo is interrupted by Ctrl-C (after it finished)
+  std::set<std::string> throw_undo;      // ids whose undo throws, as a json accessor does on a bad entry
+  bool throw_preclean = false;           // the `marked` kind's preclean throws
+  std::string text = "ACTIVE";           // the `check` kind's fact `text`, as a tool printed it
 };
 
 // change {id}: records an inverse, then "does" id.            facts: changed
@@ -28,6 +32,7 @@ struct FakeWorld {
 // interrupt {}: Ctrl-C arrives while it runs.
 // batch {id}: like change, and its undo_batch undoes many at once ("batch undo a b").
 // marked {}: no change; its preclean removes world.leftovers of the current netns.
+// explode {id}: records its change, then throws (a kind's bug); its undo works.
 // plus the real sleep and revert kinds.
 Registry fake_registry(FakeWorld& world);
 

@@ -2,6 +2,7 @@
 
 #include <csignal>
 
+#include "base/strings.h"
 #include "fakes/fake_system.h"
 
 namespace rxerun::fakes {
@@ -89,7 +90,7 @@ Result<std::unique_ptr<sys::RunningTool>> FakeTools::start(const sys::ToolSpec& 
   if (error) return *error;
   FakeRun run = on_start ? on_start(spec) : FakeRun{.exit = sys::ExitStatus{}};
   const pid_t pid = next_pid_++;
-  log.push_back("start " + std::to_string(pid) + " " + sys::shell_quote(spec.argv));
+  log.push_back("start " + std::to_string(pid) + " " + shell_join(spec.argv));
   alive.insert(pid);
   return std::unique_ptr<sys::RunningTool>(std::make_unique<FakeRunningTool>(*this, pid, std::move(run)));
 }

@@ -350,3 +350,17 @@ TEST_CASE("block: plan of a rule that stays until cleanup deletes it there") {
   CHECK(text.find("nft 'delete rule inet rxerun-test input handle 2'", cleanup) != std::string::npos);
   CHECK(text.find("nft 'delete table inet rxerun-test'", cleanup) != std::string::npos);
 }
+
+TEST_CASE("block: a '*' in dev (an nftables wildcard) is refused at validation") {
+  fakes::Harness h;
+  for (const char* dev : {"v*", "*", "v*B"}) {
+    CAPTURE(dev);
+    const std::string d = h.diagnostics(std::string("steps:\n  - block: {proto: udp, dev: '") + dev + "'}\n");
+    CHECK(d.find("test.yaml:2:30: '") == 0);
+    CHECK(d.find("holds '*', which nftables reads as a wildcard") != std::string::npos);
+  }
+  // Through a variable too: the check runs on the expanded value.
+  CHECK(h.diagnostics("vars: {d: 'v*'}\nsteps:\n  - block: {proto: udp, dev: '{{d}}'}\n").find("wildcard") !=
+        std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - block: {proto: udp, dev: vB}\n").empty());
+}

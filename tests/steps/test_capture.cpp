@@ -100,3 +100,32 @@ TEST_CASE("capture: plan shows the tcpdump command") {
   CAPTURE(text);
   CHECK(text.find("tcpdump -i vB -s 9216 -w w.pcap 'udp port 4791' &") != std::string::npos);
 }
+
+TEST_CASE("capture: a file that climbs out of --output-dir with '..' is refused at validation") {
+  fakes::Harness h;
+  for (const char* file : {"../w.pcap", "a/../../w.pcap", "./../w.pcap", "..", "a/b/../../../x"}) {
+    CAPTURE(file);
+    const std::string d = h.diagnostics(std::string("steps:\n  - capture: {dev: vB, file: '") + file + "'}\n");
+    CHECK(d.find("test.yaml:2:30: '") == 0);
+    CHECK(d.find("climbs out of --output-dir with '..'") != std::string::npos);
+  }
+  // Staying inside, and absolute paths, are as before.
+  for (const char* file : {"a/../w.pcap", "caps/w.pcap", "/tmp/w.pcap", "..w.pcap", "a..b/w.pcap"}) {
+    CAPTURE(file);
+    CHECK(h.diagnostics(std::string("steps:\n  - capture: {dev: vB, file: '") + file + "'}\n").empty());
+  }
+  CHECK(h.diagnostics("vars: {f: ../x.pcap}\nsteps:\n  - capture: {dev: vB, file: '{{f}}'}\n").find("climbs out") !=
+        std::string::npos);
+}
+
+TEST_CASE("capture: the journal names the temporary file, which cleanup renames into place after a crash") {
+  Harness h;
+  REQUIRE(h.run_keep("steps:\n  - {name: wire, capture: {dev: vB, file: w.pcap}}\n").exit_code == 0);
+  const auto& req = h.fake.captures.requests.at(0);
+  CHECK(req.partial.starts_with("w.pcap.rxerun-"));
+  h.fake.captures.running.clear();  // the process that ran it is gone
+  auto c = h.cleanup();
+  CHECK(c.clean());
+  REQUIRE(h.fake.captures.recovered.size() == 1);
+  CHECK(h.fake.captures.recovered[0] == std::make_pair(req.partial, std::string("w.pcap")));
+}

@@ -3,13 +3,18 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "sys/process.h"
 
@@ -111,8 +116,133 @@ TEST_CASE("sys.process: extra fds reach the child at the number asked") {
   ::close(fds[0]);
 }
 
-TEST_CASE("sys.process: shell_quote quotes only what needs it") {
-  CHECK(sys::shell_quote({"ip", "link", "add", "vA"}) == "ip link add vA");
-  CHECK(sys::shell_quote({"echo", "a b", "it's"}) == "echo 'a b' 'it'\\''s'");
-  CHECK(sys::shell_quote({""}) == "''");
+namespace {
+
+// A file held with flock() and inherited across fork, as the scenario's
+// lock is: opened without O_CLOEXEC, at a distinctive descriptor number.
+struct HeldLock {
+  std::string path = "/tmp/rxerun-lock-test-" + std::to_string(::getpid());
+  int fd = -1;
+  HeldLock() {
+    const int opened = ::open(path.c_str(), O_RDWR | O_CREAT, 0600);
+    REQUIRE(opened >= 0);
+    fd = ::dup2(opened, 77);
+    ::close(opened);
+    REQUIRE(fd == 77);
+    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  }
+  ~HeldLock() {
+    if (fd >= 0) ::close(fd);
+    ::unlink(path.c_str());
+  }
+  // Whether another holder still has it: after our own descriptor is closed.
+  bool free_after_close() {
+    ::close(fd);
+    fd = -1;
+    const int again = ::open(path.c_str(), O_RDWR);
+    const bool free = again >= 0 && ::flock(again, LOCK_EX | LOCK_NB) == 0;
+    if (again >= 0) ::close(again);
+    return free;
+  }
+};
+
+// The descriptors open in this process, up to 1024 (no allocation: safe
+// after fork).
+int open_fds(int* out, int max) {
+  int n = 0;
+  for (int fd = 0; fd < 1024 && n < max; ++fd)
+    if (::fcntl(fd, F_GETFD) >= 0) out[n++] = fd;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("sys.process: a forked worker keeps only stdio and what it was given, not the lock") {
+  HeldLock lock;
+  int report[2], hold[2];
+  REQUIRE(::pipe2(report, O_CLOEXEC) == 0);
+  REQUIRE(::pipe(hold) == 0);  // no O_CLOEXEC: like a descriptor a library opened
+  const int keep[] = {report[1]};
+  auto pid = sys::fork_worker(keep, [&] {
+    int fds[64];
+    const int n = open_fds(fds, 64);
+    (void)!::write(report[1], fds, sizeof(int) * static_cast<std::size_t>(n));
+    ::close(report[1]);
+    ::pause();  // until killed: the lock must already be free meanwhile
+    return 0;
+  });
+  REQUIRE(pid.ok());
+  ::close(report[1]);
+  int fds[64] = {};
+  ssize_t got = 0;
+  for (ssize_t n; (n = ::read(report[0], reinterpret_cast<char*>(fds) + got, sizeof fds - got)) > 0;) got += n;
+  ::close(report[0]);
+  std::vector<int> seen(fds, fds + got / static_cast<ssize_t>(sizeof(int)));
+  CAPTURE(seen);
+  CHECK(std::find(seen.begin(), seen.end(), report[1]) != seen.end());
+  CHECK(std::find(seen.begin(), seen.end(), 77) == seen.end());
+  CHECK(std::find(seen.begin(), seen.end(), hold[0]) == seen.end());
+  CHECK(std::find(seen.begin(), seen.end(), hold[1]) == seen.end());
+  for (int fd : seen) CHECK((fd <= 2 || fd == report[1]));
+  // The behaviour that matters: the worker does not keep the scenario's lock.
+  CHECK(lock.free_after_close());
+  ::kill(*pid, SIGKILL);
+  int status = 0;
+  ::waitpid(*pid, &status, 0);
+  ::close(hold[0]);
+  ::close(hold[1]);
+}
+
+TEST_CASE("sys.process: a spawned program inherits no descriptor of rxerun's but those it was given") {
+  HeldLock lock;
+  // Without O_CLOEXEC, at numbers of their own: the write end is passed on
+  // purpose as fd 3, the read end is not passed.
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  const int given[2] = {::dup2(pipe_fds[0], 60), ::dup2(pipe_fds[1], 61)};
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  REQUIRE(given[0] == 60);
+  REQUIRE(given[1] == 61);
+  int out[2];
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  sys::SpawnOptions o;
+  o.stdout_fd = out[1];
+  o.fds = {{3, given[1]}};
+  // The shell lists its own descriptors, then holds on until stdin (the
+  // pipe below) ends, so the lock is tested while it runs.
+  int in[2];
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  o.stdin_fd = in[0];
+  auto child = sys::spawn({"/bin/sh", "-c", "ls /proc/$$/fd; echo end; read x"}, o);
+  REQUIRE(child.ok());
+  ::close(out[1]);
+  ::close(in[0]);
+  std::string text;
+  char buf[512];
+  while (text.find("end\n") == std::string::npos) {
+    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  CAPTURE(text);
+  std::vector<std::string> fds;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t nl = text.find('\n', i);
+    fds.push_back(text.substr(i, nl - i));
+    i = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  auto has = [&](const std::string& fd) { return std::find(fds.begin(), fds.end(), fd) != fds.end(); };
+  CHECK(has("0"));
+  CHECK(has("1"));
+  CHECK(has("3"));  // what it was given
+  CHECK_FALSE(has("77"));
+  CHECK_FALSE(has("60"));
+  CHECK_FALSE(has("61"));
+  CHECK(lock.free_after_close());
+  ::close(in[1]);  // `read` ends
+  child->wait();
+  ::close(out[0]);
+  ::close(given[0]);
+  ::close(given[1]);
 }
