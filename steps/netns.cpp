@@ -68,8 +68,10 @@ StepResult run_netns(const Params& params, StepContext& ctx) {
 
   if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
   if (auto r = sys.netns.create(name); !r) return StepResult::error(r.error());
-  if (auto r = identify(ctx, name); !r) return StepResult::error(r.error());
   if (auto r = mark_loopback(sys, name, mark); !r) return StepResult::error(r.error());
+  // After the mark: a crash before this journal write leaves a namespace
+  // its undo still knows by the mark.
+  if (auto r = identify(ctx, name); !r) return StepResult::error(r.error());
   return StepResult::ok({{"changed", true}});
 }
 

@@ -169,8 +169,7 @@ Result<Recorded> read_args(const nlohmann::json& args, UndoContext& ctx) {
   Recorded r{a.ifname("name"), a.identity()};
   // Read for their checks only: the undo deletes the first end, the peer goes along.
   (void)a.ifname("peer");
-  if (a.has("peer_netns") && !(args.at("peer_netns").is_string() && args.at("peer_netns").get<std::string>().empty()))
-    (void)a.netns_name("peer_netns");
+  if (a.has("peer_netns") && args.at("peer_netns") != "") (void)a.netns_name("peer_netns");  // "": beside it
   if (!a.ok()) return a.error();
   return r;
 }
