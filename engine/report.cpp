@@ -129,12 +129,16 @@ std::optional<ReportTarget> parse_report_target(std::string_view spec, std::stri
 
 Result<void> write_report(const ReportTarget& target, const RunReport& report) {
   std::string text;
-  if (target.format == ReportTarget::Format::Json) {
-    // Facts come from tools and may hold invalid UTF-8: replace, never throw.
-    text = to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-    text += '\n';
-  } else {
-    text = to_junit_xml(report);
+  try {  // the barrier: a report that cannot be made is an error of the report, never the run's end
+    if (target.format == ReportTarget::Format::Json) {
+      // Facts come from tools and may hold invalid UTF-8: replace, never throw.
+      text = to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+      text += '\n';
+    } else {
+      text = to_junit_xml(report);
+    }
+  } catch (const std::exception& e) {
+    return make_error(fmt::format("cannot write report {}: {}", target.path, e.what()));
   }
   // A reader (CI) never sees a half-written report, and a link planted at
   // the path is refused, not followed (base/files.h).

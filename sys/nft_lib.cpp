@@ -1,12 +1,20 @@
 #include "sys/nft_lib.h"
 
+#include <fcntl.h>
 #include <nftables/libnftables.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <sstream>
+
+#include "base/fd.h"
+#include "sys/process.h"
 
 namespace rxerun::sys {
 
@@ -78,26 +86,114 @@ Result<nlohmann::json> LibNft::run(const std::string& command) {
   return r;
 }
 
-Result<nlohmann::json> LibNft::run_once(const std::string& command) {
+namespace {
+
+// What a worker reports: libnftables' return code, output and error text.
+struct Outcome {
+  int rc = 0;
+  std::string out;
+  std::string err;
+};
+
+Outcome run_here(const std::string& command) {
   CtxPtr ctx(nft_ctx_new(NFT_CTX_DEFAULT));
-  if (!ctx) return make_error("libnftables: cannot create a context (out of memory?)", ENOMEM);
+  if (!ctx) return {1, "", "libnftables: cannot create a context (out of memory?)"};
   nft_ctx_output_set_flags(ctx.get(), NFT_CTX_OUTPUT_JSON | NFT_CTX_OUTPUT_ECHO | NFT_CTX_OUTPUT_HANDLE);
   if (nft_ctx_buffer_output(ctx.get()) != 0 || nft_ctx_buffer_error(ctx.get()) != 0)
-    return make_error("libnftables: cannot buffer its output", ENOMEM);
-
+    return {1, "", "libnftables: cannot buffer its output"};
   const int rc = nft_run_cmd_from_buffer(ctx.get(), command.c_str());
   const char* out = nft_ctx_get_output_buffer(ctx.get());
   const char* err = nft_ctx_get_error_buffer(ctx.get());
-  const std::string out_text = out ? out : "";
-  const std::string err_text = trim(err ? err : "");
+  return {rc, out ? out : "", err ? err : ""};
+}
 
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Reads both pipes to their end (a worker that fills one while rxerun waits
+// on the other must not stall).
+void drain(int result_fd, int stderr_fd, std::string& result, std::string& stderr_text) {
+  pollfd fds[2] = {{result_fd, POLLIN, 0}, {stderr_fd, POLLIN, 0}};
+  std::string* into[2] = {&result, &stderr_text};
+  int open = 2;
+  char buf[65536];
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        fds[i].fd = -1;
+        --open;
+      } else {
+        into[i]->append(buf, static_cast<std::size_t>(n));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// The command runs in a worker process: libnftables, through libnftnl, ends
+// the process with exit(1) when it takes a reply for a broken kernel ABI,
+// and an interrupted receive in the middle of a listing is enough for that.
+// In rxerun itself that would skip the cleanup. A worker that ends without
+// an answer is reported like an interrupted command: it may or may not have
+// reached the kernel. Signals are blocked in the worker, so that Ctrl-C
+// reaches rxerun, which stops the run after this command.
+Result<nlohmann::json> LibNft::run_once(const std::string& command) {
+  int result_pipe[2], stderr_pipe[2];
+  if (::pipe2(result_pipe, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
+  UniqueFd result_read(result_pipe[0]), result_write(result_pipe[1]);
+  if (::pipe2(stderr_pipe, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
+  UniqueFd stderr_read(stderr_pipe[0]), stderr_write(stderr_pipe[1]);
+
+  const int keep[] = {result_write.get(), stderr_write.get()};
+  auto worker = fork_worker(keep, [&]() -> int {
+    sigset_t all;
+    sigfillset(&all);
+    ::sigprocmask(SIG_BLOCK, &all, nullptr);
+    ::dup2(stderr_write.get(), 2);
+    const Outcome o = run_here(command);
+    const nlohmann::json answer = {{"rc", o.rc}, {"out", o.out}, {"err", o.err}};
+    return write_all(result_write.get(), answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) ? 0 : 1;
+  });
+  if (!worker) return worker.error();
+  result_write.reset();
+  stderr_write.reset();
+  std::string result_text, stderr_text;
+  drain(result_read.get(), stderr_read.get(), result_text, stderr_text);
+  Child child(*worker);
+  const ExitStatus status = child.wait();
+
+  const auto answer = nlohmann::json::parse(result_text, nullptr, false);
+  if (status.signal || status.code != 0 || !answer.is_object()) {
+    std::string said = trim(stderr_text);
+    std::replace(said.begin(), said.end(), '\n', ' ');
+    return make_error("nft '" + command + "': libnftables ended its process (" + status.describe() + ")" +
+                          (said.empty() ? "" : ": " + said) + "; the command may or may not have reached the kernel",
+                      EINTR);
+  }
+  const int rc = answer.value("rc", 1);
+  const std::string err_text = trim(answer.value("err", ""));
   if (rc != 0) {
     std::string message = err_text.empty() ? "nft '" + command + "' failed" : err_text;
     const int code = errno_from_text(message);
     if (code == EPERM || code == EACCES) message = "needs root (CAP_NET_ADMIN): " + message;
     return make_error(std::move(message), code);
   }
-  return parse_output(out_text, command);
+  return parse_output(answer.value("out", ""), command);
 }
 
 }  // namespace rxerun::sys

@@ -40,4 +40,14 @@ contains "$out" "nothing to undo" "cleanup says so"
 # --keep then cleanup: the journal is replayed by the cleanup command.
 expect_exit 0 "run --keep" -- "$RXERUN" run scenarios/selftest.yaml --keep
 expect_exit 0 "cleanup after --keep" -- "$RXERUN" cleanup scenarios/selftest.yaml
+
+# A value that is not UTF-8 text is refused before anything runs, with a
+# readable message (the byte shown, not passed on).
+rm -rf "$RXERUN_STATE_DIR"
+expect_exit 2 "a --var value that is not UTF-8" -- "$RXERUN" run scenarios/selftest.yaml --var $'dev=v\xe9'
+contains "$err" "scenarios/selftest.yaml:1:1: --var dev: the value is not UTF-8 text (byte 0xe9 at offset 1)" "it says which byte"
+lacks "$err" "internal error" "no internal error"
+[ -e "$RXERUN_STATE_DIR" ] && fail "the refused run created state" || pass "the refused run touched nothing"
+expect_exit 2 "a --var name that is not UTF-8" -- "$RXERUN" validate scenarios/selftest.yaml --var $'d\xe9v=1'
+contains "$err" "invalid variable name 'd\\xe9v'" "the name's byte is shown escaped"
 finish

@@ -8,7 +8,7 @@ command -v strace >/dev/null || { echo "SKIPPED: strace is not installed (script
 
 S=scenarios/netns-faults.yaml
 J="$RXERUN_STATE_DIR/netns-faults.journal"
-before=$(host_snapshot)
+before=$(host_snapshot netns-faults rxf-)
 
 # How many journal writes a full run makes (changes, identities, undos).
 strace -f -qq -o "$WORK/count" -P "$J" -e trace=write "$RXERUN" run "$S" >"$WORK/plain.out" 2>&1
@@ -26,7 +26,7 @@ for k in $(seq 1 "$points"); do
   "$RXERUN" cleanup "$S" >"$WORK/cleanup.out" 2>&1
   code=$?
   [ "$code" -eq 0 ] || { fail "kill point $k: rxerun cleanup exit $code"; cat "$WORK/cleanup.out"; }
-  now=$(host_snapshot)
+  now=$(host_snapshot netns-faults rxf-)
   if [ "$now" != "$before" ]; then
     residue=$((residue + 1))
     fail "kill point $k: left behind:"

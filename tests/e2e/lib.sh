@@ -40,14 +40,19 @@ finish() {
   exit 0
 }
 
-# What a run may change on this machine, in a stable order: network
-# namespaces, interfaces (name, state, alias), nftables tables, qdiscs and the
-# root namespace's per-interface IPv4 and IPv6 settings. Equal snapshots
-# before and after: nothing was left behind.
-host_snapshot() {
-  ip netns list 2>/dev/null | awk '{print "netns", $1}' | sort
-  ip -o link show 2>/dev/null | sed -E 's/^[0-9]+: //; s/ link\/.*alias/ alias/; s/ link\/.*//' | sort
-  nft list tables 2>/dev/null | sort
-  tc qdisc show 2>/dev/null | sort
-  sysctl -a -r '^net\.ipv[46]\.conf\.' 2>/dev/null | sort
+# What a run of SCENARIO (its namespaces named PREFIX*) may change on this
+# machine, in a stable order: those namespaces, interfaces carrying its mark,
+# its nftables tables, and the qdiscs and IPv4/IPv6 settings of the root
+# namespace's own devices (lo, all, default and real hardware: not the
+# throwaway interfaces of tests running beside this one). Equal snapshots
+# before and after: the run left nothing behind.
+host_snapshot() {  # SCENARIO PREFIX
+  local scenario=$1 prefix=$2 devs dev
+  ip netns list 2>/dev/null | awk '{print "netns", $1}' | grep -F "netns $prefix" | sort
+  ip -o link show 2>/dev/null | grep -F "rxerun:$scenario" | sed -E 's/^[0-9]+: //; s/ link\/.*alias/ alias/' | sort
+  nft list tables 2>/dev/null | grep -F "rxerun-$scenario" | sort
+  devs="lo"
+  for dev in /sys/class/net/*; do [ -e "$dev/device" ] && devs="$devs ${dev##*/}"; done
+  for dev in $devs; do tc qdisc show dev "$dev" 2>/dev/null; done
+  for dev in all default $devs; do sysctl -a -r "^net\.ipv[46]\.conf\.$dev\." 2>/dev/null; done | sort
 }

@@ -8,14 +8,14 @@ source "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || { echo "SKIPPED: strace is not installed (scripts/setup installs it)"; exit 77; }
 
 S=scenarios/netns-faults.yaml
-before=$(host_snapshot)
+before=$(host_snapshot netns-faults rxf-)
 "$RXERUN" run "$S" --report json:"$WORK/plain.json" >"$WORK/plain.out" 2>&1 || fail "the plain run failed"
 lines=$(wc -l <"$WORK/plain.out")
 steps=$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["steps"]))' "$WORK/plain.json")
 
 check_clean() {  # WHAT
   local now
-  now=$(host_snapshot)
+  now=$(host_snapshot netns-faults rxf-)
   if [ "$now" != "$before" ]; then fail "$1: left behind:"; diff <(echo "$before") <(echo "$now"); return 1; fi
   ls "$RXERUN_STATE_DIR"/*.journal >/dev/null 2>&1 && { fail "$1: a journal was left"; return 1; }
   return 0
