@@ -48,6 +48,21 @@ std::vector<std::string> unmet(const Expectation& expect, const StepResult& resu
   return out;
 }
 
+// An exception thrown by a kind's undo (a journal entry whose args it cannot
+// read throws nlohmann::json's) is that undo's error, never the end of cleanup.
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(std::string("cannot read this journal entry's args (written by another rxerun version, or "
+                                  "edited?): ") +
+                      e.what());
+  } catch (const std::exception& e) {
+    return make_error(std::string("undo failed: ") + e.what());
+  }
+}
+
 }  // namespace
 
 // What a running step sees of the engine.
@@ -305,10 +320,14 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
       ur.ok = false;
       ur.error = r.error().message;
       if (r.error().code) ur.error += std::string(": ") + std::strerror(r.error().code);
+      ur.journal_text = journal_text(entry);
     }
     ur.duration = since(sys_.clock, start);
     return ur;
   };
+  if (!entry.unreadable.empty())
+    return finish(make_error("cannot read this journal entry: " + entry.unreadable +
+                             " (written by another rxerun version, or edited?)"));
   if (!kind || !kind->undo) {
     return finish(make_error("no undo for step kind '" + entry.kind + "' (journal written by another rxerun version?)"));
   }
@@ -317,7 +336,7 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   if (gone) return finish({});  // a namespace that is gone took everything inside it along
   if (!scope) return finish(scope.error());
   SimpleUndoContext uctx(sys_, scenario_name_);
-  auto r = kind->undo(entry.args, uctx);
+  auto r = guarded([&] { return kind->undo(entry.args, uctx); });
   if (!r) return finish(r.error());
   if (facts && r->is_object()) facts->update(*r);
   return finish({});
@@ -344,7 +363,7 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
         std::vector<nlohmann::json> args;
         for (const auto& e : entries) args.push_back(e.args);
         SimpleUndoContext uctx(sys_, scenario_name_);
-        r = kind.undo_batch(args, uctx);
+        r = guarded([&] { return kind.undo_batch(args, uctx); });
       }
     }
   }
@@ -439,7 +458,7 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
     if (riding.count(it->seq)) continue;
     const Kind* kind = registry_.find(it->kind);
-    if (kind && kind->undo_batch) {
+    if (kind && kind->undo_batch && it->unreadable.empty()) {
       auto b = std::find_if(batches.begin(), batches.end(), [&](const auto& x) {
         return x.first == kind && x.second.front().netns == it->netns;
       });
@@ -463,6 +482,19 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
     }
   }
   if (marked) remove_marked(*marked, report);
+  // Lines the journal could not read may have recorded changes nobody
+  // undid: residue, with the file kept for a person to read.
+  if (!journal_.damaged().empty()) {
+    UndoReport ur{.kind = "journal", .summary = damaged_line_numbers(journal_.damaged()), .ok = false};
+    ur.journal_text = journal_text(journal_.damaged());
+    auto kept = journal_.keep_damaged_aside();
+    ur.error =
+        kept ? "unreadable: whatever they recorded was not undone (check by hand); the journal is kept as " + *kept
+             : "unreadable: whatever they recorded was not undone (check by hand); " + kept.error().message +
+                   (kept.error().code ? std::string(": ") + std::strerror(kept.error().code) : "");
+    report.undos.push_back(std::move(ur));
+    reporter_.undo_finished(report.undos.back());
+  }
   journal_.remove_if_clean();
   reporter_.cleanup_finished(report);
   return report;
@@ -507,6 +539,7 @@ std::vector<UndoReport> Runner::mark_all_undone(const std::vector<const JournalE
     if (!marked) {
       ur.ok = false;
       ur.error = marked.error().message;
+      ur.journal_text = journal_text(*e);
     }
     out.push_back(std::move(ur));
   }
