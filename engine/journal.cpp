@@ -280,6 +280,11 @@ class Reader {
   bool earlier_boot_ = false;
 };
 
+std::string without_trailing_slashes(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 std::string plural_lines(std::size_t n) {
   return n == 1 ? "line" : "lines";
 }
@@ -335,7 +340,9 @@ std::string default_state_dir() {
   return "/tmp/rxerun-" + std::to_string(::geteuid());
 }
 
-Result<int> open_state_dir(const std::string& dir) {
+Result<int> open_state_dir(const std::string& given) {
+  // "DIR/" would follow DIR when it is a symbolic link, O_NOFOLLOW or not.
+  const std::string dir = without_trailing_slashes(given);
   const std::string elsewhere = "or set RXERUN_STATE_DIR to a directory of your own";
   if (dir.empty()) return make_error("no state directory: set RXERUN_STATE_DIR to a directory of your own");
   const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
@@ -395,7 +402,8 @@ Result<int> open_state_dir(const std::string& dir) {
   return fd;
 }
 
-Result<Journal> Journal::open(const std::string& dir, const std::string& scenario) {
+Result<Journal> Journal::open(const std::string& given_dir, const std::string& scenario) {
+  const std::string dir = without_trailing_slashes(given_dir);
   if (scenario.empty() || scenario.find('/') != std::string::npos || scenario == "." || scenario == "..")
     return make_error("'" + scenario + "' cannot name a journal");
   auto dir_fd = open_state_dir(dir);

@@ -31,6 +31,13 @@ run_with_state() {  # STATE_DIR EXPECTED-EXIT DESCRIPTION
   local dir=$1 want=$2 what=$3
   expect_exit "$want" "$what" -- env RXERUN_STATE_DIR="$dir" "$RXERUN" run "$WORK/sleep.yaml"
 }
+# A state directory taken: the run gets as far as its lock. (Without root a
+# run may still stop at a preclean hook that needs root: not this test's.)
+accepted() {  # STATE_DIR DESCRIPTION
+  env RXERUN_STATE_DIR="$1" "$RXERUN" run "$WORK/sleep.yaml" >"$WORK/out" 2>"$WORK/err"
+  lacks "$(cat "$WORK/out" "$WORK/err")" "state directory" "$2"
+  [ -f "$1/e2e-journal.lock" ] && pass "$2: the lock is there" || fail "$2: no lock in $1: $(ls -A "$1")"
+}
 
 # ---- hostile state directories (any user) ----
 mkdir -m 700 "$WORK/real"
@@ -38,6 +45,7 @@ ln -s "$WORK/real" "$WORK/link"
 run_with_state "$WORK/link" 3 "a state directory that is a symbolic link is refused"
 contains "$err" "rxerun: state directory $WORK/link is a symbolic link; remove it, or set RXERUN_STATE_DIR to a directory of your own" "the refusal says what to do"
 expect_exit 3 "cleanup refuses it too" -- env RXERUN_STATE_DIR="$WORK/link" "$RXERUN" cleanup "$WORK/sleep.yaml"
+run_with_state "$WORK/link/" 3 "with a trailing slash (which would follow the link) too"
 [ -z "$(ls -A "$WORK/real")" ] && pass "nothing written through the link" || fail "written through the link: $(ls -A "$WORK/real")"
 
 mkdir -m 755 "$WORK/open"
@@ -45,13 +53,13 @@ run_with_state "$WORK/open" 3 "a state directory open to others is refused"
 contains "$err" "state directory $WORK/open has mode 0755, open to others (they could change what cleanup undoes); chmod 700 $WORK/open" "the refusal says chmod 700"
 [ -z "$(ls -A "$WORK/open")" ] && pass "nothing written there" || fail "written: $(ls -A "$WORK/open")"
 chmod 700 "$WORK/open"
-run_with_state "$WORK/open" 0 "after chmod 700 the run goes ahead"
+accepted "$WORK/open" "after chmod 700 the run goes ahead"
 
 run_with_state "$WORK/missing/state" 3 "a state directory whose parent is missing is refused"
 contains "$err" "its parent directory does not exist (rxerun creates only the last component)" "the refusal names the missing parent"
 [ -e "$WORK/missing" ] && fail "the parent was created" || pass "no parent created"
 
-run_with_state "$WORK/new" 0 "a missing state directory is created"
+accepted "$WORK/new" "a missing state directory is created"
 [ "$(stat -c %a "$WORK/new")" = 700 ] && pass "with mode 700" || fail "mode $(stat -c %a "$WORK/new")"
 
 echo precious >"$WORK/target"
@@ -152,7 +160,7 @@ contains "$out" 'journal line 5: {"do":8,"step":"future","kind":"teleport"' "wit
 [ -z "$(veths)" ] && pass "the readable entries were undone" || fail "veths left: $(veths)"
 [ "$(aside)" = 0 ] && pass "nothing damaged, nothing kept aside" || fail "kept: $(ls "$RXERUN_STATE_DIR")"
 expect_exit 4 "they stay residue until a person deals with them" -- "$RXERUN" cleanup "$VETH"
-lacks "$out" "undo  delete veth pair" "nothing is undone twice"
+contains "$out" "cleanup: 0 undone, 2 left behind" "nothing is undone twice"
 rm -f "$J"
 
 # A torn last line (a crash in the middle of a write), then a new run.

@@ -392,6 +392,9 @@ TEST_CASE("journal: a state directory that is a link, open to others or a file i
   CHECK(linked.error().message ==
         "state directory " + (base / "link").string() +
             " is a symbolic link; remove it, or set RXERUN_STATE_DIR to a directory of your own");
+  auto slash = Journal::open((base / "link").string() + "//", "lab");  // a trailing slash would follow it
+  REQUIRE_FALSE(slash);
+  CHECK(slash.error().message.find((base / "link").string() + " is a symbolic link") != std::string::npos);
   fs::permissions(real, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                             fs::perms::others_exec);
   auto open = Journal::open(real.string(), "lab");
