@@ -450,7 +450,9 @@ Result<Journal> Journal::open(const std::string& given_dir, const std::string& s
     } else {
       why = reader.line(line, number);
     }
-    if (why && !complete) return false;  // torn: the caller cuts it off
+    // Torn: not even JSON, as a write cut short leaves it; the caller cuts
+    // it off. A whole line is read (or is damage) like any other.
+    if (why && !complete && (line_size > kMaxLineBytes || !nlohmann::json::accept(line))) return false;
     if (why) j.damaged_.push_back({number, *why, escaped_start(line, line_size)});
     return true;
   };

@@ -219,6 +219,24 @@ TEST_CASE("journal: a whole last line without its newline is read, and the next 
   fs::remove_all(dir);
 }
 
+TEST_CASE("journal: a whole last line without its newline that is not a line rxerun writes is damage") {
+  auto dir = fresh_dir("lastdamage");
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all);
+  {
+    std::ofstream(dir / "lab.journal") << R"({"do":1,"kind":"k"})"
+                                       << "\n"
+                                       << R"({"what":1})";
+  }
+  auto j = Journal::open(dir.string(), "lab");
+  REQUIRE(j);
+  CHECK_FALSE(j->cut_torn_line());
+  REQUIRE(j->damaged().size() == 1);
+  CHECK(j->damaged()[0].number == 2);
+  CHECK(j->pending().size() == 1);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("journal: an entry whose fields it cannot take stays pending, marked unreadable") {
   auto dir = fresh_dir("unreadable");
   fs::create_directories(dir);
