@@ -655,7 +655,9 @@ void Journal::remove_if_clean() {
 Result<std::string> Journal::keep_damaged_aside() {
   if (path_.empty()) return make_error("an in-memory journal has no file to keep");
   // What is still pending goes on in a fresh file, written first under a
-  // temporary name and renamed over the journal last.
+  // temporary name and renamed over the journal last. Each entry is its own
+  // line again (a line type that adds to an entry must be written back here
+  // with it).
   std::string fresh;
   long lines = 0;
   if (!boot_.empty()) {
