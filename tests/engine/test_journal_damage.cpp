@@ -108,7 +108,7 @@ TEST_CASE("journal damage: cleanup undoes the good entries, lists the bad lines 
   CHECK(h.world.log == Strings{"undo b", "undo a"});
 }
 
-TEST_CASE("journal damage: an entry an undo cannot read is residue with its text; the others are undone, once") {
+TEST_CASE("journal damage: an entry an undo cannot read is residue with its text, the others are undone once") {
   StateDir state;
   state.write(change(1, "a") + R"({"do":2,"step":"s2","kind":"change","summary":"undo ?","args":{"ID":"x"}})" + "\n" +
               change(3, "b", "teleport") + R"({"do":4,"step":"s4","summary":"no kind","args":{"id":"d"}})" + "\n" +
@@ -159,7 +159,7 @@ TEST_CASE("journal damage: a batch undo that cannot read one entry still undoes 
   CHECK(j->pending().size() == 1);
 }
 
-TEST_CASE("journal damage: a run's preclean reports it and stops; the run after that is clean") {
+TEST_CASE("journal damage: a run's preclean reports it and stops, and the run after that is clean") {
   StateDir state;
   state.write(change(1, "old") + "\x01garbage\n");
   Harness h;
