@@ -53,6 +53,9 @@ struct UndoReport {
   std::string error;    // when !ok: what was left behind and why
   Duration duration{0};
   std::string covered_by;  // not undone on its own: went with this undo ("delete veth pair vA/vB")
+  // When !ok: what the journal holds for it ("line 7: {...}"), for undoing
+  // it by hand; damaged lines, one a line.
+  std::string journal_text;
 };
 
 struct CleanupReport {

@@ -26,7 +26,8 @@
 //   "preclean": CLEANUP, "cleanup": CLEANUP,
 //     CLEANUP = {"kept": false, "clean": true,
 //                "undos": [{"step", "kind", "summary", "ok", "error", "duration_s",
-//                             "covered_by" (when it went with another undo)}]}
+//                             "covered_by" (when it went with another undo),
+//                             "journal" (when it failed: the journal's text for it)}]}
 //   "summary": {"passed", "flaky", "failed", "errors", "skipped", "not_run", "interrupted"}
 //     disjoint counts (a flaky step is counted in "flaky" only); they add up
 //     to the number of steps.
@@ -54,6 +55,7 @@ nlohmann::json cleanup_json(const CleanupReport& c) {
         {"duration_s", seconds(u.duration)},
     };
     if (!u.covered_by.empty()) j["covered_by"] = u.covered_by;
+    if (!u.journal_text.empty()) j["journal"] = u.journal_text;
     undos.push_back(std::move(j));
   }
   return {{"kept", c.kept}, {"clean", c.clean()}, {"undos", std::move(undos)}};

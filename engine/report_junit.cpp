@@ -204,6 +204,7 @@ Case cleanup_case(const CleanupReport& cr, std::string_view name, std::string_vi
     } else {
       ++failed;
       left += fmt::format("left behind: {}{}: {}\n", u.summary, where, u.error.empty() ? "failed" : u.error);
+      if (!u.journal_text.empty()) left += "  journal " + u.journal_text + "\n";
     }
   }
   if (cr.kept) {

@@ -394,6 +394,7 @@ void TerminalReporter::undo_finished(const UndoReport& u) {
     line += fmt::format("  (step {})", printable(u.step));
   }
   emit(out_, line);
+  if (!u.ok && !u.journal_text.empty()) emit_block(out_, kDetailIndent, "journal ", u.journal_text);
 }
 
 void TerminalReporter::cleanup_finished(const CleanupReport& c) {

@@ -35,11 +35,13 @@ std::string join_keys(const nlohmann::json& facts) {
 // error of that step, undo or preclean, and the run goes on to its cleanup.
 // `what` names the call for the message ("step kind 'veth'").
 template <class F>
-auto guarded(std::string_view what, F&& call) -> decltype(call()) {
+auto guarded(std::string_view what, F&& call, std::string_view on_bad_json = {}) -> decltype(call()) {
   using R = decltype(call());
   std::string why;
   try {
     return call();
+  } catch (const nlohmann::json::exception& e) {
+    why = on_bad_json.empty() ? std::string(e.what()) : std::string(on_bad_json) + ": " + e.what();
   } catch (const std::exception& e) {
     why = e.what();
   } catch (...) {
@@ -52,6 +54,10 @@ auto guarded(std::string_view what, F&& call) -> decltype(call()) {
     return R(std::move(error));
   }
 }
+
+// What an undo's exception from nlohmann::json most likely means.
+constexpr std::string_view kUnreadableArgs =
+    "cannot read this journal entry's args (written by another rxerun version, or edited?)";
 
 // The first string inside `value` that is not UTF-8 text, if any: facts come
 // from tools and the kernel, and a step's parameters must be text.
@@ -373,10 +379,14 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
       ur.ok = false;
       ur.error = r.error().message;
       if (r.error().code) ur.error += std::string(": ") + std::strerror(r.error().code);
+      ur.journal_text = journal_text(entry);
     }
     ur.duration = since(sys_.clock, start);
     return ur;
   };
+  if (!entry.unreadable.empty())
+    return finish(make_error("cannot read this journal entry: " + entry.unreadable +
+                             " (written by another rxerun version, or edited?)"));
   if (!kind || !kind->undo) {
     return finish(make_error("no undo for step kind '" + entry.kind + "' (journal written by another rxerun version?)"));
   }
@@ -385,7 +395,8 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   if (gone) return finish({});  // a namespace that is gone took everything inside it along
   if (!scope) return finish(scope.error());
   SimpleUndoContext uctx(sys_, scenario_name_, entry.step, entry.netns);
-  auto r = guarded("undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); });
+  auto r = guarded("undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); },
+                   kUnreadableArgs);
   if (!r) return finish(r.error());
   if (facts && r->is_object()) facts->update(*r);
   return finish({});
@@ -412,7 +423,8 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
         std::vector<nlohmann::json> args;
         for (const auto& e : entries) args.push_back(undo_args(e));
         SimpleUndoContext uctx(sys_, scenario_name_, "", entries.front().netns);
-        r = guarded("undo of step kind '" + kind.spec.name + "'", [&] { return kind.undo_batch(args, uctx); });
+        r = guarded("undo of step kind '" + kind.spec.name + "'", [&] { return kind.undo_batch(args, uctx); },
+                    kUnreadableArgs);
       }
     }
   }
@@ -507,7 +519,7 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
     if (riding.count(it->seq)) continue;
     const Kind* kind = registry_.find(it->kind);
-    if (kind && kind->undo_batch) {
+    if (kind && kind->undo_batch && it->unreadable.empty()) {
       auto b = std::find_if(batches.begin(), batches.end(), [&](const auto& x) {
         return x.first == kind && x.second.front().netns == it->netns;
       });
@@ -550,6 +562,19 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
     // namesake that copied the mark, which the mark alone cannot tell from
     // a leftover. The next cleanup looks again.
     remove_marked(*marked, report);
+  }
+  // Lines the journal could not read may have recorded changes nobody
+  // undid: residue, with the file kept for a person to read.
+  if (!journal_.damaged().empty()) {
+    UndoReport ur{.kind = "journal", .summary = damaged_line_numbers(journal_.damaged()), .ok = false};
+    ur.journal_text = journal_text(journal_.damaged());
+    auto kept = journal_.keep_damaged_aside();
+    ur.error =
+        kept ? "unreadable: whatever they recorded was not undone (check by hand); the journal is kept as " + *kept
+             : "unreadable: whatever they recorded was not undone (check by hand); " + kept.error().message +
+                   (kept.error().code ? std::string(": ") + std::strerror(kept.error().code) : "");
+    report.undos.push_back(std::move(ur));
+    reporter_.undo_finished(report.undos.back());
   }
   journal_.remove_if_clean();
   reporter_.cleanup_finished(report);
@@ -595,6 +620,7 @@ std::vector<UndoReport> Runner::mark_all_undone(const std::vector<const JournalE
     if (!marked) {
       ur.ok = false;
       ur.error = marked.error().message;
+      ur.journal_text = journal_text(*e);
     }
     out.push_back(std::move(ur));
   }

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace rxerun::steps {

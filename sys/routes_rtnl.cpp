@@ -445,7 +445,9 @@ Result<void> RtnlRoutes::remove_rule(const Rule& r) {
     if (!first && rule_delete_matches(have, r)) first = &have;
     present = present || same_rule(have, r);
   }
-  if (!present) return make_error("no rule " + rule_args(r), ENOENT);
+  // A rule like it that the request does not match (another protocol
+  // added it) is not the one asked for: the kernel would delete nothing.
+  if (!present || !first) return make_error("no rule " + rule_args(r), ENOENT);
   if (!same_rule(*first, r))
     return make_error("cannot delete rule " + rule_args(r) + " alone: the kernel would take rule " + rule_args(*first) +
                           " first (it matches every selector named)",

@@ -22,15 +22,6 @@
 
 namespace rxerun::sys {
 
-std::string to_string(VerbsOp op) {
-  switch (op) {
-    case VerbsOp::Send: return "send";
-    case VerbsOp::Write: return "write";
-    case VerbsOp::Read: return "read";
-  }
-  return "?";
-}
-
 namespace verbs {
 
 Result<DeviceList> device_list() {

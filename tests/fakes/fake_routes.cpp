@@ -83,7 +83,7 @@ Result<void> FakeRoutes::remove_rule(const sys::Rule& r) {
   auto& all = rule_sets[r.family];
   auto first = std::find_if(all.begin(), all.end(), [&](const sys::Rule& x) { return sys::rule_delete_matches(x, r); });
   const bool present = std::any_of(all.begin(), all.end(), [&](const sys::Rule& x) { return sys::same_rule(x, r); });
-  if (!present) return make_error("no rule " + sys::rule_args(r), ENOENT);
+  if (!present || first == all.end()) return make_error("no rule " + sys::rule_args(r), ENOENT);
   if (!sys::same_rule(*first, r))
     return make_error("cannot delete rule " + sys::rule_args(r) + " alone: the kernel would take rule " +
                           sys::rule_args(*first) + " first",

@@ -1,9 +1,12 @@
 #!/bin/bash
-# A short libFuzzer run of one target (CTest tests fuzz.loader, fuzz.decode).
+# A short libFuzzer run of one target (CTest tests fuzz.loader, fuzz.decode,
+# fuzz.journal).
 #
 # usage: bash run.sh SOURCE_DIR BUILD_DIR [TARGET]
-#   TARGET: loader (default; the scenario loader, seeds tests/fuzz/corpus)
-#           or decode (the RoCEv2 decoder, seeds tests/fuzz/corpus-decode).
+#   TARGET: loader (default; the scenario loader, seeds tests/fuzz/corpus),
+#           decode (the RoCEv2 decoder, seeds tests/fuzz/corpus-decode)
+#           or journal (the journal's reader and replay, seeds
+#           tests/fuzz/corpus-journal).
 #   Configures a separate clang build in BUILD_DIR (-DRXERUN_FUZZ=ON), builds
 #   TARGET_fuzz and runs it over a copy of its seed corpus for FUZZ_SECONDS
 #   (default 30). Exits non-zero on any crash, leak, timeout or out-of-memory;
@@ -21,7 +24,8 @@ cxx=${FUZZ_CXX:-clang++-14}
 case $target in
   loader) seeds=$src/tests/fuzz/corpus extra=(-dict="$src/tests/fuzz/yaml.dict" -max_len=16384) ;;
   decode) seeds=$src/tests/fuzz/corpus-decode extra=(-max_len=2048) ;;
-  *) echo "FAIL: unknown fuzz target '$target' (loader, decode)"; exit 1 ;;
+  journal) seeds=$src/tests/fuzz/corpus-journal extra=(-dict="$src/tests/fuzz/journal.dict" -max_len=8192) ;;
+  *) echo "FAIL: unknown fuzz target '$target' (loader, decode, journal)"; exit 1 ;;
 esac
 
 if ! command -v "$cxx" >/dev/null; then
@@ -59,7 +63,8 @@ cp "$seeds"/* "$corpus"/
 
 echo "== fuzzing $target for ${seconds}s"
 # libFuzzer exits 77 on a crash by default, which CTest would read as "skipped".
-"$build/tests/fuzz/${target}_fuzz" "$corpus" "${extra[@]}" \
+# TMPDIR: where a target keeps files of its own (journal), removed with $probe.
+TMPDIR=$probe "$build/tests/fuzz/${target}_fuzz" "$corpus" "${extra[@]}" \
   -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
   -error_exitcode=1 -timeout_exitcode=1 \
   -artifact_prefix="$artifacts/" -print_final_stats=1 2>"$build/fuzz-$target.log"

@@ -145,6 +145,21 @@ TEST_CASE("rule: undo succeeds when the rule is gone, and a rule put back alread
   CHECK(h.fake.routes.rule_lines(AF_INET) == kDefault);
 }
 
+TEST_CASE("rule: an undo whose rule differs from the one there only in its protocol leaves that rule alone") {
+  fakes::Harness h;
+  REQUIRE(h.run_keep("steps:\n  - {name: a, rule: {pref: 100, to: 10.10.0.2/32, table: 100}}\n").exit_code == 0);
+  // Hand-edited, or written by another rxerun: the kernel's delete, which
+  // names the protocol, would match no rule, though one like it is there.
+  JournalEntry edited = h.journal.pending().at(0);
+  edited.args["rule"]["protocol"] = 4;
+  Journal journal = Journal::in_memory();
+  REQUIRE(journal.append(edited));
+  Runner runner(h.registry, h.fake.system, journal, h.reporter);
+  CHECK(runner.cleanup("test", "cleanup").clean());
+  const auto& rules = h.fake.routes.rule_sets[AF_INET];
+  CHECK(std::any_of(rules.begin(), rules.end(), [](const sys::Rule& r) { return r.pref == 100; }));
+}
+
 TEST_CASE("rule: IPv6 by its addresses or by family, and fwmark with and without a mask") {
   fakes::Harness h;
   auto r = h.run_keep(
