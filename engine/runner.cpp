@@ -37,17 +37,18 @@ std::string join_keys(const nlohmann::json& facts) {
 template <class F>
 auto guarded(std::string_view what, F&& call, std::string_view on_bad_json = {}) -> decltype(call()) {
   using R = decltype(call());
-  std::string why;
+  std::string message;
   try {
     return call();
   } catch (const nlohmann::json::exception& e) {
-    why = on_bad_json.empty() ? std::string(e.what()) : std::string(on_bad_json) + ": " + e.what();
+    message = on_bad_json.empty() ? fmt::format("{} failed unexpectedly: {}", what, e.what())
+                                  : fmt::format("{}: {}", on_bad_json, e.what());
   } catch (const std::exception& e) {
-    why = e.what();
+    message = fmt::format("{} failed unexpectedly: {}", what, e.what());
   } catch (...) {
-    why = "an exception that is not a std::exception";
+    message = fmt::format("{} failed unexpectedly", what);
   }
-  Error error = make_error(fmt::format("{} failed unexpectedly: {}", what, why));
+  Error error = make_error(std::move(message));
   if constexpr (std::is_same_v<R, StepResult>) {
     return StepResult::error(error);
   } else {
@@ -446,6 +447,12 @@ void Runner::remove_marked(const Scenario& scenario, CleanupReport& report) {
       namespaces.push_back(*s.netns);
   for (const auto& kind : registry_.kinds()) {
     if (!kind.preclean) continue;
+    // Only the kinds the scenario uses can have left marked things behind;
+    // asking the others costs time and may need rights the scenario does not
+    // (a sleep-only lab run by a user without CAP_NET_ADMIN).
+    const bool used = std::any_of(scenario.steps.begin(), scenario.steps.end(),
+                                  [&](const StepSpec& s) { return s.kind == kind.spec.name; });
+    if (!used) continue;
     for (const auto& ns : namespaces) {
       bool gone = false;
       auto scope = enter(ns, &gone);

@@ -38,7 +38,7 @@ class Runner {
 
   // Undoes every change pending in the journal, newest first (the cleanup
   // command, and a run's preclean and cleanup). With `marked`, then asks
-  // every kind with a preclean hook to remove what carries that scenario's
+  // every kind of that scenario with a preclean hook to remove what carries its
   // mark but is missing from the journal (leftovers of a crashed run), in
   // rxerun's own namespace and in each namespace the scenario names.
   CleanupReport cleanup(const std::string& scenario_name, std::string_view phase, const Scenario* marked = nullptr);

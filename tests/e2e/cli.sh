@@ -41,6 +41,15 @@ contains "$out" "nothing to undo" "cleanup says so"
 expect_exit 0 "run --keep" -- "$RXERUN" run scenarios/selftest.yaml --keep
 expect_exit 0 "cleanup after --keep" -- "$RXERUN" cleanup scenarios/selftest.yaml
 
+# A user without CAP_NET_ADMIN runs a lab that needs none (the quick start).
+if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null &&
+  runuser -u nobody -- test -x "$RXERUN" -a -r scenarios/selftest.yaml; then
+  mkdir -p "$WORK/nobody" && chmod 777 "$WORK/nobody" && chmod 755 "$WORK"
+  expect_exit 0 "a user without root runs the selftest" -- runuser -u nobody -- env -u XDG_RUNTIME_DIR \
+    RXERUN_STATE_DIR="$WORK/nobody/state" "$RXERUN" run scenarios/selftest.yaml
+  lacks "$out" "LEFT" "its preclean asks nothing of kinds it does not use"
+fi
+
 # A value that is not UTF-8 text is refused before anything runs, with a
 # readable message (the byte shown, not passed on).
 rm -rf "$RXERUN_STATE_DIR"

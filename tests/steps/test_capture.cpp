@@ -55,7 +55,7 @@ TEST_CASE("capture: cleanup stops a capture no step reverted, also after a failu
   CHECK(r.cleanup.clean());
 }
 
-TEST_CASE("capture: relative files go under the output directory; absolute ones are refused in the lab VM") {
+TEST_CASE("capture: relative files go under the output directory, absolute ones are refused in the lab VM") {
   {
     Harness h;
     RunOptions o;

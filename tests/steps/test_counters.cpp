@@ -51,7 +51,7 @@ TEST_CASE("counters: plain, the values now of the devices named") {
   CHECK(r.cleanup.undos.empty());
 }
 
-TEST_CASE("counters: since an earlier counters step, the deltas; what moved and what did not") {
+TEST_CASE("counters: since an earlier counters step, the deltas, what moved and what did not") {
   Harness h;
   int waited = 0;
   h.fake.clock.on_wait = [&] {
@@ -70,7 +70,7 @@ TEST_CASE("counters: since an earlier counters step, the deltas; what moved and 
   CHECK(f.size() == 4 + 4);  // two counters per rxe device here, the fake's four statistics of vA
 }
 
-TEST_CASE("counters: a window measures across a wait; an unknown device is an error") {
+TEST_CASE("counters: a window measures across a wait, an unknown device is an error") {
   Harness h;
   h.fake.clock.on_wait = [&] { h.fake.rdma.device_counters["rxe1"]["rcvd_pkts"] += 2; };
   auto r = h.run("steps:\n  - {name: w, counters: {devs: [rxe1], window: 2s}, expect: {rxe1.rcvd_pkts: 2}}\n");

@@ -95,7 +95,7 @@ TEST_CASE("gid: waits for the kernel to fill the entry, then fails with the tabl
   CHECK(ok.exit_code == 0);
 }
 
-TEST_CASE("gid: no such device is an error; index and find together, or neither, are refused at load") {
+TEST_CASE("gid: no such device is an error, index and find together, or neither, are refused at load") {
   Harness h;
   auto r = h.run("steps:\n  - {name: g, gid: {dev: rxe7, index: 1}}\n");
   CHECK(r.exit_code == 3);

@@ -101,7 +101,7 @@ TEST_CASE("perftest: the server's GID is the one of the address the client conne
   CHECK(step_named(r, "p").facts.at("server_gid_index") == 2);
 }
 
-TEST_CASE("perftest: a given gid_index, duration and MTU; no rdma_cm: no -R") {
+TEST_CASE("perftest: a given gid_index, duration and MTU, no rdma_cm: no -R") {
   Harness h;
   h.fake.rdma.gid_tables["rxe0"] = {};  // would fail if it were looked up
   auto r = h.run(

@@ -40,7 +40,7 @@ TEST_CASE("port: an ACTIVE port passes at once with its state, physical state an
   CHECK(r.cleanup.undos.empty());  // reads only
 }
 
-TEST_CASE("port: waits (virtual time) until the port becomes ACTIVE; ACTIVE and port 1 are the defaults") {
+TEST_CASE("port: waits (virtual time) until the port becomes ACTIVE, ACTIVE and port 1 are the defaults") {
   Harness h;
   const auto active_at = h.fake.clock.now() + Duration{300};
   h.fake.rdma.state_of = [&](const fakes::FakeRdma::Device&) { return h.fake.clock.now() >= active_at ? 4 : 1; };

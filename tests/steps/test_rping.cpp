@@ -86,7 +86,7 @@ TEST_CASE("rping: server then client, each in its namespace, with count, size an
   CHECK(h.fake.clock.waits.size() <= 2);
 }
 
-TEST_CASE("rping: without namespaces both run in the step's; count, size and port as given") {
+TEST_CASE("rping: without namespaces both run in the step's, count, size and port as given") {
   Harness h;
   auto r = h.run("steps:\n  - rping: {server: 10.10.0.1, count: 50, size: 1024, port: 20000}\n    netns: a\n");
   REQUIRE(r.exit_code == 0);
@@ -164,7 +164,7 @@ TEST_CASE("rping: an unreachable server fails with the CM event and a likely cau
   CHECK(h.fake.tools.alive.empty());
 }
 
-TEST_CASE("rping: a client still running at the step's timeout is a timeout; both are stopped") {
+TEST_CASE("rping: a client still running at the step's timeout is a timeout, both are stopped") {
   Harness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec&) { return FakeRun{}; };  // nothing ever ends
   auto r = h.run(std::string(kAcross) + "    timeout: 12s\n    expect: timeout\n");

@@ -77,7 +77,7 @@ TEST_CASE("rule: the removal is journalled before it is made, with the rule as t
   CHECK(later.fake.routes.rule_lines(AF_INET) == kDefault);
 }
 
-TEST_CASE("rule: adding a rule that is there is unchanged; a second apply too") {
+TEST_CASE("rule: adding a rule that is there is unchanged, a second apply too") {
   fakes::Harness h;
   auto r = h.run(
       "steps:\n"

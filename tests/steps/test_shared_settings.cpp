@@ -96,7 +96,7 @@ steps:
   CHECK(h.fake.sysctl.values["net.ipv4.tcp_rmem"] == "4096\t131072\t6291456");
 }
 
-TEST_CASE("shared settings: two labs set one rp_filter; cleaned up in either order, the value found comes back") {
+TEST_CASE("shared settings: two labs set one rp_filter, cleaned up in either order, the value found comes back") {
   SUBCASE("a, then b") {
     TwoLabs h;
     REQUIRE(h.run_keep(kLabA).exit_code == 0);  // 2 -> 0

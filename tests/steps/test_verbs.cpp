@@ -70,7 +70,7 @@ TEST_CASE("verbs: a cm check becomes a request with both ends, every op, the siz
   CHECK(r.cleanup.undos.empty());  // changes nothing
 }
 
-TEST_CASE("verbs: ops run in a fixed order, duplicates once; iterations 0 verifies only") {
+TEST_CASE("verbs: ops run in a fixed order, duplicates once, iterations 0 verifies only") {
   Harness h;
   auto r = h.run(
       "steps:\n  - verbs: {server: {addr: 10.10.0.1}, ops: [read, write, read], sizes: [8, 8, 16], iterations: 0, "
@@ -161,7 +161,7 @@ TEST_CASE("verbs: both ends on one device pass with a warning that nothing cross
   CHECK(contains(s.hints[0], "nothing crossed the wire"));
 }
 
-TEST_CASE("verbs: a refused connect fails with the CM event and a likely cause; expect: fail passes") {
+TEST_CASE("verbs: a refused connect fails with the CM event and a likely cause, expect: fail passes") {
   Harness h;
   h.fake.verbs.result = failed("connect",
                                "connect to 10.10.0.1:18515: RDMA_CM_EVENT_REJECTED (status 8: invalid service ID: "
@@ -241,7 +241,7 @@ TEST_CASE("verbs: a check that cannot run at all is an error (exit 3) with the r
   CHECK(contains(step_named(r, "v").message, "rxe.driver is missing"));
 }
 
-TEST_CASE("verbs: mode self takes the device, the address and the ops; its facts show the GID index") {
+TEST_CASE("verbs: mode self takes the device, the address and the ops, its facts show the GID index") {
   Harness h;
   sys::VerbsResult res;
   res.ops_done = {sys::VerbsOp::Write};

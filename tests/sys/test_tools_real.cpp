@@ -122,7 +122,7 @@ TEST_CASE("tools (real): one that ignores SIGTERM gets SIGKILL, and so does its 
   CHECK(group_gone(pid));
 }
 
-TEST_CASE("tools (real): Ctrl-C ends a wait at once; a dropped tool is killed") {
+TEST_CASE("tools (real): Ctrl-C ends a wait at once, a dropped tool is killed") {
   sys::RealTools tools;
   sys::Interrupt interrupt;
   auto t = start(tools, {{"/bin/sleep", "30"}});
@@ -141,7 +141,7 @@ TEST_CASE("tools (real): a program that is not installed is named") {
   CHECK(t.error().message.find("not installed") != std::string::npos);
 }
 
-TEST_CASE("tools (real): a tool starts inside a named namespace; the caller stays in its own") {
+TEST_CASE("tools (real): a tool starts inside a named namespace, the caller stays in its own") {
   testing::require_root();
   sys::RealNetns netns;
   const std::string name = "rxerun-tools-" + std::to_string(::getpid());

@@ -44,7 +44,7 @@ TEST_CASE("verbs waiter: Ctrl-C ends the wait, before the deadline") {
   CHECK(w.wait({never.fd}) == verbs::Wake::Interrupted);
 }
 
-TEST_CASE("verbs waiter: the other side's abort ends the wait; a ready fd is named") {
+TEST_CASE("verbs waiter: the other side's abort ends the wait, a ready fd is named") {
   Interrupt interrupt;
   verbs::Waiter w(SteadyClock::now() + std::chrono::hours(1), interrupt.fd());
   verbs::Fd never(::eventfd(0, EFD_CLOEXEC)), ready(::eventfd(1, EFD_CLOEXEC));
