@@ -27,6 +27,8 @@ class UniqueFd {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
   }
+  // Hands the descriptor over to a caller that keeps it elsewhere.
+  int release() { return std::exchange(fd_, -1); }
   // Closes now and returns close()'s result: on NFS a late write error shows
   // only here, so a writer checks it once instead of losing it in reset().
   int close() { return fd_ < 0 ? 0 : ::close(std::exchange(fd_, -1)); }

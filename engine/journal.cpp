@@ -18,6 +18,8 @@
 #include <string_view>
 #include <utility>
 
+#include "base/fd.h"
+
 namespace rxerun {
 
 namespace {
@@ -119,24 +121,17 @@ std::optional<long> seq_of(const nlohmann::json& v) {
 // open (it is refused below; on regular files the flag does nothing).
 Result<int> open_in_dir(int dir_fd, const std::string& dir, const std::string& name, int flags) {
   const std::string path = dir + "/" + name;
-  const int fd = ::openat(dir_fd, name.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  UniqueFd fd(::openat(dir_fd, name.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
     const int err = errno;
     if (err == ELOOP) return make_error(path + " is a symbolic link; remove it (rxerun never writes through one)");
     if (err == EISDIR) return make_error(path + " is not a regular file; remove it");
     return make_error("cannot open " + path, err);
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return make_error("cannot stat " + path, err);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error(path + " is not a regular file; remove it");
-  }
-  return fd;
+  if (::fstat(fd.get(), &st) != 0) return make_error("cannot stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) return make_error(path + " is not a regular file; remove it");
+  return fd.release();
 }
 
 // Writes all of `text` at the end of `fd` (O_APPEND); on failure takes back
@@ -400,26 +395,20 @@ Result<int> open_state_dir(const std::string& given) {
     }
     return make_error("cannot open state directory " + dir, err);
   }
+  UniqueFd owned(fd);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return make_error("cannot stat state directory " + dir, err);
-  }
-  if (st.st_uid != me) {
-    ::close(fd);
-    return foreign(st.st_uid);
-  }
+  if (::fstat(owned.get(), &st) != 0) return make_error("cannot stat state directory " + dir, errno);
+  if (st.st_uid != me) return foreign(st.st_uid);
   // A umask can take the owner's own bits from a directory just made.
-  if (made && (st.st_mode & 07777) != 0700 && ::fchmod(fd, 0700) == 0) st.st_mode = (st.st_mode & ~07777) | 0700;
+  if (made && (st.st_mode & 07777) != 0700 && ::fchmod(owned.get(), 0700) == 0)
+    st.st_mode = (st.st_mode & ~07777) | 0700;
   if ((st.st_mode & 077) != 0) {
-    ::close(fd);
     return make_error(
         fmt::format("state directory {} has mode {:04o}, open to others (they could change what cleanup "
                     "undoes); chmod 700 {}",
                     dir, st.st_mode & 07777, dir));
   }
-  return fd;
+  return owned.release();
 }
 
 Result<Journal> Journal::open(const std::string& given_dir, const std::string& scenario) {

@@ -23,12 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Harness : fakes::Harness {
-  explicit Harness(std::unique_ptr<fakes::FakeWorld> w = std::make_unique<fakes::FakeWorld>())
-      : fakes::Harness(fakes::fake_registry(*w)), world_(std::move(w)), world(*world_) {}
-  std::unique_ptr<fakes::FakeWorld> world_;
-  fakes::FakeWorld& world;
-};
+using Harness = fakes::WorldHarness;
 
 struct StateDir {
   fs::path dir = fs::temp_directory_path() / ("rxerun-damage-" + std::to_string(::getpid()));

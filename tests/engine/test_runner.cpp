@@ -17,12 +17,7 @@ using Strings = std::vector<std::string>;
 namespace {
 
 // The shared harness, with the fake kinds of tests/fakes/fake_kinds.h.
-struct Harness : fakes::Harness {
-  explicit Harness(std::unique_ptr<fakes::FakeWorld> w = std::make_unique<fakes::FakeWorld>())
-      : fakes::Harness(fakes::fake_registry(*w)), world_(std::move(w)), world(*world_) {}
-  std::unique_ptr<fakes::FakeWorld> world_;
-  fakes::FakeWorld& world;
-};
+using Harness = fakes::WorldHarness;
 
 const StepReport& step(const RunReport& r, const std::string& name) {
   return fakes::step_named(r, name);

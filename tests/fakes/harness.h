@@ -10,6 +10,9 @@
 //   CHECK(r.exit_code == 0);
 //   CHECK(h.fake.links.find("", "eth0")->mtu == 1500);  // cleanup restored it
 
+#include <memory>
+
+#include "fakes/fake_kinds.h"
 #include "fakes/fake_system.h"
 #include "support/scenario_harness.h"
 
@@ -31,6 +34,15 @@ struct Harness : testing::ScenarioHarness {
 // clock.
 struct RxePairHarness : Harness {
   RxePairHarness();
+};
+
+// The harness with the engine's test kinds (tests/fakes/fake_kinds.h) and
+// the world they act on, for tests of the runner and the journal.
+struct WorldHarness : Harness {
+  explicit WorldHarness(std::unique_ptr<FakeWorld> w = std::make_unique<FakeWorld>())
+      : Harness(fake_registry(*w)), world_(std::move(w)), world(*world_) {}
+  std::unique_ptr<FakeWorld> world_;
+  FakeWorld& world;
 };
 
 using testing::step_named;
