@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "base/fd.h"
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun {
 
