@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "base/output.h"
-#include "engine/cli.h"
+#include "app/cli.h"
 #include "engine/registry.h"
 #include "steps/kinds.h"
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/duration.h"
-#include "engine/result.h"
+#include "base/duration.h"
+#include "base/result.h"
 
 namespace rxerun {
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/diag.h"
-#include "engine/duration.h"
+#include "base/duration.h"
 
 namespace rxerun {
 

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/duration.h"
+#include "base/duration.h"
 #include "engine/model.h"
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun {
 

@@ -34,7 +34,7 @@
 // }
 
 #include "engine/report.h"
-#include "engine/version.h"
+#include "base/version.h"
 
 namespace rxerun {
 namespace {

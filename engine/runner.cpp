@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/utf8.h"
+#include "engine/exit_code.h"
 #include "engine/checks.h"
 #include "engine/step.h"
 #include "engine/vars.h"
@@ -638,11 +639,11 @@ int exit_code_for(const RunReport& report) {
   auto any = [&](StepStatus s) {
     return std::any_of(report.steps.begin(), report.steps.end(), [&](const StepReport& r) { return r.status == s; });
   };
-  if (report.interrupted) return 130;
-  if (!report.preclean.clean() || any(StepStatus::Error)) return 3;
-  if (!report.cleanup.clean()) return 4;
-  if (any(StepStatus::Failed)) return 1;
-  return 0;
+  if (report.interrupted) return kExitInterrupted;
+  if (!report.preclean.clean() || any(StepStatus::Error)) return kExitEnvironment;
+  if (!report.cleanup.clean()) return kExitResidue;
+  if (any(StepStatus::Failed)) return kExitFailed;
+  return kExitOk;
 }
 
 }  // namespace rxerun

@@ -74,7 +74,7 @@ class Runner {
   std::map<std::string, StepStatus> statuses_;      // by step name
 };
 
-// The exit code product.md promises, from what the run did.
+// The exit code (engine/exit_code.h) from what the run did.
 int exit_code_for(const RunReport& report);
 
 }  // namespace rxerun

@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/duration.h"
+#include "base/duration.h"
 #include "engine/journal.h"
 #include "engine/kind.h"
 #include "engine/model.h"
-#include "engine/result.h"
+#include "base/result.h"
 #include "sys/system.h"
 
 namespace rxerun {

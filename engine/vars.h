@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun {
 

@@ -17,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun::roce {
 

@@ -2,7 +2,7 @@
 // is there already is left as it is (changed=false) and no undo is recorded:
 // it was not rxerun's to remove. Undo removes the address; an address or
 // interface that is gone is success. The journal records the interface's
-// index and namespace inode (steps/identity.h): an interface made since
+// index and namespace inode (steps/common/identity.h): an interface made since
 // under the name is left alone, its addresses too, and reported.
 
 #include <arpa/inet.h>
@@ -11,8 +11,8 @@
 #include <optional>
 
 #include "engine/step.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

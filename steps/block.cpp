@@ -4,7 +4,7 @@
 // rule counts what it hit; undo reads that count (what `revert` reports, the
 // proof that a fault was hit), deletes the rule, then the chain and the
 // table once nothing else of the run is left in them. The journal records
-// the namespace's inode (steps/identity.h): in a namespace made again under
+// the namespace's inode (steps/common/identity.h): in a namespace made again under
 // its name, the undo leaves everything alone and reports it.
 
 #include <algorithm>
@@ -12,8 +12,8 @@
 
 #include "engine/step.h"
 #include "engine/vars.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

@@ -14,7 +14,7 @@
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "roce/opcodes.h"
-#include "steps/journal_args.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

@@ -7,7 +7,7 @@
 //   window around the steps between them;
 // - `window: 2s`: the deltas across that long a wait.
 // Reads only. Every traffic step (rping, perftest, verbs) reports such
-// deltas by itself (steps/traffic.h); this kind covers the rest.
+// deltas by itself (steps/common/traffic.h); this kind covers the rest.
 
 #include <algorithm>
 #include <cerrno>

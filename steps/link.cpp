@@ -1,14 +1,14 @@
 // link: an interface's administrative state and/or MTU. It reads both first
 // and changes only what differs; undo restores what it found, and only what
-// the step changed, on the interface the step changed (steps/identity.h).
+// the step changed, on the interface the step changed (steps/common/identity.h).
 // A setting is shared with whoever else uses the interface: the undo puts
 // the value found back only while the setting still holds the value the step
 // wrote; one changed since by somebody else is left, and the undo fails
 // naming the setting, its value now, the value written and the value found.
 
 #include "engine/step.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

@@ -15,7 +15,7 @@
 // added is not rxerun's, and the step stops. A kernel without netem stops
 // the step before it changes anything, naming the lab VM. Undo acts only on
 // the interface the step changed (its index and namespace inode are in the
-// journal, steps/identity.h): an interface made since under the name keeps
+// journal, steps/common/identity.h): an interface made since under the name keeps
 // its qdisc, and the undo reports it.
 
 #include <cctype>
@@ -26,8 +26,8 @@
 #include <optional>
 
 #include "engine/step.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

@@ -8,8 +8,8 @@
 // made again under the name (by somebody else) is left alone, marked or not.
 
 #include "engine/step.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -31,7 +31,7 @@ Result<void> mark_loopback(sys::System& sys, const std::string& name, const std:
   return sys.links.set_alias("lo", mark);
 }
 
-// Records the namespace's inode for the undo (steps/identity.h).
+// Records the namespace's inode for the undo (steps/common/identity.h).
 Result<void> identify(StepContext& ctx, const std::string& name) {
   auto inode = ctx.sys().netns.inode(name);
   if (!inode) return inode.error();

@@ -2,7 +2,7 @@
 // ethtool's short and long names (gro, generic-receive-offload) and the
 // kernel's feature strings (rx-gro); reads the features first, changes only
 // those that differ, and its undo puts back the values it found: on the
-// interface the step changed (steps/identity.h), and only for features that
+// interface the step changed (steps/common/identity.h), and only for features that
 // still hold the value the step set (one changed since by somebody else is
 // left, and reported).
 
@@ -15,8 +15,8 @@
 
 #include "engine/diag.h"
 #include "engine/step.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

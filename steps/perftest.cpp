@@ -1,6 +1,6 @@
 // perftest: ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat,
 // ib_send_lat between a server and a client (each in its own network
-// namespace when asked; steps/tool_pair.h runs them: the server first, the
+// namespace when asked; steps/common/tool_pair.h runs them: the server first, the
 // client once it listens, both stopped before the step ends on every path).
 //
 //   LC_ALL=C [ip netns exec NS] ib_write_bw -d rxe0 -x 1 -F [-R] -p 18515 [-s S] [-n N | -D SECS] [-m MTU]
@@ -11,7 +11,7 @@
 // the client connects to), never assumed to be 1 (rxe-notes.md, "GID
 // table"). Without rdma_cm perftest swaps its queue pair data over TCP on
 // the port; with it, rdma_cm listens there. The result table is parsed
-// (steps/perftest_output.h) into facts; a failure quotes the tool's own
+// (steps/common/perftest_output.h) into facts; a failure quotes the tool's own
 // error lines with a hint. Changes nothing, so it has no undo.
 
 #include <arpa/inet.h>
@@ -21,9 +21,9 @@
 
 #include "engine/step.h"
 #include "steps/kinds.h"
-#include "steps/perftest_output.h"
-#include "steps/tool_pair.h"
-#include "steps/traffic.h"
+#include "steps/common/perftest_output.h"
+#include "steps/common/tool_pair.h"
+#include "steps/common/traffic.h"
 
 namespace rxerun::steps {
 

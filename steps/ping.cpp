@@ -10,7 +10,7 @@
 
 #include "engine/step.h"
 #include "steps/kinds.h"
-#include "steps/traffic.h"
+#include "steps/common/traffic.h"
 
 namespace rxerun::steps {
 

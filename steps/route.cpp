@@ -7,7 +7,7 @@
 // is success. The forced wire's routes (rxe-notes.md) are this kind's
 // reason to be: `10.10.0.2/32 dev vA src 10.10.0.1 table 100`. The journal
 // records the namespace's inode and the interface's index
-// (steps/identity.h): a route on an interface made since under the name, or
+// (steps/common/identity.h): a route on an interface made since under the name, or
 // in a namespace made again under its name, is not the run's and is left.
 
 #include <linux/rtnetlink.h>
@@ -18,8 +18,8 @@
 #include "engine/checks.h"
 #include "engine/step.h"
 #include "engine/vars.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

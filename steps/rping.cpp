@@ -1,5 +1,5 @@
 // rping: rdmacm-utils' rping, server and client, each in its own network
-// namespace when asked (steps/tool_pair.h runs them: the server first, the
+// namespace when asked (steps/common/tool_pair.h runs them: the server first, the
 // client once it listens, both stopped before the step ends on every path).
 //
 //   [ip netns exec NS] rping -s -a SERVER -p PORT -C COUNT -S SIZE -v
@@ -11,15 +11,15 @@
 // 103 s on 6.1); refused, unreachable, a server that cannot bind -> fail,
 // quoting the tool's last error lines. Facts: the round trips (one
 // `ping data` line each with -v), duration, how each tool ended, and the
-// counter deltas of every traffic step (steps/traffic.h). Changes nothing,
+// counter deltas of every traffic step (steps/common/traffic.h). Changes nothing,
 // so it has no undo.
 
 #include <cmath>
 
 #include "engine/step.h"
 #include "steps/kinds.h"
-#include "steps/tool_pair.h"
-#include "steps/traffic.h"
+#include "steps/common/tool_pair.h"
+#include "steps/common/traffic.h"
 
 namespace rxerun::steps {
 

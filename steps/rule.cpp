@@ -14,7 +14,7 @@
 // kernel applies it to whichever interface takes the name. So the rule, not
 // an interface, is what an undo deletes or puts back; what the journal
 // records to tell it from a namesake is its namespace's inode
-// (steps/identity.h): in a namespace made again under the name, the rule is
+// (steps/common/identity.h): in a namespace made again under the name, the rule is
 // left alone and reported.
 
 #include <linux/fib_rules.h>
@@ -26,8 +26,8 @@
 
 #include "engine/step.h"
 #include "engine/vars.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

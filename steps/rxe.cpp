@@ -8,7 +8,7 @@
 //   retrying while they are briefly busy;
 // - the device; undo deletes it by index, "already gone" being success. The
 //   journal records the device's index and its netdev's (with the
-//   namespace's inode, steps/identity.h): a device made since under the
+//   namespace's inode, steps/common/identity.h): a device made since under the
 //   name, or over a netdev made since under its name, is left alone and
 //   reported.
 // The device's undo does not ride on its netdev's deletion (a deleted veth
@@ -31,8 +31,8 @@
 #include <cerrno>
 
 #include "engine/step.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

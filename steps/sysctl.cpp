@@ -9,7 +9,7 @@
 // is left, and the undo fails naming the key, the value now, the value
 // written and the value found. The journal also records the namespace's
 // inode and, for a per-interface key, the interface's index
-// (steps/identity.h): a namesake made since is left alone.
+// (steps/common/identity.h): a namesake made since is left alone.
 
 #include <charconv>
 #include <sstream>
@@ -18,8 +18,8 @@
 
 #include "engine/diag.h"
 #include "engine/step.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

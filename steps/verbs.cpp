@@ -13,7 +13,7 @@
 // and facts: refused, unreachable, a completion with an error or a byte that
 // differs is `fail`; no progress before the step's timeout is `timeout`.
 // Like every traffic step it reports the counter deltas of every rxe device
-// and of the netdevs of the namespaces it ran in (steps/traffic.h), and it
+// and of the netdevs of the namespaces it ran in (steps/common/traffic.h), and it
 // warns when both ends ran on one device (rxe-notes.md, "Loopback": then no
 // packet crossed the wire). Changes nothing, so it has no undo.
 
@@ -22,7 +22,7 @@
 
 #include "engine/step.h"
 #include "steps/kinds.h"
-#include "steps/traffic.h"
+#include "steps/common/traffic.h"
 
 namespace rxerun::steps {
 

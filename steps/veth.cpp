@@ -11,7 +11,7 @@
 //
 // Undo never deletes a link whose alias is not the mark, nor one that is
 // not the interface the run made or adopted: the journal records the index
-// and the namespace's inode of both ends (steps/identity.h), and a namesake
+// and the namespace's inode of both ends (steps/common/identity.h), and a namesake
 // made since, even one that copied the mark, is left alone and reported.
 // Only the first end is compared: a veth's peer is fixed for its life, so
 // when the first end is the one recorded, so is the other. Many veths are
@@ -21,8 +21,8 @@
 #include <algorithm>
 
 #include "engine/step.h"
-#include "steps/identity.h"
-#include "steps/journal_args.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun::sys {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 struct kmod_ctx;
 

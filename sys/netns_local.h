@@ -12,7 +12,7 @@
 #include <map>
 #include <utility>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun::sys {
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun::sys {
 

@@ -12,7 +12,7 @@
 #include <span>
 #include <string>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 struct pcap;  // libpcap's pcap_t
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "engine/duration.h"
-#include "engine/result.h"
+#include "base/duration.h"
+#include "base/result.h"
 #include "sys/clock.h"
 
 namespace rxerun::sys {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun::sys {
 

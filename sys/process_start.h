@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun::sys {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "engine/duration.h"
-#include "engine/result.h"
+#include "base/duration.h"
+#include "base/result.h"
 
 namespace rxerun::sys {
 

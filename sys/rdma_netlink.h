@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 struct mnl_socket;
 struct nlmsghdr;

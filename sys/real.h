@@ -15,7 +15,7 @@
 #include "sys/sysctl_proc.h"
 #include "sys/system.h"
 #include "sys/tools_real.h"
-#include "sys/verbs_real.h"
+#include "sys/verbs/real.h"
 
 namespace rxerun::sys {
 

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "base/strings.h"
-#include "engine/duration.h"
+#include "base/duration.h"
 
 namespace rxerun::sys {
 

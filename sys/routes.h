@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun::sys {
 

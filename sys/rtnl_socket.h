@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 struct nl_sock;
 struct nl_msg;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "engine/result.h"
+#include "base/result.h"
 
 namespace rxerun::sys {
 

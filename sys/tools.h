@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/duration.h"
-#include "engine/result.h"
+#include "base/duration.h"
+#include "base/result.h"
 #include "sys/clock.h"
 #include "sys/process.h"
 

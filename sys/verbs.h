@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/result.h"
+#include "base/result.h"
 #include "sys/clock.h"
 
 namespace rxerun::sys {

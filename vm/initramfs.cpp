@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "vm/decompress.h"
+#include "vm/kernel/decompress.h"
 #include "vm/files.h"
 
 namespace rxerun::vm {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/result.h"
-#include "vm/module_tree.h"
+#include "base/result.h"
+#include "vm/kernel/module_tree.h"
 
 namespace rxerun::vm {
 

@@ -16,7 +16,7 @@
 
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
-#include "vm/kernels.h"
+#include "vm/kernel/kernels.h"
 
 namespace rxerun::vm {
 

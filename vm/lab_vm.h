@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/result.h"
+#include "base/result.h"
 #include "vm/guest.h"
-#include "vm/kernels.h"
+#include "vm/kernel/kernels.h"
 
 namespace rxerun::vm {
 

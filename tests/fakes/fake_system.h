@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/duration.h"
+#include "base/duration.h"
 #include "sys/nft_model.h"
 #include "sys/system.h"
 

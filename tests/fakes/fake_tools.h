@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/duration.h"
+#include "base/duration.h"
 #include "sys/tools.h"
 
 namespace rxerun::fakes {

@@ -7,7 +7,7 @@
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "steps/traffic.h"
+#include "steps/common/traffic.h"
 
 using namespace rxerun;
 using fakes::step_named;

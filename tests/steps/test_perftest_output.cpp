@@ -1,4 +1,4 @@
-// perftest's report parser (steps/perftest_output.h) on real output: the
+// perftest's report parser (steps/common/perftest_output.h) on real output: the
 // samples below are perftest 4.5+0.17 (Debian 12) runs in the lab VM,
 // kernel 7.3, between two namespaces, copied unchanged (tabs included).
 
@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "steps/perftest_output.h"
+#include "steps/common/perftest_output.h"
 
 using namespace rxerun;
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/plan.h"
+#include "app/plan.h"
 
 namespace rxerun::testing {
 

@@ -1,0 +1,151 @@
+#include "app/placement.h"
+
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "sys/qdisc_rtnl.h"
+
+namespace rxerun {
+
+namespace {
+
+bool has_cap_net_admin() {
+  if (::geteuid() == 0) return true;
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (::syscall(SYS_capget, &header, data) != 0) return false;
+  return data[CAP_NET_ADMIN / 32].effective & (1u << (CAP_NET_ADMIN % 32));
+}
+
+bool file_mentions(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+// Loaded, built in, or a module of the running kernel's tree.
+bool kernel_has_rdma_rxe() {
+  if (std::filesystem::exists("/sys/module/rdma_rxe")) return true;
+  utsname u{};
+  if (::uname(&u) != 0) return false;
+  const std::string tree = std::string("/lib/modules/") + u.release + "/";
+  return file_mentions(tree + "modules.builtin", "/rdma_rxe.ko") || file_mentions(tree + "modules.dep", "/rdma_rxe.ko");
+}
+
+std::string what_is_missing(Need need) {
+  switch (need) {
+    case Need::NetAdmin: return "not root on the host (the steps change network settings: CAP_NET_ADMIN)";
+    case Need::Netem: return "host kernel has no sch_netem";
+    case Need::RdmaRxe: return "host kernel has no rdma_rxe";
+  }
+  return "";
+}
+
+bool host_offers(Need need, const HostAbilities& host) {
+  switch (need) {
+    case Need::NetAdmin: return host.net_admin;
+    case Need::Netem: return host.netem;
+    case Need::RdmaRxe: return host.rdma_rxe;
+  }
+  return false;
+}
+
+std::string labels(const std::vector<vm::PreparedKernel>& prepared) {
+  std::string out;
+  for (const auto& k : prepared) out += (out.empty() ? "" : ", ") + k.label;
+  return out;
+}
+
+}  // namespace
+
+HostAbilities HostAbilities::probe() {
+  HostAbilities h;
+  h.net_admin = has_cap_net_admin();
+  // Without CAP_NET_ADMIN netem cannot be probed in a throwaway namespace;
+  // it would not matter then anyway.
+  if (h.net_admin) {
+    sys::RtnlQdiscs qdiscs;
+    auto netem = qdiscs.netem_available();
+    h.netem = netem && *netem;
+  }
+  h.rdma_rxe = kernel_has_rdma_rxe();
+  return h;
+}
+
+std::vector<std::string> host_shortfalls(const Scenario& scenario, const Registry& registry,
+                                         const HostAbilities& host) {
+  std::vector<std::string> out;
+  std::set<Need> seen;
+  for (const auto& step : scenario.steps) {
+    const Kind* kind = registry.find(step.kind);
+    if (!kind) continue;
+    for (Need need : kind->spec.needs) {
+      if (host_offers(need, host) || !seen.insert(need).second) continue;
+      out.push_back(what_is_missing(need) + " (" + step.kind + " step '" + step.name + "')");
+    }
+  }
+  return out;
+}
+
+Placement place(const Scenario& scenario, const Registry& registry, const PlacementRequest& request,
+                const std::vector<vm::PreparedKernel>& prepared, const HostAbilities& host) {
+  Placement p;
+  if (request.force_host) {
+    p.where = Placement::Where::Host;
+    return p;
+  }
+  // The kernel: --kernel, else the scenario's, else the newest prepared.
+  std::optional<std::string> wanted = request.kernel ? request.kernel : scenario.vm_kernel;
+  const vm::PreparedKernel* kernel = nullptr;
+  if (wanted) {
+    if (!vm::find_kernel_source(*wanted)) {
+      std::string known;
+      for (const auto& s : vm::kernel_sources()) known += (known.empty() ? "" : ", ") + s.label;
+      p.where = Placement::Where::BadKernel;
+      p.message = "unknown lab kernel '" + *wanted + "': rxerun knows " + known;
+      return p;
+    }
+    for (const auto& k : prepared)
+      if (k.label == *wanted) kernel = &k;
+  } else if (!prepared.empty()) {
+    kernel = &prepared.front();
+  }
+  const std::string setup = wanted ? "rxerun vm setup --kernel " + *wanted : "rxerun vm setup";
+  const std::string no_kernel = wanted ? "lab kernel " + *wanted + " is not prepared" + (prepared.empty() ? "" : " (prepared: " + labels(prepared) + ")")
+                                       : "no lab VM is prepared";
+
+  if (request.force_vm) {
+    if (!kernel) {
+      p.where = Placement::Where::Nowhere;
+      p.message = no_kernel + ": run `" + setup + "` first";
+      return p;
+    }
+    p.where = Placement::Where::Vm;
+    p.kernel = *kernel;
+    return p;
+  }
+  const auto shortfalls = host_shortfalls(scenario, registry, host);
+  if (shortfalls.empty()) {
+    p.where = Placement::Where::Host;
+    return p;
+  }
+  if (!kernel) {
+    p.where = Placement::Where::Nowhere;
+    p.message = shortfalls.front() + ", and " + no_kernel + ": `" + setup + "` prepares it, then run again";
+    return p;
+  }
+  p.where = Placement::Where::Vm;
+  p.kernel = *kernel;
+  p.message = shortfalls.front() + ": running in the lab VM, kernel " + kernel->label;
+  return p;
+}
+
+}  // namespace rxerun

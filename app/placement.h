@@ -1,0 +1,46 @@
+#pragma once
+// Where a run happens: on the host, or in the lab VM. `--vm` and `--host`
+// decide outright; otherwise the host when it can do everything the
+// scenario's steps need (KindSpec::needs), else the lab VM when a kernel is
+// prepared, else nowhere, with one line saying what is missing and what fixes it.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/kind.h"
+#include "engine/model.h"
+#include "engine/registry.h"
+#include "vm/kernel/kernels.h"
+
+namespace rxerun {
+
+// What the host offers, probed once.
+struct HostAbilities {
+  bool net_admin = false;  // root, or CAP_NET_ADMIN in the effective set
+  bool netem = false;
+  bool rdma_rxe = false;
+  static HostAbilities probe();
+};
+
+// Why the host cannot run this scenario, one phrase per missing need
+// ("host kernel has no sch_netem (netem step 'lossy')"); empty when it can.
+std::vector<std::string> host_shortfalls(const Scenario& scenario, const Registry& registry,
+                                         const HostAbilities& host);
+
+struct PlacementRequest {
+  bool force_vm = false;
+  bool force_host = false;
+  std::optional<std::string> kernel;  // --kernel
+};
+
+struct Placement {
+  enum class Where { Host, Vm, Nowhere, BadKernel } where = Where::Host;
+  std::optional<vm::PreparedKernel> kernel;  // for Vm
+  std::string message;  // the first line to print (Vm by default), or the error (Nowhere, BadKernel)
+};
+
+Placement place(const Scenario& scenario, const Registry& registry, const PlacementRequest& request,
+                const std::vector<vm::PreparedKernel>& prepared, const HostAbilities& host);
+
+}  // namespace rxerun

@@ -1,0 +1,81 @@
+#include "steps/common/identity.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+std::uint64_t value_of(const nlohmann::json& j, const std::string& key) {
+  if (!j.is_object() || !j.contains(key) || !j.at(key).is_number_integer()) return 0;
+  return j.at(key).get<std::uint64_t>();
+}
+
+// "index 7 in netns inode 4026532281", leaving out what is not known.
+std::string where(const nlohmann::json& id) {
+  std::string out;
+  if (auto i = value_of(id, "ifindex")) out = "index " + std::to_string(i);
+  if (auto n = value_of(id, "netns_inode"))
+    out += (out.empty() ? "" : " ") + std::string("in netns inode ") + std::to_string(n);
+  return out.empty() ? "nothing" : out;
+}
+
+}  // namespace
+
+Result<nlohmann::json> link_identity(sys::System& sys, const sys::LinkInfo& link) {
+  auto inode = sys.netns.current_inode();
+  if (!inode) return inode.error();
+  return nlohmann::json{{"ifindex", link.ifindex}, {"netns_inode", *inode}};
+}
+
+Result<nlohmann::json> link_identity(sys::System& sys, const std::string& dev) {
+  auto found = sys.links.get(dev);
+  if (!found) return found.error();
+  if (!*found) return nlohmann::json();
+  return link_identity(sys, **found);
+}
+
+Result<nlohmann::json> netns_identity(sys::System& sys) {
+  auto inode = sys.netns.current_inode();
+  if (!inode) return inode.error();
+  return nlohmann::json{{"netns_inode", *inode}};
+}
+
+bool differs(const nlohmann::json& recorded, const nlohmann::json& now) {
+  if (!recorded.is_object() || !now.is_object()) return false;
+  for (const auto& [key, value] : recorded.items()) {
+    if (!value.is_number_integer()) continue;
+    const std::uint64_t was = value_of(recorded, key), is = value_of(now, key);
+    if (was != 0 && is != 0 && was != is) return true;
+  }
+  return false;
+}
+
+Result<Found> check_link(sys::System& sys, const std::string& dev, const nlohmann::json& recorded,
+                         std::optional<sys::LinkInfo>* now) {
+  auto found = sys.links.get(dev);
+  if (!found) return found.error();
+  if (now) *now = *found;
+  if (!*found) return Found::Gone;
+  if (recorded.is_null()) return Found::Same;
+  auto id = link_identity(sys, **found);
+  if (!id) return id.error();
+  const nlohmann::json mine = {{"ifindex", value_of(recorded, "ifindex")},
+                               {"netns_inode", value_of(recorded, "netns_inode")}};
+  if (!differs(mine, *id)) return Found::Same;
+  return make_error(dev + " is another interface than the one this run changed: the journal recorded " + where(mine) +
+                    ", " + dev + " now has " + where(*id) +
+                    " (deleted and made again under its name since): left alone, with its addresses and settings");
+}
+
+Result<void> check_netns(sys::System& sys, const nlohmann::json& recorded, const std::string& name) {
+  const std::uint64_t was = value_of(recorded, "netns_inode");
+  if (!was) return {};
+  auto now = sys.netns.current_inode();
+  if (!now) return now.error();
+  if (*now == 0 || *now == was) return {};
+  const std::string ns = name.empty() ? "rxerun's network namespace" : "network namespace " + name;
+  return make_error(ns + " is another one than the one this run changed: the journal recorded inode " +
+                    std::to_string(was) + ", it now has inode " + std::to_string(*now) +
+                    " (deleted and made again under its name since): left alone");
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,173 @@
+#include "steps/common/tool_pair.h"
+
+#include "steps/common/traffic.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+namespace rxerun::steps {
+
+namespace {
+
+constexpr Duration kReadyBudget{10'000};  // how long a client may find nobody listening
+constexpr Duration kProbeEvery{20};       // how often to ask whether the server listens
+constexpr Duration kFirstBackoff{50};
+constexpr Duration kMaxBackoff{400};
+constexpr Duration kServerEnd{3'000};  // after a good client: time for the server to end by itself
+constexpr Duration kStopGrace{1'000};  // SIGTERM to SIGKILL
+
+std::string stuck_line(const std::string& name, const sys::RunningTool& t, const sys::ToolStop& s) {
+  return name + " (pid " + std::to_string(t.pid()) + ") did not die after SIGKILL: it sleeps in the kernel" +
+         (s.wchan.empty() ? "" : " at " + s.wchan) + " (a device being deleted, or an output-hook drop); let go";
+}
+
+}  // namespace
+
+std::string last_lines(const std::string& err, const std::string& out, int n) {
+  const std::string& text = err.find_first_not_of(" \t\r\n") != std::string::npos ? err : out;
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    const auto e = line.find_last_not_of(" \t\r");
+    lines.push_back(line.substr(b, e - b + 1));
+  }
+  std::string joined;
+  const std::size_t from = lines.size() > static_cast<std::size_t>(n) ? lines.size() - n : 0;
+  for (std::size_t i = from; i < lines.size(); ++i) joined += (joined.empty() ? "" : " / ") + lines[i];
+  return joined;
+}
+
+std::string exit_fact(const std::optional<sys::ExitStatus>& s) {
+  return s ? s->describe() : "stuck";
+}
+
+Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
+  auto& sys = ctx.sys();
+  ToolPairRun run;
+  auto server = sys.tools.start(spec.server);
+  if (!server) return server.error();
+  run.server_pid = (*server)->pid();
+
+  // Stops a tool that still runs and notes how it ended.
+  auto finish = [&](sys::RunningTool& tool, std::optional<sys::ExitStatus>& exit, bool& stopped,
+                    const std::string& role) {
+    stopped = !tool.poll().has_value();
+    const sys::ToolStop s = tool.stop(kStopGrace);
+    exit = s.status;
+    if (s.stuck) run.stuck.push_back(stuck_line(spec.name + " " + role, tool, s));
+  };
+
+  // Wait until the server listens: a client that connects too early is
+  // refused, and a refusal at the wrong moment can leave a server that
+  // serves one connection waiting for the wrong one.
+  const auto server_start = sys.clock.now();
+  if (spec.ready) {
+    for (;;) {
+      auto up = spec.ready();
+      if (!up) {
+        spdlog::debug("{}: cannot tell whether the server listens ({}): starting the client", spec.name,
+                      up.error().message);
+        break;
+      }
+      if (*up) {
+        run.server_ready = std::chrono::duration_cast<Duration>(sys.clock.now() - server_start);
+        break;
+      }
+      if ((*server)->poll()) break;  // it ended: the client will find out
+      if (sys.clock.now() + kProbeEvery >= std::min(server_start + kReadyBudget, ctx.deadline())) break;
+      if (ctx.sleep_for(kProbeEvery) != WaitStatus::Done) break;  // the client's wait reports it
+    }
+  }
+
+  const auto first_start = sys.clock.now();
+  const auto ready_until = first_start + kReadyBudget;
+  Duration backoff = kFirstBackoff;
+  std::unique_ptr<sys::RunningTool> client;
+  for (;;) {
+    if (client) finish(*client, run.client_exit, run.client_stopped, "client");
+    auto started = sys.tools.start(spec.client);
+    if (!started) {
+      finish(**server, run.server_exit, run.server_stopped, "server");
+      return started.error();
+    }
+    client = std::move(*started);
+    ++run.attempts;
+    run.client_pid = client->pid();
+    const sys::ToolWait w = client->wait(ctx.deadline(), sys.interrupt);
+    if (w == sys::ToolWait::Interrupted) {
+      run.end = ToolPairRun::End::Interrupted;
+      break;
+    }
+    if (w == sys::ToolWait::Deadline) {
+      run.end = ToolPairRun::End::Deadline;
+      break;
+    }
+    const sys::ExitStatus status = *client->poll();
+    if (status.ok()) {
+      run.end = ToolPairRun::End::Done;
+      break;
+    }
+    const auto server_end = (*server)->poll();
+    const auto now = sys.clock.now();
+    if (!server_end && spec.refused && spec.refused(client->out(), client->err()) &&
+        now + backoff < std::min(ready_until, ctx.deadline())) {
+      const WaitStatus slept = ctx.sleep_for(backoff);
+      backoff = std::min(backoff * 2, kMaxBackoff);
+      if (slept == WaitStatus::Done) continue;
+      run.end = slept == WaitStatus::Interrupted ? ToolPairRun::End::Interrupted : ToolPairRun::End::Deadline;
+      break;
+    }
+    run.end = server_end && !server_end->ok() ? ToolPairRun::End::ServerFailed : ToolPairRun::End::ClientFailed;
+    break;
+  }
+  run.client_time = std::chrono::duration_cast<Duration>(sys.clock.now() - first_start);
+
+  // A server that served its client ends by itself in a moment; one that is
+  // still waiting (the client failed, or stalled) is stopped now.
+  finish(*client, run.client_exit, run.client_stopped, "client");
+  if (run.end == ToolPairRun::End::Done && !(*server)->poll())
+    (*server)->wait(std::min(ctx.deadline(), sys.clock.now() + kServerEnd), sys.interrupt);
+  finish(**server, run.server_exit, run.server_stopped, "server");
+  if (run.end == ToolPairRun::End::Done && run.server_exit && !run.server_stopped && !run.server_exit->ok())
+    run.end = ToolPairRun::End::ServerFailed;
+  if (run.end != ToolPairRun::End::Interrupted && sys.interrupt.requested()) run.end = ToolPairRun::End::Interrupted;
+
+  run.server_out = (*server)->out();
+  run.server_err = (*server)->err();
+  run.client_out = client->out();
+  run.client_err = client->err();
+  return run;
+}
+
+nlohmann::json tool_pair_facts(const ToolPairRun& r) {
+  nlohmann::json facts = {{"duration_s", rounded(r.client_time.count() / 1000.0, 3)},
+                          {"attempts", r.attempts},
+                          {"server_exit", exit_fact(r.server_exit)},
+                          {"client_exit", exit_fact(r.client_exit)},
+                          {"server_pid", r.server_pid},
+                          {"client_pid", r.client_pid}};
+  if (r.server_ready) facts["server_ready_s"] = rounded(r.server_ready->count() / 1000.0, 3);
+  return facts;
+}
+
+std::vector<FactSpec> tool_pair_fact_specs() {
+  return {
+      {"duration_s", "seconds from the first client's start to the last one's end"},
+      {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
+      {"server_ready_s",
+       "seconds from the server's start until rdma_cm listed it listening (the client starts then); absent when "
+       "not probed"},
+      {"server_exit", "how the server ended: exit 0, killed by SIGTERM (still waiting, stopped), stuck"},
+      {"client_exit", "how the client ended: exit 0, exit 1, killed by SIGTERM (stalled, stopped), stuck"},
+      {"server_pid", "the server's process id (gone when the step ends)"},
+      {"client_pid", "the last client's process id (gone when the step ends)"},
+      {"stuck", "tools that did not die after SIGKILL (asleep in the kernel); absent when none"},
+      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
+  };
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,50 @@
+#pragma once
+// What every traffic step (rping, perftest, verbs) adds to its facts: the
+// deltas, across the step, of every rxe device's counters (hw_counters and
+// port counters) and of every netdev's statistics in the namespaces the step
+// ran in, named `DEV.COUNTER` (`rxe1.sent_pkts`, `vB.tx_packets`), zeros
+// included, so that a scenario can assert where packets went and where they
+// did not (rxe-notes.md, "Two traps").
+//
+//   auto window = CounterWindow::open(ctx, {server_netns, client_netns});
+//   if (!window) return StepResult::error(window.error());
+//   ... run the traffic ...
+//   window->close(ctx, facts);  // adds "rxe0.sent_pkts": 65, "vA.rx_packets": 65, ...
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "engine/step.h"
+
+namespace rxerun::steps {
+
+// A measured value as a fact: `decimals` places, an integer when it is one.
+nlohmann::json rounded(double v, int decimals);
+
+class CounterWindow {
+ public:
+  // Reads the counters now. `netns`: the namespaces the step's work ran in,
+  // nullopt standing for the step's own (the calling thread's current one);
+  // duplicates are fine. rxe devices are global and always all read.
+  static Result<CounterWindow> open(StepContext& ctx, const std::vector<std::optional<std::string>>& netns);
+
+  // Reads the counters again and adds one fact per counter: the delta
+  // (after - before; a counter that went away or reset counts from 0).
+  // A netdev whose name occurs in two of the namespaces is named
+  // `NETNS/DEV.COUNTER` (the step's own namespace: no prefix).
+  Result<void> close(StepContext& ctx, nlohmann::json& facts) const;
+
+  using Snapshot = std::map<std::string, std::uint64_t>;  // "rxe0.sent_pkts" -> value
+
+ private:
+  std::vector<std::optional<std::string>> netns_;
+  Snapshot before_;
+};
+
+}  // namespace rxerun::steps

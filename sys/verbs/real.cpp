@@ -1,0 +1,217 @@
+// RealVerbs: the check in a forked worker (see verbs_real.h for why), its
+// result back over a pipe as JSON; and the device list with the reason when
+// libibverbs lists nothing (it says why only under IBV_SHOW_WARNINGS=1).
+
+#include "sys/verbs/real.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "sys/interrupt.h"
+#include "sys/process.h"
+#include "sys/verbs/resources.h"
+
+namespace rxerun::sys {
+
+namespace verbs {
+
+Result<DeviceList> device_list() {
+  int n = 0;
+  DeviceList list(ibv_get_device_list(&n));
+  if (!list) {
+    const int err = errno;
+    return make_error(std::string("libibverbs cannot list RDMA devices: ") + std::strerror(err) +
+                          (err == ENOSYS ? " (no kernel RDMA support: is ib_uverbs loaded?)" : ""),
+                      err);
+  }
+  if (n > 0) return list;
+  // Empty: say why, as IBV_SHOW_WARNINGS=1 would.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> devices;
+  for (const auto& e : fs::directory_iterator("/sys/class/infiniband", ec)) devices.push_back(e.path().filename());
+  if (devices.empty())
+    return make_error("libibverbs lists no RDMA device: the kernel has none (add one with an rxe step)", ENODEV);
+  std::string why;
+  if (!fs::exists("/etc/libibverbs.d/rxe.driver", ec))
+    why = "/etc/libibverbs.d/rxe.driver is missing (install ibverbs-providers)";
+  else if (!fs::exists("/sys/class/infiniband_verbs", ec))
+    why = "no /sys/class/infiniband_verbs: ib_uverbs is not loaded";
+  else
+    why = "is the rxe provider (librxe-rdmav*.so from ibverbs-providers) installed? IBV_SHOW_WARNINGS=1 says more";
+  return make_error("libibverbs lists no RDMA device although the kernel has " + devices.front() + ": " + why, ENXIO);
+}
+
+}  // namespace verbs
+
+namespace {
+
+using json = nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+// How long the worker may take past the deadline to release what it holds,
+// and after Ctrl-C to notice it.
+constexpr auto kGrace = std::chrono::seconds(5);
+constexpr auto kReap = std::chrono::seconds(3);
+
+json to_json(const Result<VerbsResult>& r) {
+  if (!r) return {{"error", r.error().message}, {"code", r.error().code}};
+  const VerbsResult& v = *r;
+  json ops = json::array();
+  for (VerbsOp op : v.ops_done) ops.push_back(static_cast<int>(op));
+  json sizes = json::array();
+  for (const auto& s : v.sizes)
+    sizes.push_back({{"size", s.size},
+                     {"lat_iterations", s.lat_iterations},
+                     {"lat_min_us", s.lat_min_us},
+                     {"lat_avg_us", s.lat_avg_us},
+                     {"lat_p99_us", s.lat_p99_us},
+                     {"bw_iterations", s.bw_iterations},
+                     {"bw_mib", s.bw_mib}});
+  json j = {{"status", static_cast<int>(v.status)},
+            {"message", v.message},
+            {"stage", v.stage},
+            {"cause", v.cause},
+            {"ops_done", ops},
+            {"bytes_verified", v.bytes_verified},
+            {"server_device", v.server_device},
+            {"client_device", v.client_device},
+            {"local_gid", v.local_gid},
+            {"remote_gid", v.remote_gid},
+            {"active_mtu", v.active_mtu},
+            {"sizes", sizes}};
+  if (v.gid_index) j["gid_index"] = *v.gid_index;
+  return j;
+}
+
+Result<VerbsResult> from_json(const json& j) {
+  if (j.contains("error")) return make_error(j.at("error").get<std::string>(), j.value("code", 0));
+  VerbsResult v;
+  v.status = static_cast<VerbsStatus>(j.at("status").get<int>());
+  v.message = j.at("message").get<std::string>();
+  v.stage = j.at("stage").get<std::string>();
+  v.cause = j.at("cause").get<std::string>();
+  for (const auto& op : j.at("ops_done")) v.ops_done.push_back(static_cast<VerbsOp>(op.get<int>()));
+  v.bytes_verified = j.at("bytes_verified").get<std::uint64_t>();
+  v.server_device = j.at("server_device").get<std::string>();
+  v.client_device = j.at("client_device").get<std::string>();
+  v.local_gid = j.at("local_gid").get<std::string>();
+  v.remote_gid = j.at("remote_gid").get<std::string>();
+  v.active_mtu = j.at("active_mtu").get<unsigned>();
+  if (j.contains("gid_index")) v.gid_index = j.at("gid_index").get<unsigned>();
+  for (const auto& s : j.at("sizes"))
+    v.sizes.push_back({s.at("size").get<unsigned>(), s.at("lat_iterations").get<unsigned>(),
+                       s.at("lat_min_us").get<double>(), s.at("lat_avg_us").get<double>(),
+                       s.at("lat_p99_us").get<double>(), s.at("bw_iterations").get<unsigned>(),
+                       s.at("bw_mib").get<double>()});
+  return v;
+}
+
+// The worker's body (sys/process.h fork_worker: tied to rxerun's life, and
+// holding no descriptor of rxerun's but `interrupt_fd` and `out`).
+int worker(const VerbsRequest& req, SteadyTime deadline, int interrupt_fd, int out) {
+  ::signal(SIGPIPE, SIG_IGN);
+  // Ctrl-C reaches the worker through the interrupt's pipe, which it shares
+  // with rxerun: every wait polls it.
+  verbs::Waiter waiter(deadline, interrupt_fd);
+  const Result<VerbsResult> r = req.mode == VerbsMode::Self ? verbs::run_self(req, waiter) : verbs::run_cm(req, waiter);
+  const std::string text = to_json(r).dump();
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(out, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 1;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+// Reaps the worker within `bound`; false when it does not end (stuck in the kernel).
+bool reap(pid_t pid, std::chrono::milliseconds bound, int* status) {
+  const auto until = SteadyClock::now() + bound;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return true;
+    if (SteadyClock::now() >= until) return false;
+    ::poll(nullptr, 0, 10);
+  }
+}
+
+}  // namespace
+
+Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadline, Interrupt& interrupt) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
+  verbs::Fd in(fds[0]), out(fds[1]);
+  const int keep[] = {interrupt.fd(), fds[1]};
+  auto forked = fork_worker(keep, [&] { return worker(request, deadline, interrupt.fd(), fds[1]); });
+  if (!forked) return make_error("cannot start the verbs worker", forked.error().code);
+  const pid_t pid = *forked;
+  out = verbs::Fd();
+
+  // The worker keeps to the deadline and to Ctrl-C; past them, and a grace
+  // to release what it holds, it is killed.
+  std::string text;
+  auto bound = deadline == SteadyTime::max() ? SteadyClock::time_point::max() : deadline + kGrace;
+  bool interrupted = false, killed = false;
+  for (;;) {
+    const auto now = SteadyClock::now();
+    if (now >= bound) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    const auto left = bound == SteadyClock::time_point::max()
+                          ? 60'000LL
+                          : std::chrono::ceil<std::chrono::milliseconds>(bound - now).count();
+    pollfd p[2] = {{in.fd, POLLIN, 0}, {interrupted ? -1 : interrupt.fd(), POLLIN, 0}};
+    const int n = ::poll(p, 2, static_cast<int>(std::min<long long>(left, 60'000)));
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    if (p[1].revents) {
+      interrupted = true;
+      bound = std::min(bound, SteadyClock::now() + kGrace);
+    }
+    if (p[0].revents) {
+      char buf[4096];
+      const ssize_t got = ::read(in.fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;  // EOF: the worker is done
+      text.append(buf, static_cast<std::size_t>(got));
+    }
+  }
+  int status = 0;
+  if (!reap(pid, kReap, &status))
+    return make_error("the verbs worker (pid " + std::to_string(pid) +
+                          ") does not end: it is stuck in the kernel (D state?); an RDMA device it holds cannot be "
+                          "deleted until it ends",
+                      EBUSY);
+  if (killed) {
+    VerbsResult r;
+    r.status = interrupted ? VerbsStatus::Interrupted : VerbsStatus::TimedOut;
+    r.message = interrupted ? "interrupted" : "the check did not end by the step's deadline and was stopped";
+    r.cause = interrupted ? "interrupt" : "deadline";
+    return r;
+  }
+  if (text.empty()) {
+    if (WIFSIGNALED(status))
+      return make_error("the verbs worker died of signal " + std::to_string(WTERMSIG(status)) + " (" +
+                        strsignal(WTERMSIG(status)) + ")");
+    return make_error("the verbs worker ended without a result (exit " + std::to_string(WEXITSTATUS(status)) + ")");
+  }
+  try {
+    return from_json(json::parse(text));
+  } catch (const json::exception& e) {
+    return make_error(std::string("cannot read the verbs worker's result: ") + e.what());
+  }
+}
+
+}  // namespace rxerun::sys
