@@ -188,4 +188,27 @@ Result<void> copy_file_atomic(const fs::path& from, const fs::path& to, std::str
   return file->commit();
 }
 
+Result<std::string> read_file_capped(const fs::path& path, std::size_t max_bytes, std::string_view what) {
+  const std::string the = "the " + std::string(what);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return make_error("cannot open " + the + ": " + std::strerror(errno), errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return make_error("cannot read " + the + ": " + std::strerror(errno), errno);
+  if (S_ISDIR(st.st_mode)) return make_error("is a directory, not a " + std::string(what) + " file");
+  const std::string at_most = "a " + std::string(what) + " is at most " + std::to_string(max_bytes) + " bytes";
+  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > max_bytes)
+    return make_error("the file is too large (" + std::to_string(st.st_size) + " bytes): " + at_most);
+  std::string data;
+  char buf[65536];
+  while (data.size() <= max_bytes) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error("cannot read " + the + ": " + std::strerror(errno), errno);
+    if (n == 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  if (data.size() > max_bytes) return make_error("the file is too large: " + at_most);
+  return data;
+}
+
 }  // namespace rxerun

@@ -96,4 +96,9 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::string_vi
 Result<void> copy_file_atomic(const std::filesystem::path& from, const std::filesystem::path& to, std::string_view what,
                               unsigned mode = 0666, Umask umask = Umask::Apply);
 
+// Reading: the bytes of `path`, at most `max_bytes` of them (reading stops
+// one byte past, so that /dev/zero or a huge file costs no more than that).
+// Refuses a directory. Messages call the file "the WHAT" ("the scenario").
+Result<std::string> read_file_capped(const std::filesystem::path& path, std::size_t max_bytes, std::string_view what);
+
 }  // namespace rxerun

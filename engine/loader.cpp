@@ -1,201 +1,31 @@
 // YAML -> Scenario. Every problem becomes a Diagnostic at FILE:LINE:COL; the
-// loader goes on after one so that a single run names all of them. Nothing
-// from yaml-cpp (types or exceptions) leaves this file.
+// loader goes on after one so that a single run names all of them. The
+// document and its top-level keys, variables, steps and their common keys are
+// read here; parameters in loader_params.cpp, facts and expectations in
+// loader_expect.cpp.
 
 #include "engine/loader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
-#include <yaml-cpp/yaml.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <cmath>
 #include <filesystem>
 #include <regex>
-#include <set>
 #include <sstream>
 
+#include "base/files.h"
 #include "base/utf8.h"
 #include "engine/checks.h"
-#include "engine/vars.h"
+#include "engine/loader_detail.h"
+#include "engine/loader_guards.h"
 
-namespace rxerun {
-
-namespace {
-
-// ---------------------------------------------------------------------------
-// Before yaml-cpp sees the text.
-
-// yaml-cpp recurses once per nesting level (and its own guard allows ~2000),
-// which a crafted file turns into a stack overflow under sanitizers; real
-// scenarios nest a handful of levels.
-constexpr int kMaxNesting = 64;
-
-// Aliases let a small file expand to an exponential tree; every walk of the
-// document stops past this many nodes.
-constexpr long kMaxNodes = 200'000;
-
-Diagnostic diag_at(const std::string& file, int line, int col, std::string message) {
-  return Diagnostic{file, Mark{line, col}, std::move(message)};
-}
-
-// Binary data, invalid UTF-8 and control characters, at the first bad byte.
-std::optional<Diagnostic> check_encoding(std::string_view text, const std::string& file) {
-  int line = 1, col = 1;
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == 0) return diag_at(file, line, col, "binary data (a NUL byte): a scenario is a YAML text file");
-    const std::size_t n = utf8_length(text, i);
-    if (n == 0)
-      return diag_at(file, line, col, fmt::format("invalid UTF-8 (byte 0x{:02x}): a scenario is UTF-8 text", c));
-    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
-      return diag_at(file, line, col, fmt::format("control character 0x{:02x} is not allowed in YAML", c));
-    if (c == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      col += static_cast<int>(n);  // yaml-cpp counts columns in bytes too
-    }
-    i += n;
-  }
-  return std::nullopt;
-}
-
-// A cheap over-approximation of YAML nesting, computed before yaml-cpp parses:
-// block levels from the indentation stack (plus compact "- - x" entries) and
-// flow levels from brackets outside quotes and comments.
-class NestingScan {
- public:
-  explicit NestingScan(std::string_view text) : text_(text) {}
-
-  // The line and column (1-based) where nesting first passes kMaxNesting.
-  std::optional<Mark> too_deep() {
-    int line_no = 0;
-    std::size_t start = 0;
-    while (start <= text_.size()) {
-      std::size_t end = text_.find('\n', start);
-      if (end == std::string_view::npos) end = text_.size();
-      std::string_view line = text_.substr(start, end - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      ++line_no;
-      if (auto col = scan_line(line)) return Mark{line_no, *col};
-      if (end == text_.size()) break;
-      start = end + 1;
-    }
-    return std::nullopt;
-  }
-
- private:
-  static bool blank(char c) { return c == ' ' || c == '\t'; }
-
-  int depth() const { return static_cast<int>(indents_.size()) + flow_; }
-
-  // Returns the 1-based column where the limit is passed, if it is.
-  std::optional<int> scan_line(std::string_view line) {
-    std::size_t ind = 0;
-    while (ind < line.size() && line[ind] == ' ') ++ind;
-    const bool empty = ind == line.size() || line[ind] == '#';
-    if (block_scalar_indent_ >= 0) {
-      if (empty || static_cast<int>(ind) > block_scalar_indent_) return std::nullopt;
-      block_scalar_indent_ = -1;
-    }
-    std::size_t pos = 0;
-    if (!in_single_ && !in_double_ && flow_ == 0) {
-      if (empty) return std::nullopt;
-      while (!indents_.empty() && indents_.back() >= static_cast<int>(ind)) indents_.pop_back();
-      indents_.push_back(static_cast<int>(ind));
-      line_indent_ = static_cast<int>(ind);
-      pos = ind;
-      if (depth() > kMaxNesting) return static_cast<int>(pos) + 1;
-      // "- - - x" and "? x" open a level each without a new line.
-      while (pos < line.size() && (line[pos] == '-' || line[pos] == '?') &&
-             (pos + 1 == line.size() || blank(line[pos + 1]))) {
-        ++pos;
-        while (pos < line.size() && blank(line[pos])) ++pos;
-        indents_.push_back(static_cast<int>(pos));
-        if (depth() > kMaxNesting) return static_cast<int>(pos) + 1;
-      }
-    }
-    return scan_content(line, pos);
-  }
-
-  std::optional<int> scan_content(std::string_view line, std::size_t pos) {
-    bool node_start = true;  // the next character would begin a node
-    for (std::size_t i = pos; i < line.size(); ++i) {
-      const char c = line[i];
-      if (in_single_) {
-        if (c == '\'') {
-          if (i + 1 < line.size() && line[i + 1] == '\'')
-            ++i;
-          else
-            in_single_ = false;
-        }
-        continue;
-      }
-      if (in_double_) {
-        if (c == '\\')
-          ++i;
-        else if (c == '"')
-          in_double_ = false;
-        continue;
-      }
-      if (blank(c)) continue;
-      const bool after_blank = i == pos || blank(line[i - 1]);
-      if (c == '#' && after_blank) return std::nullopt;  // a comment to the end of the line
-      const bool flow_start = flow_ > 0 && (line[i - (i > 0)] == '[' || line[i - (i > 0)] == '{' ||
-                                            line[i - (i > 0)] == ',' || after_blank);
-      if (node_start || flow_start || flow_ > 0) {
-        if (c == '[' || c == '{') {
-          ++flow_;
-          if (depth() > kMaxNesting) return static_cast<int>(i) + 1;
-          node_start = true;
-          continue;
-        }
-      }
-      if (flow_ > 0 && (c == ']' || c == '}')) {
-        --flow_;
-        node_start = false;
-        continue;
-      }
-      if ((node_start || flow_start) && (c == '\'' || c == '"')) {
-        (c == '\'' ? in_single_ : in_double_) = true;
-        node_start = false;
-        continue;
-      }
-      if (node_start && flow_ == 0 && (c == '|' || c == '>')) {
-        block_scalar_indent_ = line_indent_;
-        return std::nullopt;
-      }
-      if (node_start && (c == '&' || c == '!')) {  // an anchor or tag before the node
-        while (i + 1 < line.size() && !blank(line[i + 1])) ++i;
-        continue;
-      }
-      // ": " and ", " and "- " make the next character begin a node again.
-      const bool separator_follows = i + 1 == line.size() || blank(line[i + 1]);
-      node_start = (c == ':' && (separator_follows || flow_ > 0)) || (c == ',' && flow_ > 0) ||
-                   (c == '-' && node_start && separator_follows);
-    }
-    return std::nullopt;
-  }
-
-  std::string_view text_;
-  std::vector<int> indents_;
-  int flow_ = 0;
-  int line_indent_ = 0;
-  int block_scalar_indent_ = -1;  // >= 0 while inside a | or > scalar
-  bool in_single_ = false;
-  bool in_double_ = false;
-};
-
-// ---------------------------------------------------------------------------
-// Reading YAML nodes.
+namespace rxerun::loading {
 
 Mark to_mark(const YAML::Mark& m) {
   if (m.is_null() || m.line < 0 || m.column < 0) return Mark{1, 1};
@@ -216,8 +46,6 @@ std::string type_name(const YAML::Node& n) {
   }
 }
 
-// Quoted scalars (and explicit !!str) are strings; plain ones are typed the
-// way YAML 1.2's core schema types them.
 bool is_quoted(const YAML::Node& n) {
   const std::string& tag = n.Tag();
   return tag == "!" || tag.ends_with(":str");
@@ -254,7 +82,6 @@ bool valid_scenario_name(std::string_view s) {
   return s.size() <= 64 && std::regex_match(s.begin(), s.end(), kName);
 }
 
-// "veth pair (copy).yaml" -> "veth-pair--copy"
 std::string name_from_file(const std::string& file) {
   std::string stem = std::filesystem::path(file).stem().string();
   for (char& c : stem) {
@@ -268,16 +95,10 @@ std::string name_from_file(const std::string& file) {
   return stem.empty() ? "scenario" : stem;
 }
 
-const std::vector<std::string> kTopKeys{"name", "description", "vars", "vm", "steps"};
-const std::vector<std::string> kVmKeys{"kernel", "timeout"};
-const std::vector<std::string> kCommonKeys{"name", "netns", "expect", "timeout", "retries", "delay", "tags"};
-const std::vector<std::string> kOutcomes{"ok", "fail", "timeout"};
-
 bool is_common_key(const std::string& k) {
   return std::find(kCommonKeys.begin(), kCommonKeys.end(), k) != kCommonKeys.end();
 }
 
-// A fact spec such as "DEV.COUNTER": upper-case segments stand for any text.
 bool fact_pattern_matches(const std::string& pattern, const std::string& fact) {
   static const std::regex kPlaceholder("[A-Z][A-Z0-9_]*");
   std::string re;
@@ -311,818 +132,536 @@ bool fact_declared(const KindSpec& kind, const std::string& fact) {
   return false;
 }
 
-// One step seen before the full pass: its kind key and final name, so that
-// {{steps.X.Y}} can say "comes later" and duplicate names are found.
-struct StepHead {
-  std::string kind;  // "" when the step has none (or several)
-  YAML::Node kind_key;
-  std::string name;
-  bool named = false;
-  Mark name_mark;
-};
-
-// ---------------------------------------------------------------------------
-
-class Loader {
- public:
-  Loader(std::string file, const Registry& registry, const LoadOptions& options)
-      : file_(std::move(file)), registry_(registry), options_(options) {}
-
-  LoadResult load(std::string_view text) {
-    LoadResult result;
-    try {
-      load_text(text);
-    } catch (const YAML::Exception& e) {
-      error(to_mark(e.mark), e.msg.empty() ? std::string(e.what()) : e.msg);
-    } catch (const std::exception& e) {
-      error(Mark{}, fmt::format("cannot load the scenario: {}", e.what()));
-    }
-    std::stable_sort(diags_.begin(), diags_.end(), [](const Diagnostic& a, const Diagnostic& b) {
-      return std::tie(a.mark.line, a.mark.col) < std::tie(b.mark.line, b.mark.col);
-    });
-    // A node reached twice through an alias would report the same problem twice.
-    diags_.erase(std::unique(diags_.begin(), diags_.end(),
-                             [](const Diagnostic& a, const Diagnostic& b) {
-                               return a.mark.line == b.mark.line && a.mark.col == b.mark.col && a.message == b.message;
-                             }),
-                 diags_.end());
-    result.diagnostics = std::move(diags_);
-    if (result.diagnostics.empty()) result.scenario = std::move(scenario_);
-    return result;
+LoadResult Loader::load(std::string_view text) {
+  LoadResult result;
+  try {
+    load_text(text);
+  } catch (const YAML::Exception& e) {
+    error(to_mark(e.mark), e.msg.empty() ? std::string(e.what()) : e.msg);
+  } catch (const std::exception& e) {
+    error(Mark{}, fmt::format("cannot load the scenario: {}", e.what()));
   }
-
- private:
-  // ------------------------------------------------------------- plumbing
-  void error(Mark m, std::string message) { diags_.push_back({file_, m, std::move(message)}); }
-  void error(const YAML::Node& n, std::string message) { error(mark_of(n), std::move(message)); }
-
-  // Calls fn(key, key_node, value) for each pair of a mapping, skipping keys
-  // that are not plain strings and repeated keys (both reported by check_tree).
-  template <class Fn>
-  void for_each_pair(const YAML::Node& map, Fn fn) {
-    std::set<std::string> seen;
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      const auto pair = *it;  // each it-> would build the pair of nodes again
-      if (!pair.first.IsScalar()) continue;
-      const std::string& key = pair.first.Scalar();
-      if (!seen.insert(key).second) continue;
-      fn(key, pair.first, pair.second);
-    }
-  }
-
-  // -------------------------------------------------------- whole document
-  void load_text(std::string_view text) {
-    if (auto d = check_encoding(text, file_)) {
-      diags_.push_back(*d);
-      return;
-    }
-    if (auto m = NestingScan(text).too_deep()) {
-      error(*m, fmt::format("nesting deeper than {} levels: a scenario is a shallow mapping", kMaxNesting));
-      return;
-    }
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-      if (!ends_the_text(root, text) && !single_document(text)) return;
-    } catch (const YAML::DeepRecursion& e) {
-      error(to_mark(e.mark), "nesting too deep for the YAML parser");
-      return;
-    } catch (const YAML::Exception& e) {
-      error(to_mark(e.mark), fmt::format("YAML syntax error: {}", e.msg));
-      return;
-    }
-    if (root.IsNull()) {
-      error(Mark{}, "empty scenario: expected a mapping with 'steps'");
-      return;
-    }
-    if (!check_tree(root, 0)) return;
-    load_top(root);
-  }
-
-  // True when the first document, `root`, provably runs to the end of the
-  // text, so that single_document() (a second parse, a third of the time of
-  // loading a large file) has nothing to find. yaml-cpp closes a block
-  // mapping whose keys start in column 0 only at the end of the text, at a
-  // document marker ("---", "...") or at a directive ("%..."), each of which
-  // must start a line; a byte-order mark may stand before either, and '\r'
-  // may end a line. Anything else (a flow or scalar root, an indented
-  // mapping: "[a]\n,", "  a: 1\nb: 2") goes through the full count.
-  static bool ends_the_text(const YAML::Node& root, std::string_view text) {
-    if (!root.IsMap() || root.Style() != YAML::EmitterStyle::Block || root.size() == 0) return false;
-    if (root.begin()->first.Mark().column != 0) return false;
-    if (text.find("\xEF\xBB\xBF") != std::string_view::npos) return false;
-    for (std::size_t start = 0; start < text.size();) {
-      const auto line = text.substr(start);
-      if (line.starts_with("---") || line.starts_with("...") || line.starts_with("%")) return false;
-      const auto end = text.find_first_of("\r\n", start);
-      if (end == std::string_view::npos) break;
-      start = end + 1;
-    }
-    return true;
-  }
-
-  // False (with a diagnostic) when the text holds more than one document.
-  // yaml-cpp's LoadAll() loops forever on a stray ',' at the top level (each
-  // call yields an empty document without consuming it), so documents are
-  // counted here, two at most; a "document" starting at a ',' is that token.
-  bool single_document(std::string_view text) {
-    struct Counter : YAML::EventHandler {
-      std::vector<YAML::Mark> starts;
-      void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
-      void OnDocumentEnd() override {}
-      void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-      void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-      void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-      void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-      void OnSequenceEnd() override {}
-      void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-      void OnMapEnd() override {}
-    };
-    std::istringstream in{std::string(text)};
-    YAML::Parser parser(in);
-    Counter counter;
-    if (!parser.HandleNextDocument(counter) || !parser.HandleNextDocument(counter)) return true;
-    const YAML::Mark second = counter.starts.back();
-    const auto pos = std::min(static_cast<std::size_t>(std::max(second.pos, 0)), text.size());
-    if (text.substr(pos).starts_with(","))
-      error(to_mark(second), "YAML syntax error: unexpected ','");
-    else
-      error(to_mark(second), "a scenario file holds one YAML document; a second one starts here");
-    return false;
-  }
-
-  // Repeated keys (yaml-cpp keeps both silently), keys that are not strings,
-  // and a bound on the tree's size. False when the document is too big to go on.
-  bool check_tree(const YAML::Node& n, int depth) {
-    if (++visited_ > kMaxNodes || depth > 4 * kMaxNesting) {
-      if (!too_big_reported_)
-        error(n, fmt::format("the document is too large: more than {} YAML nodes (aliases count each time they are "
-                             "used)",
-                             kMaxNodes));
-      too_big_reported_ = true;
-      return false;
-    }
-    if (n.IsSequence()) {
-      for (const auto& item : n)
-        if (!check_tree(item, depth + 1)) return false;
-    } else if (n.IsMap()) {
-      std::map<std::string, Mark> seen;
-      for (auto it = n.begin(); it != n.end(); ++it) {
-        const auto pair = *it;  // each it-> would build the pair of nodes again
-        const YAML::Node& key = pair.first;
-        if (!key.IsScalar()) {
-          error(key, "a mapping key must be a plain string");
-        } else if (auto [at, fresh] = seen.emplace(key.Scalar(), mark_of(key)); !fresh) {
-          error(key, fmt::format("duplicate key '{}' (first at {}:{})", excerpt(key.Scalar()), at->second.line,
-                                 at->second.col));
-        }
-        if (!check_tree(pair.second, depth + 1)) return false;
-      }
-    }
-    return true;
-  }
-
-  void load_top(const YAML::Node& root) {
-    if (!root.IsMap()) {
-      error(root, fmt::format("a scenario must be a mapping with 'steps', got {}", type_name(root)));
-      return;
-    }
-    scenario_.file = file_;
-    scenario_.name = name_from_file(file_);
-    std::optional<YAML::Node> steps;
-    YAML::Node steps_key;
-    // vars first: every other value may use them, whatever the order of keys.
-    for_each_pair(root, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
-      if (key == "vars") load_vars(value);
-    });
-    load_var_overrides();
-    for_each_pair(root, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
-      if (key == "name")
-        load_name(value, key_node);
-      else if (key == "description")
-        load_description(value, key_node);
-      else if (key == "vm")
-        load_vm(value, key_node);
-      else if (key == "steps") {
-        steps = value;
-        steps_key = key_node;
-      } else if (key != "vars")
-        error(key_node, fmt::format("unknown key '{}' at the top level{}", excerpt(key), did_you_mean(key, kTopKeys)));
-    });
-    if (!steps) {
-      error(root, "missing 'steps': a scenario needs a list of steps");
-      return;
-    }
-    load_steps(*steps, steps_key);
-  }
-
-  // ------------------------------------------------------- top-level keys
-  std::optional<std::string> scalar_text(const YAML::Node& value, const YAML::Node& key, std::string_view what) {
-    if (value.IsScalar()) return value.Scalar();
-    error(value.IsNull() ? key : value, fmt::format("'{}' must be a string, got {}", what, type_name(value)));
-    return std::nullopt;
-  }
-
-  void load_name(const YAML::Node& value, const YAML::Node& key) {
-    auto s = scalar_text(value, key, "name");
-    if (!s) return;
-    if (!valid_scenario_name(*s)) {
-      error(value, fmt::format("'name' must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or "
-                               "digit, got '{}'",
-                               excerpt(*s)));
-      return;
-    }
-    scenario_.name = *s;
-  }
-
-  void load_description(const YAML::Node& value, const YAML::Node& key) {
-    if (value.IsNull()) return;
-    auto s = scalar_text(value, key, "description");
-    if (!s) return;
-    if (auto e = expand_string(*s, mark_of(value), false)) scenario_.description = *e;
-  }
-
-  void load_vm(const YAML::Node& value, const YAML::Node& key) {
-    if (!value.IsMap()) {
-      error(value.IsNull() ? key : value,
-            fmt::format("'vm' must be a mapping such as {{kernel: \"7.3\"}}, got {}", type_name(value)));
-      return;
-    }
-    for_each_pair(value, [&](const std::string& k, const YAML::Node& key_node, const YAML::Node& v) {
-      if (k != "kernel" && k != "timeout") {
-        error(key_node, fmt::format("unknown key '{}' in 'vm'{}", excerpt(k), did_you_mean(k, kVmKeys)));
-        return;
-      }
-      auto s = scalar_text(v, key_node, "vm." + k);
-      if (!s) return;
-      auto e = expand_string(*s, mark_of(v), false);
-      if (!e) return;
-      if (k == "timeout") {
-        bool too_long = false;
-        auto d = parse_duration(*e, &too_long);
-        if (too_long)
-          error(v, fmt::format("'vm.timeout' is '{}', longer than 876000h (a hundred years), the longest duration "
-                               "rxerun takes",
-                               excerpt(*e)));
-        else if (!d || d->count() <= 0)
-          error(v,
-                fmt::format("'vm.timeout' must be a positive duration with a unit (90s, 10m), got '{}'", excerpt(*e)));
-        else
-          scenario_.vm_timeout = *d;
-      } else if (e->empty()) {
-        error(v, "'vm.kernel' cannot be empty");
-      } else {
-        scenario_.vm_kernel = *e;
-      }
-    });
-  }
-
-  // --------------------------------------------------------------- vars
-  static std::optional<std::string> bad_var_name(const std::string& name) {
-    if (!valid_step_name(name))
-      return fmt::format("invalid variable name '{}': use letters, digits, '_', '.' and '-'", excerpt(name));
-    if (name == "steps" || name.starts_with("steps."))
-      return fmt::format("variable name '{}' is reserved for {{{{steps.NAME.FACT}}}}", excerpt(name));
-    return std::nullopt;
-  }
-
-  void load_vars(const YAML::Node& value) {
-    if (value.IsNull()) return;
-    if (!value.IsMap()) {
-      error(value, fmt::format("'vars' must be a mapping of names to values, got {}", type_name(value)));
-      return;
-    }
-    for_each_pair(value, [&](const std::string& name, const YAML::Node& key, const YAML::Node& v) {
-      if (auto why = bad_var_name(name)) {
-        error(key, *why);
-        return;
-      }
-      if (!v.IsScalar()) {
-        error(v.IsNull() ? key : v,
-              fmt::format("variable '{}' must have a string, number or bool value, got {}", name, type_name(v)));
-        return;
-      }
-      // Values are not expanded again: a '{{' in one would be read as a variable later.
-      if (v.Scalar().find("{{") != std::string::npos) {
-        error(v, fmt::format("the value of variable '{}' cannot contain '{{{{'", name));
-        return;
-      }
-      scenario_.vars[name] = v.Scalar();
-    });
-  }
-
-  void load_var_overrides() {
-    for (const auto& [name, value] : options_.var_overrides) {
-      if (auto why = bad_var_name(name)) {
-        error(Mark{}, fmt::format("--var {}: {}", excerpt(name), *why));
-      } else if (value.find("{{") != std::string::npos) {
-        error(Mark{}, fmt::format("--var {}: a value cannot contain '{{{{'", name));
-      } else if (auto bad = first_invalid_utf8(value)) {
-        error(Mark{}, fmt::format("--var {}: the value is not UTF-8 text (byte 0x{:02x} at offset {}); a scenario's "
-                                  "values are UTF-8",
-                                  name, static_cast<unsigned char>(value[*bad]), *bad));
-      } else {
-        scenario_.vars[name] = value;  // --var wins over `vars:`, and may define a new one
-      }
-    }
-  }
-
-  // Expands {{name}}; {{steps.X.Y}} stays, and is allowed only where
-  // `step_refs_ok` (parameters, read at run time). nullopt after an error.
-  std::optional<std::string> expand_string(const std::string& text, Mark where, bool step_refs_ok,
-                                           std::string_view what = "this value") {
-    const int refused = expansion_.refused;
-    auto r = expand(text, scenario_.vars, nullptr, &expansion_);
-    if (!r) {
-      // The scenario-wide cap is reported once, where it was crossed.
-      if (refused == 0 || expansion_.refused == refused) error(where, r.error().message);
-      return std::nullopt;
-    }
-    const auto refs = step_references(*r);
-    if (refs.empty()) return std::move(r).value();
-    if (!step_refs_ok) {
-      error(where, fmt::format("{} cannot read facts of other steps ({{{{steps.{}.{}}}}}): only parameters can", what,
-                               excerpt(refs.front().step), excerpt(refs.front().fact)));
-      return std::nullopt;
-    }
-    bool ok = true;
-    for (const auto& ref : refs) ok = check_step_ref(ref, where) && ok;
-    if (!ok) return std::nullopt;
-    return std::move(r).value();
-  }
-
-  bool check_step_ref(const StepReference& ref, Mark where) {
-    const std::string written = fmt::format("{{{{steps.{}.{}}}}}", excerpt(ref.step), excerpt(ref.fact));
-    const StepSpec* target = find_loaded(ref.step);
-    if (!target) {
-      const bool later =
-          std::any_of(heads_.begin(), heads_.end(), [&](const StepHead& h) { return h.name == ref.step; });
-      if (later)
-        error(where,
-              fmt::format("step '{}' in {} comes later: only earlier steps' facts can be read", ref.step, written));
-      else
-        error(where, fmt::format("unknown step '{}' in {}{}", excerpt(ref.step), written,
-                                 did_you_mean(ref.step, loaded_names_)));
-      return false;
-    }
-    return check_fact(*target, ref.fact, where, written);
-  }
-
-  // ------------------------------------------------------------- facts
-  const StepSpec* find_loaded(const std::string& name) const {
-    for (const auto& s : scenario_.steps)
-      if (s.name == name) return &s;
-    return nullptr;
-  }
-
-  // The kind whose facts a step reports: its own, or for `revert` the
-  // reverted step's. nullptr when that is not known (an error said why).
-  const KindSpec* facts_kind(const StepSpec& step, int hops = 0) const {
-    const Kind* kind = registry_.find(step.kind);
-    if (!kind) return nullptr;
-    if (!kind->spec.facts_of_target) return &kind->spec;
-    if (hops > 16 || !step.params.is_string()) return nullptr;
-    const StepSpec* target = find_loaded(step.params.get<std::string>());
-    return target && target->index < step.index ? facts_kind(*target, hops + 1) : nullptr;
-  }
-
-  bool check_fact(const StepSpec& step, const std::string& fact, Mark where, std::string_view context) {
-    const KindSpec* kind = facts_kind(step);
-    if (!kind || fact_declared(*kind, fact)) return true;
-    std::vector<std::string> names;
-    for (const auto& f : kind->facts) names.push_back(f.name);
-    const std::string of = step.kind == kind->name
-                               ? fmt::format("'{}'", kind->name)
-                               : fmt::format("'{}' (it reverts a '{}' step)", step.kind, kind->name);
-    std::string msg = names.empty() ? fmt::format("unknown fact '{}': {} reports no facts", excerpt(fact), of)
-                                    : fmt::format("unknown fact '{}' for {}{}; it reports {}", excerpt(fact), of,
-                                                  did_you_mean(fact, names), fmt::join(names, ", "));
-    if (!context.empty()) msg += fmt::format(" (in {})", context);
-    error(where, std::move(msg));
-    return false;
-  }
-
-  // --------------------------------------------------------------- steps
-  void load_steps(const YAML::Node& steps, const YAML::Node& key) {
-    if (steps.IsNull() || (steps.IsSequence() && steps.size() == 0)) {
-      error(steps.IsNull() ? key : steps, "'steps' is empty: a scenario needs at least one step");
-      return;
-    }
-    if (!steps.IsSequence()) {
-      error(steps, fmt::format("'steps' must be a list of steps, got {}", type_name(steps)));
-      return;
-    }
-    // Sized once: a thousand steps would otherwise move every StepSpec ten times.
-    heads_.reserve(steps.size());
-    scenario_.steps.reserve(steps.size());
-    int index = 0;
-    for (const auto& node : steps) heads_.push_back(read_head(node, index++));
-    std::map<std::string, Mark> first_named;
-    index = 0;
-    for (const auto& node : steps) {
-      const StepHead& head = heads_[static_cast<std::size_t>(index)];
-      const Mark name_mark = head.named ? head.name_mark : mark_of(node);
-      if (auto [it, fresh] = first_named.emplace(head.name, name_mark); !fresh)
-        error(name_mark, fmt::format("duplicate step name '{}' (first at {}:{})", excerpt(head.name), it->second.line,
-                                     it->second.col));
-      load_step(node, index++);
-    }
-  }
-
-  // Kind keys of a step mapping. A kind that shares its name with a common
-  // key (`netns`) is the kind only when no other kind key is there.
-  std::vector<std::pair<std::string, YAML::Node>> kind_keys(const YAML::Node& node) {
-    std::vector<std::pair<std::string, YAML::Node>> kinds, ambiguous;
-    for_each_pair(node, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node&) {
-      if (!registry_.find(key)) return;
-      (is_common_key(key) ? ambiguous : kinds).emplace_back(key, key_node);
-    });
-    if (kinds.empty() && ambiguous.size() == 1) return ambiguous;
-    return kinds;
-  }
-
-  StepHead read_head(const YAML::Node& node, int index) {
-    StepHead head;
-    if (!node.IsMap()) {
-      head.name = fmt::format("step-{}", index + 1);
-      return head;
-    }
-    const auto kinds = kind_keys(node);
-    if (kinds.size() == 1) {
-      head.kind = kinds.front().first;
-      head.kind_key = kinds.front().second;
-    }
-    for_each_pair(node, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
-      if (key == "name" && value.IsScalar() && valid_step_name(value.Scalar())) {
-        head.named = true;
-        head.name = value.Scalar();
-        head.name_mark = mark_of(value);
-      }
-    });
-    if (!head.named) head.name = fmt::format("{}-{}", head.kind.empty() ? "step" : head.kind, index + 1);
-    return head;
-  }
-
-  void load_step(const YAML::Node& node, int index) {
-    const StepHead& head = heads_[static_cast<std::size_t>(index)];
-    StepSpec step;
-    step.index = index;
-    step.name = head.name;
-    step.named = head.named;
-    step.mark = mark_of(node);
-    step.kind = head.kind;
-    if (!node.IsMap()) {
-      std::string hint;
-      if (node.IsScalar() && registry_.find(node.Scalar()))
-        hint = fmt::format(" ('{}' needs its parameters: '{}: ...')", node.Scalar(), node.Scalar());
-      error(node, fmt::format("a step must be a mapping with one kind key, got {}{}", type_name(node), hint));
-      finish_step(std::move(step));
-      return;
-    }
-    check_step_keys(node, step.mark);
-    YAML::Node params_node, expect_node, expect_key;
-    bool has_expect = false;
-    for_each_pair(node, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
-      if (!head.kind.empty() && key == head.kind) {
-        params_node = value;
-      } else if (key == "expect") {
-        expect_node = value;
-        expect_key = key_node;
-        has_expect = true;
-      } else if (is_common_key(key)) {
-        load_common(step, key, key_node, value);
-      }
-    });
-    if (!head.kind.empty()) {
-      step.marks[""] = mark_of(head.kind_key);
-      load_params(step, params_node, head.kind_key);
-    }
-    if (has_expect) load_expect(step, expect_node, expect_key);
-    finish_step(std::move(step));
-  }
-
-  void finish_step(StepSpec step) {
-    loaded_names_.push_back(step.name);
-    scenario_.steps.push_back(std::move(step));
-  }
-
-  // Unknown keys, a missing kind, two kinds.
-  void check_step_keys(const YAML::Node& node, Mark step_mark) {
-    std::vector<std::string> all_keys = kCommonKeys;
-    all_keys.insert(all_keys.end(), registry_.names().begin(), registry_.names().end());
-    const auto kinds = kind_keys(node);
-    for (std::size_t i = 1; i < kinds.size(); ++i)
-      error(kinds[i].second, fmt::format("step has two kinds, '{}' and '{}': a step does exactly one thing",
-                                         kinds.front().first, kinds[i].first));
-    std::vector<std::pair<std::string, YAML::Node>> unknown;
-    for_each_pair(node, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node&) {
-      if (!is_common_key(key) && !registry_.find(key)) unknown.emplace_back(key, key_node);
-    });
-    std::size_t close_to_kind = unknown.size();
-    if (kinds.empty()) {
-      for (std::size_t i = 0; i < unknown.size() && close_to_kind == unknown.size(); ++i)
-        if (suggest(unknown[i].first, registry_.names())) close_to_kind = i;
-      const std::string kinds = fmt::format("{}", fmt::join(registry_.names(), ", "));
-      if (close_to_kind < unknown.size())
-        error(unknown[close_to_kind].second,
-              fmt::format("step has no kind: '{}' is not one of {}{}", excerpt(unknown[close_to_kind].first), kinds,
-                          did_you_mean(unknown[close_to_kind].first, registry_.names())));
-      else
-        error(step_mark, fmt::format("step has no kind: expected one of {}", kinds));
-    }
-    for (std::size_t i = 0; i < unknown.size(); ++i) {
-      if (i == close_to_kind) continue;
-      error(unknown[i].second, fmt::format("unknown key '{}' in step{}", excerpt(unknown[i].first),
-                                           did_you_mean(unknown[i].first, all_keys)));
-    }
-  }
-
-  // ----------------------------------------------------- common step keys
-  std::optional<std::string> common_text(const YAML::Node& key_node, const YAML::Node& value, const std::string& key) {
-    if (!value.IsScalar()) {
-      error(value.IsNull() ? key_node : value, fmt::format("'{}' must be a scalar, got {}", key, type_name(value)));
-      return std::nullopt;
-    }
-    return expand_string(value.Scalar(), mark_of(value), false, fmt::format("'{}'", key));
-  }
-
-  void load_common(StepSpec& step, const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
-    if (key == "name") {
-      load_step_name(key_node, value);
-    } else if (key == "netns") {
-      auto s = common_text(key_node, value, key);
-      std::string why;
-      if (s && !valid_netns_name(*s, &why))
-        error(value, fmt::format("'netns' is not a valid namespace name: {} ('{}')", why, excerpt(*s)));
-      else if (s)
-        step.netns = *s;
-    } else if (key == "timeout" || key == "delay") {
-      auto s = common_text(key_node, value, key);
-      if (!s) return;
-      bool too_long = false;
-      auto d = parse_duration(*s, &too_long);
-      if (!d && too_long)
-        error(value, fmt::format("'{}' is '{}', longer than 876000h (a hundred years), the longest duration rxerun "
-                                 "takes",
-                                 key, excerpt(*s)));
-      else if (!d)
-        error(value,
-              fmt::format("'{}' must be a duration with a unit (500ms, 5s, 1m, 1h), got '{}'", key, excerpt(*s)));
-      else if (key == "timeout")
-        step.timeout = *d;
-      else
-        step.delay = *d;
-    } else if (key == "retries") {
-      auto s = common_text(key_node, value, key);
-      if (!s) return;
-      if (!all_digits(*s) || s->size() > 3 || std::stoi(*s) > 100)
-        error(value, fmt::format("'retries' must be an integer from 0 to 100, got '{}'", excerpt(*s)));
-      else
-        step.retries = std::stoi(*s);
-    } else if (key == "tags") {
-      load_tags(step, key_node, value);
-    }
-  }
-
-  void load_step_name(const YAML::Node& key_node, const YAML::Node& value) {
-    if (!value.IsScalar()) {
-      error(value.IsNull() ? key_node : value,
-            fmt::format("a step's 'name' must be a string, got {}", type_name(value)));
-    } else if (!valid_step_name(value.Scalar())) {
-      error(value,
-            fmt::format("step name '{}' may hold only letters, digits, '_', '.' and '-'", excerpt(value.Scalar())));
-    }
-  }
-
-  void load_tags(StepSpec& step, const YAML::Node& key_node, const YAML::Node& value) {
-    auto add = [&](const YAML::Node& tag) {
-      if (!tag.IsScalar() || tag.Scalar().empty()) {
-        error(tag.IsNull() ? key_node : tag, fmt::format("a tag must be a non-empty string, got {}", type_name(tag)));
-        return;
-      }
-      if (auto s = expand_string(tag.Scalar(), mark_of(tag), false, "'tags'")) step.tags.push_back(*s);
-    };
-    if (value.IsSequence()) {
-      for (const auto& tag : value) add(tag);
-    } else {
-      add(value);
-    }
-  }
-
-  // ------------------------------------------------------------ params
-  // YAML -> JSON by the declared type of the parameter, with {{vars}}
-  // expanded and marks recorded; check_params then checks and normalises.
-  struct ParamContext {
-    StepSpec& step;
-    bool expand_failed = false;
-  };
-
-  nlohmann::json string_value(ParamContext& ctx, const YAML::Node& n) {
-    auto s = expand_string(n.Scalar(), mark_of(n), true);
-    if (!s) {
-      ctx.expand_failed = true;
-      return n.Scalar();
-    }
-    return *s;
-  }
-
-  nlohmann::json generic(ParamContext& ctx, const YAML::Node& n) {
-    if (n.IsScalar()) {
-      nlohmann::json v = plain_scalar(n);
-      return v.is_string() ? string_value(ctx, n) : v;
-    }
-    if (n.IsSequence()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& item : n) arr.push_back(generic(ctx, item));
-      return arr;
-    }
-    if (n.IsMap()) {
-      nlohmann::json obj = nlohmann::json::object();
-      for_each_pair(n, [&](const std::string& k, const YAML::Node&, const YAML::Node& v) { obj[k] = generic(ctx, v); });
-      return obj;
-    }
-    return nullptr;
-  }
-
-  nlohmann::json typed(ParamContext& ctx, const ParamSpec& spec, const YAML::Node& n, const std::string& path,
-                       Mark key_mark) {
-    ctx.step.marks[path] = n.IsNull() ? key_mark : mark_of(n);
-    if (n.IsScalar()) {
-      if (spec.type == ParamType::Scalar || spec.type == ParamType::Bool) return generic(ctx, n);
-      return string_value(ctx, n);  // check_params reads "5", "off", "10.0.0.1/24" by type
-    }
-    if (n.IsSequence() && (spec.type == ParamType::AddressList || spec.type == ParamType::List)) {
-      nlohmann::json arr = nlohmann::json::array();
-      int i = 0;
-      for (const auto& item : n) {
-        const std::string item_path = fmt::format("{}.{}", path, i++);
-        ctx.step.marks[item_path] = mark_of(item);
-        arr.push_back(item.IsScalar() ? string_value(ctx, item) : generic(ctx, item));
-      }
-      return arr;
-    }
-    if (n.IsMap() && spec.type == ParamType::Object) return typed_fields(ctx, spec.fields, nullptr, n, path + ".");
-    return generic(ctx, n);
-  }
-
-  nlohmann::json typed_fields(ParamContext& ctx, const std::vector<ParamSpec>& specs, const ParamSpec* extra,
-                              const YAML::Node& map, const std::string& prefix) {
-    nlohmann::json obj = nlohmann::json::object();
-    for_each_pair(map, [&](const std::string& k, const YAML::Node& key_node, const YAML::Node& v) {
-      const std::string path = prefix + k;
-      auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.name == k; });
-      if (it != specs.end()) {
-        obj[k] = typed(ctx, *it, v, path, mark_of(key_node));
-      } else if (extra) {
-        obj[k] = typed(ctx, *extra, v, path, mark_of(key_node));
-      } else {
-        ctx.step.marks[path] = mark_of(key_node);  // an unknown parameter is pointed at by its key
-        obj[k] = generic(ctx, v);
-      }
-    });
-    return obj;
-  }
-
-  void load_params(StepSpec& step, const YAML::Node& value, const YAML::Node& kind_key) {
-    const Kind* kind = registry_.find(step.kind);
-    if (!kind) return;
-    const KindSpec& spec = kind->spec;
-    ParamContext ctx{step};
-    if (spec.scalar) {
-      step.params =
-          value.IsNull() ? nlohmann::json() : typed(ctx, *spec.scalar, value, spec.scalar->name, mark_of(kind_key));
-    } else if (value.IsMap()) {
-      step.params = typed_fields(ctx, spec.params, spec.extra ? &*spec.extra : nullptr, value, "");
-    } else {
-      step.params = value.IsNull() ? nlohmann::json::object() : generic(ctx, value);
-    }
-    // A value whose variable was undefined was reported; checking it would only repeat that.
-    if (ctx.expand_failed) return;
-    auto diags = check_params(spec, step.params, step, file_, loaded_names_);
-    diags_.insert(diags_.end(), diags.begin(), diags.end());
-  }
-
-  // ------------------------------------------------------------ expect
-  std::optional<Outcome> outcome_of(const YAML::Node& v) {
-    if (v.IsScalar()) {
-      auto s = expand_string(v.Scalar(), mark_of(v), false, "'expect'");
-      if (!s) return std::nullopt;
-      if (*s == "ok") return Outcome::Ok;
-      if (*s == "fail") return Outcome::Fail;
-      if (*s == "timeout") return Outcome::Timeout;
-      error(v, fmt::format("expected outcome must be ok, fail or timeout, got '{}'{}", excerpt(*s),
-                           did_you_mean(*s, kOutcomes)));
-      return std::nullopt;
-    }
-    error(v, fmt::format("expected outcome must be ok, fail or timeout, got {}", type_name(v)));
-    return std::nullopt;
-  }
-
-  void load_expect(StepSpec& step, const YAML::Node& value, const YAML::Node& key) {
-    if (value.IsScalar()) {
-      if (auto o = outcome_of(value)) step.expect.outcome = *o;
-      return;
-    }
-    if (!value.IsMap()) {
-      error(value.IsNull() ? key : value,
-            fmt::format("'expect' must be ok, fail, timeout or a mapping of facts to matchers, got {}",
-                        type_name(value)));
-      return;
-    }
-    for_each_pair(value, [&](const std::string& fact, const YAML::Node& fact_key, const YAML::Node& v) {
-      if (fact == "outcome") {
-        if (v.IsNull())
-          error(fact_key, "expected outcome must be ok, fail or timeout, got nothing");
-        else if (auto o = outcome_of(v))
-          step.expect.outcome = *o;
-        return;
-      }
-      load_fact_expectation(step, fact, fact_key, v);
-    });
-  }
-
-  void load_fact_expectation(StepSpec& step, const std::string& fact, const YAML::Node& fact_key, const YAML::Node& v) {
-    if (!step.kind.empty()) check_fact(step, fact, mark_of(fact_key), "");
-    if (!v.IsScalar()) {
-      std::string why;
-      (void)parse_matcher(v.IsNull() ? nlohmann::json() : nlohmann::json::array(), &why);
-      error(v.IsNull() ? fact_key : v, fmt::format("fact '{}': {}", excerpt(fact), why));
-      return;
-    }
-    nlohmann::json written = plain_scalar(v);
-    if (written.is_string()) {
-      auto s = expand_string(written.get<std::string>(), mark_of(v), false, "a matcher");
-      if (!s) return;
-      written = *s;
-    }
-    std::string why;
-    auto matcher = parse_matcher(written, &why);
-    if (!matcher) {
-      error(v, fmt::format("fact '{}': {}", excerpt(fact), why));
-      return;
-    }
-    step.expect.facts.push_back(FactExpectation{fact, std::move(*matcher), mark_of(v)});
-  }
-
-  std::string file_;
-  const Registry& registry_;
-  const LoadOptions& options_;
-  Scenario scenario_;
-  ExpansionBudget expansion_;  // every {{variable}} substituted in the file
-  Diagnostics diags_;
-  std::vector<StepHead> heads_;
-  std::vector<std::string> loaded_names_;  // names of the steps loaded so far: the earlier steps
-  long visited_ = 0;
-  bool too_big_reported_ = false;
-};
-
-// ---------------------------------------------------------------------------
-// Reading the file.
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-// The file's bytes, at most kMaxScenarioBytes + 1 of them (so that /dev/zero
-// or a huge file costs no more than that); an error message otherwise.
-Result<std::string> read_file(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return make_error(fmt::format("cannot open the scenario: {}", std::strerror(errno)), errno);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return make_error(fmt::format("cannot read the scenario: {}", std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) return make_error("is a directory, not a scenario file");
-  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > kMaxScenarioBytes)
-    return make_error(
-        fmt::format("the file is too large ({} bytes): a scenario is at most {} bytes", st.st_size, kMaxScenarioBytes));
-  std::string data;
-  char buf[65536];
-  while (data.size() <= kMaxScenarioBytes) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_error(fmt::format("cannot read the scenario: {}", std::strerror(errno)), errno);
-    if (n == 0) break;
-    data.append(buf, static_cast<std::size_t>(n));
-  }
-  if (data.size() > kMaxScenarioBytes)
-    return make_error(fmt::format("the file is too large: a scenario is at most {} bytes", kMaxScenarioBytes));
-  return data;
+  std::stable_sort(diags_.begin(), diags_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tie(a.mark.line, a.mark.col) < std::tie(b.mark.line, b.mark.col);
+  });
+  // A node reached twice through an alias would report the same problem twice.
+  diags_.erase(std::unique(diags_.begin(), diags_.end(),
+                           [](const Diagnostic& a, const Diagnostic& b) {
+                             return a.mark.line == b.mark.line && a.mark.col == b.mark.col && a.message == b.message;
+                           }),
+               diags_.end());
+  result.diagnostics = std::move(diags_);
+  if (result.diagnostics.empty()) result.scenario = std::move(scenario_);
+  return result;
 }
 
-}  // namespace
+void Loader::load_text(std::string_view text) {
+  if (auto d = check_encoding(text, file_)) {
+    diags_.push_back(*d);
+    return;
+  }
+  if (auto m = nesting_too_deep(text)) {
+    error(*m, fmt::format("nesting deeper than {} levels: a scenario is a shallow mapping", kMaxNesting));
+    return;
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+    if (!ends_the_text(root, text) && !single_document(text)) return;
+  } catch (const YAML::DeepRecursion& e) {
+    error(to_mark(e.mark), "nesting too deep for the YAML parser");
+    return;
+  } catch (const YAML::Exception& e) {
+    error(to_mark(e.mark), fmt::format("YAML syntax error: {}", e.msg));
+    return;
+  }
+  if (root.IsNull()) {
+    error(Mark{}, "empty scenario: expected a mapping with 'steps'");
+    return;
+  }
+  if (!check_tree(root, 0)) return;
+  load_top(root);
+}
+
+// True when the first document, `root`, provably runs to the end of the
+// text, so that single_document() (a second parse, a third of the time of
+// loading a large file) has nothing to find. yaml-cpp closes a block
+// mapping whose keys start in column 0 only at the end of the text, at a
+// document marker ("---", "...") or at a directive ("%..."), each of which
+// must start a line; a byte-order mark may stand before either, and '\r'
+// may end a line. Anything else (a flow or scalar root, an indented
+// mapping: "[a]\n,", "  a: 1\nb: 2") goes through the full count.
+bool Loader::ends_the_text(const YAML::Node& root, std::string_view text) {
+  if (!root.IsMap() || root.Style() != YAML::EmitterStyle::Block || root.size() == 0) return false;
+  if (root.begin()->first.Mark().column != 0) return false;
+  if (text.find("\xEF\xBB\xBF") != std::string_view::npos) return false;
+  for (std::size_t start = 0; start < text.size();) {
+    const auto line = text.substr(start);
+    if (line.starts_with("---") || line.starts_with("...") || line.starts_with("%")) return false;
+    const auto end = text.find_first_of("\r\n", start);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return true;
+}
+
+// False (with a diagnostic) when the text holds more than one document.
+// yaml-cpp's LoadAll() loops forever on a stray ',' at the top level (each
+// call yields an empty document without consuming it), so documents are
+// counted here, two at most; a "document" starting at a ',' is that token.
+bool Loader::single_document(std::string_view text) {
+  struct Counter : YAML::EventHandler {
+    std::vector<YAML::Mark> starts;
+    void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+  };
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  Counter counter;
+  if (!parser.HandleNextDocument(counter) || !parser.HandleNextDocument(counter)) return true;
+  const YAML::Mark second = counter.starts.back();
+  const auto pos = std::min(static_cast<std::size_t>(std::max(second.pos, 0)), text.size());
+  if (text.substr(pos).starts_with(","))
+    error(to_mark(second), "YAML syntax error: unexpected ','");
+  else
+    error(to_mark(second), "a scenario file holds one YAML document; a second one starts here");
+  return false;
+}
+
+// Repeated keys (yaml-cpp keeps both silently), keys that are not strings,
+// and a bound on the tree's size. False when the document is too big to go on.
+bool Loader::check_tree(const YAML::Node& n, int depth) {
+  if (++visited_ > kMaxNodes || depth > 4 * kMaxNesting) {
+    if (!too_big_reported_)
+      error(n, fmt::format("the document is too large: more than {} YAML nodes (aliases count each time they are "
+                           "used)",
+                           kMaxNodes));
+    too_big_reported_ = true;
+    return false;
+  }
+  if (n.IsSequence()) {
+    for (const auto& item : n)
+      if (!check_tree(item, depth + 1)) return false;
+  } else if (n.IsMap()) {
+    std::map<std::string, Mark> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const auto pair = *it;  // each it-> would build the pair of nodes again
+      const YAML::Node& key = pair.first;
+      if (!key.IsScalar()) {
+        error(key, "a mapping key must be a plain string");
+      } else if (auto [at, fresh] = seen.emplace(key.Scalar(), mark_of(key)); !fresh) {
+        error(key, fmt::format("duplicate key '{}' (first at {}:{})", excerpt(key.Scalar()), at->second.line,
+                               at->second.col));
+      }
+      if (!check_tree(pair.second, depth + 1)) return false;
+    }
+  }
+  return true;
+}
+
+void Loader::load_top(const YAML::Node& root) {
+  if (!root.IsMap()) {
+    error(root, fmt::format("a scenario must be a mapping with 'steps', got {}", type_name(root)));
+    return;
+  }
+  scenario_.file = file_;
+  scenario_.name = name_from_file(file_);
+  std::optional<YAML::Node> steps;
+  YAML::Node steps_key;
+  // vars first: every other value may use them, whatever the order of keys.
+  for_each_pair(root, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
+    if (key == "vars") load_vars(value);
+  });
+  load_var_overrides();
+  for_each_pair(root, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+    if (key == "name")
+      load_name(value, key_node);
+    else if (key == "description")
+      load_description(value, key_node);
+    else if (key == "vm")
+      load_vm(value, key_node);
+    else if (key == "steps") {
+      steps = value;
+      steps_key = key_node;
+    } else if (key != "vars")
+      error(key_node, fmt::format("unknown key '{}' at the top level{}", excerpt(key), did_you_mean(key, kTopKeys)));
+  });
+  if (!steps) {
+    error(root, "missing 'steps': a scenario needs a list of steps");
+    return;
+  }
+  load_steps(*steps, steps_key);
+}
+
+std::optional<std::string> Loader::scalar_text(const YAML::Node& value, const YAML::Node& key, std::string_view what) {
+  if (value.IsScalar()) return value.Scalar();
+  error(value.IsNull() ? key : value, fmt::format("'{}' must be a string, got {}", what, type_name(value)));
+  return std::nullopt;
+}
+
+void Loader::load_name(const YAML::Node& value, const YAML::Node& key) {
+  auto s = scalar_text(value, key, "name");
+  if (!s) return;
+  if (!valid_scenario_name(*s)) {
+    error(value, fmt::format("'name' must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or "
+                             "digit, got '{}'",
+                             excerpt(*s)));
+    return;
+  }
+  scenario_.name = *s;
+}
+
+void Loader::load_description(const YAML::Node& value, const YAML::Node& key) {
+  if (value.IsNull()) return;
+  auto s = scalar_text(value, key, "description");
+  if (!s) return;
+  if (auto e = expand_string(*s, mark_of(value), false)) scenario_.description = *e;
+}
+
+void Loader::load_vm(const YAML::Node& value, const YAML::Node& key) {
+  if (!value.IsMap()) {
+    error(value.IsNull() ? key : value,
+          fmt::format("'vm' must be a mapping such as {{kernel: \"7.3\"}}, got {}", type_name(value)));
+    return;
+  }
+  for_each_pair(value, [&](const std::string& k, const YAML::Node& key_node, const YAML::Node& v) {
+    if (k != "kernel" && k != "timeout") {
+      error(key_node, fmt::format("unknown key '{}' in 'vm'{}", excerpt(k), did_you_mean(k, kVmKeys)));
+      return;
+    }
+    auto s = scalar_text(v, key_node, "vm." + k);
+    if (!s) return;
+    auto e = expand_string(*s, mark_of(v), false);
+    if (!e) return;
+    if (k == "timeout") {
+      bool too_long = false;
+      auto d = parse_duration(*e, &too_long);
+      if (too_long)
+        error(v, fmt::format("'vm.timeout' is '{}', longer than 876000h (a hundred years), the longest duration "
+                             "rxerun takes",
+                             excerpt(*e)));
+      else if (!d || d->count() <= 0)
+        error(v,
+              fmt::format("'vm.timeout' must be a positive duration with a unit (90s, 10m), got '{}'", excerpt(*e)));
+      else
+        scenario_.vm_timeout = *d;
+    } else if (e->empty()) {
+      error(v, "'vm.kernel' cannot be empty");
+    } else {
+      scenario_.vm_kernel = *e;
+    }
+  });
+}
+
+std::optional<std::string> Loader::bad_var_name(const std::string& name) {
+  if (!valid_step_name(name))
+    return fmt::format("invalid variable name '{}': use letters, digits, '_', '.' and '-'", excerpt(name));
+  if (name == "steps" || name.starts_with("steps."))
+    return fmt::format("variable name '{}' is reserved for {{{{steps.NAME.FACT}}}}", excerpt(name));
+  return std::nullopt;
+}
+
+void Loader::load_vars(const YAML::Node& value) {
+  if (value.IsNull()) return;
+  if (!value.IsMap()) {
+    error(value, fmt::format("'vars' must be a mapping of names to values, got {}", type_name(value)));
+    return;
+  }
+  for_each_pair(value, [&](const std::string& name, const YAML::Node& key, const YAML::Node& v) {
+    if (auto why = bad_var_name(name)) {
+      error(key, *why);
+      return;
+    }
+    if (!v.IsScalar()) {
+      error(v.IsNull() ? key : v,
+            fmt::format("variable '{}' must have a string, number or bool value, got {}", name, type_name(v)));
+      return;
+    }
+    // Values are not expanded again: a '{{' in one would be read as a variable later.
+    if (v.Scalar().find("{{") != std::string::npos) {
+      error(v, fmt::format("the value of variable '{}' cannot contain '{{{{'", name));
+      return;
+    }
+    scenario_.vars[name] = v.Scalar();
+  });
+}
+
+void Loader::load_var_overrides() {
+  for (const auto& [name, value] : options_.var_overrides) {
+    if (auto why = bad_var_name(name)) {
+      error(Mark{}, fmt::format("--var {}: {}", excerpt(name), *why));
+    } else if (value.find("{{") != std::string::npos) {
+      error(Mark{}, fmt::format("--var {}: a value cannot contain '{{{{'", name));
+    } else if (auto bad = first_invalid_utf8(value)) {
+      error(Mark{}, fmt::format("--var {}: the value is not UTF-8 text (byte 0x{:02x} at offset {}); a scenario's "
+                                "values are UTF-8",
+                                name, static_cast<unsigned char>(value[*bad]), *bad));
+    } else {
+      scenario_.vars[name] = value;  // --var wins over `vars:`, and may define a new one
+    }
+  }
+}
+
+// Expands {{name}}; {{steps.X.Y}} stays, and is allowed only where
+// `step_refs_ok` (parameters, read at run time). nullopt after an error.
+std::optional<std::string> Loader::expand_string(const std::string& text, Mark where, bool step_refs_ok,
+                                         std::string_view what) {
+  const int refused = expansion_.refused;
+  auto r = expand(text, scenario_.vars, nullptr, &expansion_);
+  if (!r) {
+    // The scenario-wide cap is reported once, where it was crossed.
+    if (refused == 0 || expansion_.refused == refused) error(where, r.error().message);
+    return std::nullopt;
+  }
+  const auto refs = step_references(*r);
+  if (refs.empty()) return std::move(r).value();
+  if (!step_refs_ok) {
+    error(where, fmt::format("{} cannot read facts of other steps ({{{{steps.{}.{}}}}}): only parameters can", what,
+                             excerpt(refs.front().step), excerpt(refs.front().fact)));
+    return std::nullopt;
+  }
+  bool ok = true;
+  for (const auto& ref : refs) ok = check_step_ref(ref, where) && ok;
+  if (!ok) return std::nullopt;
+  return std::move(r).value();
+}
+
+bool Loader::check_step_ref(const StepReference& ref, Mark where) {
+  const std::string written = fmt::format("{{{{steps.{}.{}}}}}", excerpt(ref.step), excerpt(ref.fact));
+  const StepSpec* target = find_loaded(ref.step);
+  if (!target) {
+    const bool later =
+        std::any_of(heads_.begin(), heads_.end(), [&](const StepHead& h) { return h.name == ref.step; });
+    if (later)
+      error(where,
+            fmt::format("step '{}' in {} comes later: only earlier steps' facts can be read", ref.step, written));
+    else
+      error(where, fmt::format("unknown step '{}' in {}{}", excerpt(ref.step), written,
+                               did_you_mean(ref.step, loaded_names_)));
+    return false;
+  }
+  return check_fact(*target, ref.fact, where, written);
+}
+
+void Loader::load_steps(const YAML::Node& steps, const YAML::Node& key) {
+  if (steps.IsNull() || (steps.IsSequence() && steps.size() == 0)) {
+    error(steps.IsNull() ? key : steps, "'steps' is empty: a scenario needs at least one step");
+    return;
+  }
+  if (!steps.IsSequence()) {
+    error(steps, fmt::format("'steps' must be a list of steps, got {}", type_name(steps)));
+    return;
+  }
+  // Sized once: a thousand steps would otherwise move every StepSpec ten times.
+  heads_.reserve(steps.size());
+  scenario_.steps.reserve(steps.size());
+  int index = 0;
+  for (const auto& node : steps) heads_.push_back(read_head(node, index++));
+  std::map<std::string, Mark> first_named;
+  index = 0;
+  for (const auto& node : steps) {
+    const StepHead& head = heads_[static_cast<std::size_t>(index)];
+    const Mark name_mark = head.named ? head.name_mark : mark_of(node);
+    if (auto [it, fresh] = first_named.emplace(head.name, name_mark); !fresh)
+      error(name_mark, fmt::format("duplicate step name '{}' (first at {}:{})", excerpt(head.name), it->second.line,
+                                   it->second.col));
+    load_step(node, index++);
+  }
+}
+
+// Kind keys of a step mapping. A kind that shares its name with a common
+// key (`netns`) is the kind only when no other kind key is there.
+std::vector<std::pair<std::string, YAML::Node>> Loader::kind_keys(const YAML::Node& node) {
+  std::vector<std::pair<std::string, YAML::Node>> kinds, ambiguous;
+  for_each_pair(node, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node&) {
+    if (!registry_.find(key)) return;
+    (is_common_key(key) ? ambiguous : kinds).emplace_back(key, key_node);
+  });
+  if (kinds.empty() && ambiguous.size() == 1) return ambiguous;
+  return kinds;
+}
+
+StepHead Loader::read_head(const YAML::Node& node, int index) {
+  StepHead head;
+  if (!node.IsMap()) {
+    head.name = fmt::format("step-{}", index + 1);
+    return head;
+  }
+  const auto kinds = kind_keys(node);
+  if (kinds.size() == 1) {
+    head.kind = kinds.front().first;
+    head.kind_key = kinds.front().second;
+  }
+  for_each_pair(node, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
+    if (key == "name" && value.IsScalar() && valid_step_name(value.Scalar())) {
+      head.named = true;
+      head.name = value.Scalar();
+      head.name_mark = mark_of(value);
+    }
+  });
+  if (!head.named) head.name = fmt::format("{}-{}", head.kind.empty() ? "step" : head.kind, index + 1);
+  return head;
+}
+
+void Loader::load_step(const YAML::Node& node, int index) {
+  const StepHead& head = heads_[static_cast<std::size_t>(index)];
+  StepSpec step;
+  step.index = index;
+  step.name = head.name;
+  step.named = head.named;
+  step.mark = mark_of(node);
+  step.kind = head.kind;
+  if (!node.IsMap()) {
+    std::string hint;
+    if (node.IsScalar() && registry_.find(node.Scalar()))
+      hint = fmt::format(" ('{}' needs its parameters: '{}: ...')", node.Scalar(), node.Scalar());
+    error(node, fmt::format("a step must be a mapping with one kind key, got {}{}", type_name(node), hint));
+    finish_step(std::move(step));
+    return;
+  }
+  check_step_keys(node, step.mark);
+  YAML::Node params_node, expect_node, expect_key;
+  bool has_expect = false;
+  for_each_pair(node, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+    if (!head.kind.empty() && key == head.kind) {
+      params_node = value;
+    } else if (key == "expect") {
+      expect_node = value;
+      expect_key = key_node;
+      has_expect = true;
+    } else if (is_common_key(key)) {
+      load_common(step, key, key_node, value);
+    }
+  });
+  if (!head.kind.empty()) {
+    step.marks[""] = mark_of(head.kind_key);
+    load_params(step, params_node, head.kind_key);
+  }
+  if (has_expect) load_expect(step, expect_node, expect_key);
+  finish_step(std::move(step));
+}
+
+void Loader::finish_step(StepSpec step) {
+  loaded_names_.push_back(step.name);
+  scenario_.steps.push_back(std::move(step));
+}
+
+// Unknown keys, a missing kind, two kinds.
+void Loader::check_step_keys(const YAML::Node& node, Mark step_mark) {
+  std::vector<std::string> all_keys = kCommonKeys;
+  all_keys.insert(all_keys.end(), registry_.names().begin(), registry_.names().end());
+  const auto kinds = kind_keys(node);
+  for (std::size_t i = 1; i < kinds.size(); ++i)
+    error(kinds[i].second, fmt::format("step has two kinds, '{}' and '{}': a step does exactly one thing",
+                                       kinds.front().first, kinds[i].first));
+  std::vector<std::pair<std::string, YAML::Node>> unknown;
+  for_each_pair(node, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node&) {
+    if (!is_common_key(key) && !registry_.find(key)) unknown.emplace_back(key, key_node);
+  });
+  std::size_t close_to_kind = unknown.size();
+  if (kinds.empty()) {
+    for (std::size_t i = 0; i < unknown.size() && close_to_kind == unknown.size(); ++i)
+      if (suggest(unknown[i].first, registry_.names())) close_to_kind = i;
+    const std::string kinds = fmt::format("{}", fmt::join(registry_.names(), ", "));
+    if (close_to_kind < unknown.size())
+      error(unknown[close_to_kind].second,
+            fmt::format("step has no kind: '{}' is not one of {}{}", excerpt(unknown[close_to_kind].first), kinds,
+                        did_you_mean(unknown[close_to_kind].first, registry_.names())));
+    else
+      error(step_mark, fmt::format("step has no kind: expected one of {}", kinds));
+  }
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    if (i == close_to_kind) continue;
+    error(unknown[i].second, fmt::format("unknown key '{}' in step{}", excerpt(unknown[i].first),
+                                         did_you_mean(unknown[i].first, all_keys)));
+  }
+}
+
+std::optional<std::string> Loader::common_text(const YAML::Node& key_node, const YAML::Node& value, const std::string& key) {
+  if (!value.IsScalar()) {
+    error(value.IsNull() ? key_node : value, fmt::format("'{}' must be a scalar, got {}", key, type_name(value)));
+    return std::nullopt;
+  }
+  return expand_string(value.Scalar(), mark_of(value), false, fmt::format("'{}'", key));
+}
+
+void Loader::load_common(StepSpec& step, const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+  if (key == "name") {
+    load_step_name(key_node, value);
+  } else if (key == "netns") {
+    auto s = common_text(key_node, value, key);
+    std::string why;
+    if (s && !valid_netns_name(*s, &why))
+      error(value, fmt::format("'netns' is not a valid namespace name: {} ('{}')", why, excerpt(*s)));
+    else if (s)
+      step.netns = *s;
+  } else if (key == "timeout" || key == "delay") {
+    auto s = common_text(key_node, value, key);
+    if (!s) return;
+    bool too_long = false;
+    auto d = parse_duration(*s, &too_long);
+    if (!d && too_long)
+      error(value, fmt::format("'{}' is '{}', longer than 876000h (a hundred years), the longest duration rxerun "
+                               "takes",
+                               key, excerpt(*s)));
+    else if (!d)
+      error(value,
+            fmt::format("'{}' must be a duration with a unit (500ms, 5s, 1m, 1h), got '{}'", key, excerpt(*s)));
+    else if (key == "timeout")
+      step.timeout = *d;
+    else
+      step.delay = *d;
+  } else if (key == "retries") {
+    auto s = common_text(key_node, value, key);
+    if (!s) return;
+    if (!all_digits(*s) || s->size() > 3 || std::stoi(*s) > 100)
+      error(value, fmt::format("'retries' must be an integer from 0 to 100, got '{}'", excerpt(*s)));
+    else
+      step.retries = std::stoi(*s);
+  } else if (key == "tags") {
+    load_tags(step, key_node, value);
+  }
+}
+
+void Loader::load_step_name(const YAML::Node& key_node, const YAML::Node& value) {
+  if (!value.IsScalar()) {
+    error(value.IsNull() ? key_node : value,
+          fmt::format("a step's 'name' must be a string, got {}", type_name(value)));
+  } else if (!valid_step_name(value.Scalar())) {
+    error(value,
+          fmt::format("step name '{}' may hold only letters, digits, '_', '.' and '-'", excerpt(value.Scalar())));
+  }
+}
+
+void Loader::load_tags(StepSpec& step, const YAML::Node& key_node, const YAML::Node& value) {
+  auto add = [&](const YAML::Node& tag) {
+    if (!tag.IsScalar() || tag.Scalar().empty()) {
+      error(tag.IsNull() ? key_node : tag, fmt::format("a tag must be a non-empty string, got {}", type_name(tag)));
+      return;
+    }
+    if (auto s = expand_string(tag.Scalar(), mark_of(tag), false, "'tags'")) step.tags.push_back(*s);
+  };
+  if (value.IsSequence()) {
+    for (const auto& tag : value) add(tag);
+  } else {
+    add(value);
+  }
+}
+
+}  // namespace rxerun::loading
+
+namespace rxerun {
 
 LoadResult load_scenario(const std::string& path, const Registry& registry, const LoadOptions& options) {
   try {
-    auto data = read_file(path);
+    auto data = read_file_capped(path, kMaxScenarioBytes, "scenario");
     if (!data) return LoadResult{std::nullopt, {Diagnostic{path, Mark{}, data.error().message}}};
     return load_scenario_text(*data, path, registry, options);
   } catch (const std::exception& e) {  // std::bad_alloc, or a bug: never a crash
@@ -1133,10 +672,11 @@ LoadResult load_scenario(const std::string& path, const Registry& registry, cons
 LoadResult load_scenario_text(std::string_view text, const std::string& file, const Registry& registry,
                               const LoadOptions& options) {
   try {
-    return Loader(file, registry, options).load(text);
+    return loading::Loader(file, registry, options).load(text);
   } catch (const std::exception& e) {
     return LoadResult{std::nullopt, {Diagnostic{file, Mark{}, fmt::format("cannot load the scenario: {}", e.what())}}};
   }
 }
 
 }  // namespace rxerun
+

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <string>
 
+#include "base/duration.h"
+
 namespace rxerun::sys {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
@@ -28,5 +30,10 @@ class RealClock final : public Clock {
   SteadyTime now() override;
   WaitResult wait_until(SteadyTime until, Interrupt& interrupt) override;
 };
+
+// Time passed on `clock` since `start`.
+inline Duration elapsed_since(Clock& clock, SteadyTime start) {
+  return std::chrono::duration_cast<Duration>(clock.now() - start);
+}
 
 }  // namespace rxerun::sys

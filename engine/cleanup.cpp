@@ -1,0 +1,310 @@
+// Undoing: one journal entry, a batch of them, the marked sweep, `revert`,
+// and the cleanup that replays the journal newest first.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "base/utf8.h"
+#include "engine/barrier.h"
+#include "engine/runner.h"
+#include "engine/step.h"
+
+namespace rxerun {
+
+namespace {
+
+// The arguments an undo receives: what the step recorded, plus what
+// identifies the object it made, when known.
+nlohmann::json undo_args(const JournalEntry& entry) {
+  if (entry.identity.is_null()) return entry.args;
+  nlohmann::json args = entry.args;
+  if (args.is_object()) args["identity"] = entry.identity;
+  return args;
+}
+
+class SimpleUndoContext final : public UndoContext {
+ public:
+  SimpleUndoContext(sys::System& sys, const std::string& scenario, std::string step = {}, std::string netns = {})
+      : sys_(sys), scenario_(scenario), step_(std::move(step)), netns_(std::move(netns)) {}
+  sys::System& sys() override { return sys_; }
+  const std::string& scenario() const override { return scenario_; }
+  std::string step() const override { return step_; }
+  std::string netns() const override { return netns_; }
+
+ private:
+  sys::System& sys_;
+  const std::string& scenario_;
+  std::string step_;
+  std::string netns_;
+};
+}  // namespace
+
+UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
+  UndoReport ur{.step = entry.step, .kind = entry.kind, .summary = entry.summary};
+  const auto start = sys_.clock.now();
+  const Kind* kind = registry_.find(entry.kind);
+  auto finish = [&](Result<void> r) {
+    if (r) {
+      if (auto m = guarded("the journal", [&] { return journal_.mark_undone(entry.seq); }); !m) r = m;
+    }
+    if (!r) {
+      ur.ok = false;
+      ur.error = r.error().message;
+      if (r.error().code) ur.error += std::string(": ") + std::strerror(r.error().code);
+      ur.journal_text = journal_text(entry);
+    }
+    ur.duration = sys::elapsed_since(sys_.clock, start);
+    return ur;
+  };
+  if (!entry.unreadable.empty())
+    return finish(make_error("cannot read this journal entry: " + entry.unreadable +
+                             " (written by another rxerun version, or edited?)"));
+  if (!kind || !kind->undo) {
+    return finish(make_error("no undo for step kind '" + entry.kind + "' (journal written by another rxerun version?)"));
+  }
+  bool gone = false;
+  auto scope = enter(entry.netns, &gone);
+  if (gone) return finish({});  // a namespace that is gone took everything inside it along
+  if (!scope) return finish(scope.error());
+  SimpleUndoContext uctx(sys_, scenario_name_, entry.step, entry.netns);
+  auto r = guarded("undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); },
+                   kUnreadableArgs);
+  if (!r) return finish(r.error());
+  if (facts && r->is_object()) facts->update(*r);
+  return finish({});
+}
+
+Result<std::unique_ptr<sys::NetnsScope>> Runner::enter(const std::string& netns, bool* gone) {
+  *gone = false;
+  if (netns.empty()) return std::unique_ptr<sys::NetnsScope>();
+  auto entered = sys_.netns.enter(netns);
+  if (!entered && entered.error().code == ENOENT) *gone = true;
+  return entered;
+}
+
+std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries) {
+  const auto start = sys_.clock.now();
+  Result<void> r;
+  {
+    bool gone = false;
+    auto scope = enter(entries.front().netns, &gone);
+    if (!gone) {
+      if (!scope) {
+        r = scope.error();
+      } else {
+        std::vector<nlohmann::json> args;
+        for (const auto& e : entries) args.push_back(undo_args(e));
+        SimpleUndoContext uctx(sys_, scenario_name_, "", entries.front().netns);
+        r = guarded("undo of step kind '" + kind.spec.name + "'", [&] { return kind.undo_batch(args, uctx); },
+                    kUnreadableArgs);
+      }
+    }
+  }
+  std::vector<UndoReport> out;
+  if (!r) {  // find out which one fails, and undo the others anyway
+    for (const auto& e : entries) out.push_back(undo(e, nullptr));
+    return out;
+  }
+  std::vector<const JournalEntry*> done;
+  for (const auto& e : entries) done.push_back(&e);
+  return mark_all_undone(done, sys::elapsed_since(sys_.clock, start) / static_cast<long>(entries.size()), "");
+}
+
+void Runner::remove_marked(const Scenario& scenario, CleanupReport& report) {
+  scenario_name_ = scenario.name;
+  std::vector<std::string> namespaces = {""};
+  for (const auto& s : scenario.steps)
+    if (s.netns && std::find(namespaces.begin(), namespaces.end(), *s.netns) == namespaces.end())
+      namespaces.push_back(*s.netns);
+  for (const auto& kind : registry_.kinds()) {
+    if (!kind.preclean) continue;
+    // Only the kinds the scenario uses can have left marked things behind;
+    // asking the others costs time and may need rights the scenario does not
+    // (a sleep-only lab run by a user without CAP_NET_ADMIN).
+    const bool used = std::any_of(scenario.steps.begin(), scenario.steps.end(),
+                                  [&](const StepSpec& s) { return s.kind == kind.spec.name; });
+    if (!used) continue;
+    for (const auto& ns : namespaces) {
+      bool gone = false;
+      auto scope = enter(ns, &gone);
+      if (gone) continue;
+      const auto start = sys_.clock.now();
+      if (!scope) {
+        report.undos.push_back({.kind = kind.spec.name, .summary = "look for leftovers in netns " + ns, .ok = false,
+                                .error = scope.error().message});
+        reporter_.undo_finished(report.undos.back());
+        continue;
+      }
+      SimpleUndoContext uctx(sys_, scenario_name_);
+      auto removed = guarded("preclean of step kind '" + kind.spec.name + "'", [&] { return kind.preclean(uctx); });
+      if (!removed) {
+        report.undos.push_back({.kind = kind.spec.name,
+                                .summary = "remove marked leftovers" + (ns.empty() ? "" : " in netns " + ns),
+                                .ok = false, .error = removed.error().message, .duration = sys::elapsed_since(sys_.clock, start)});
+        reporter_.undo_finished(report.undos.back());
+        continue;
+      }
+      for (const auto& what : *removed) {
+        report.undos.push_back({.kind = kind.spec.name, .summary = what, .duration = sys::elapsed_since(sys_.clock, start)});
+        reporter_.undo_finished(report.undos.back());
+      }
+    }
+  }
+}
+
+Result<nlohmann::json> Runner::revert(const std::string& step_name) {
+  std::vector<JournalEntry> mine;
+  for (const auto& e : journal_.pending())
+    if (e.step == step_name) mine.push_back(e);
+  nlohmann::json facts = nlohmann::json::object();
+  for (auto it = mine.rbegin(); it != mine.rend(); ++it) {
+    UndoReport ur = undo(*it, &facts);
+    if (!ur.ok) return make_error("could not undo '" + ur.summary + "': " + ur.error);
+  }
+  return facts;
+}
+
+CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view phase, const Scenario* marked) {
+  scenario_name_ = scenario_name;
+  CleanupReport report;
+  report.phase = std::string(phase);
+  std::vector<JournalEntry> pending = journal_.pending();  // copy: undo() shrinks it
+  reporter_.cleanup_started(phase, pending.size());
+
+  // A change that lives on something an older pending change made (an
+  // address on the run's veth, a rule in the run's namespace) rides on the
+  // oldest such change: when that one's undo removes the thing, the rider
+  // went with it and is not undone on its own.
+  std::map<long, std::vector<const JournalEntry*>> riders;  // by the owner's seq, oldest first
+  {
+    std::map<std::string, long> maker;  // object -> the oldest pending change that makes it
+    for (const auto& e : pending) {
+      long owner = 0;
+      for (const auto& o : e.footprint.on)
+        if (auto it = maker.find(o); it != maker.end() && it->second != e.seq && (!owner || it->second < owner))
+          owner = it->second;
+      if (owner) riders[owner].push_back(&e);
+      for (const auto& o : e.footprint.makes) maker.emplace(o, e.seq);
+    }
+  }
+  std::set<long> riding;
+  for (const auto& [owner, list] : riders)
+    for (const auto* e : list) riding.insert(e->seq);
+
+  // Newest first; changes of kinds that can undo many at once are gathered
+  // (by kind and namespace, in order of first appearance) and undone last.
+  std::vector<std::pair<const Kind*, std::vector<JournalEntry>>> batches;
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    if (riding.count(it->seq)) continue;
+    const Kind* kind = registry_.find(it->kind);
+    if (kind && kind->undo_batch && it->unreadable.empty()) {
+      auto b = std::find_if(batches.begin(), batches.end(), [&](const auto& x) {
+        return x.first == kind && x.second.front().netns == it->netns;
+      });
+      if (b == batches.end()) {
+        batches.push_back({kind, {*it}});
+      } else {
+        b->second.push_back(*it);
+      }
+      continue;
+    }
+    if (sys_.interrupt.requested()) break;
+    report.undos.push_back(undo(*it, nullptr));
+    reporter_.undo_finished(report.undos.back());
+    settle_riders(*it, report.undos.back().ok, riders, report);
+  }
+  for (const auto& [kind, entries] : batches) {
+    if (sys_.interrupt.requested()) break;
+    auto results = undo_batch(*kind, entries);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      report.undos.push_back(std::move(results[i]));
+      reporter_.undo_finished(report.undos.back());
+      settle_riders(entries[i], report.undos.back().ok, riders, report);
+    }
+  }
+  // Interrupted (Ctrl-C during `rxerun cleanup`, a second one during a
+  // run's cleanup): the undo in progress finished and was recorded; what is
+  // left stays in the journal for the next cleanup, and is reported.
+  if (sys_.interrupt.requested()) {
+    report.interrupted = true;
+    for (const auto& e : journal_.pending()) {
+      report.undos.push_back({.step = e.step,
+                              .kind = e.kind,
+                              .summary = e.summary,
+                              .ok = false,
+                              .error = "not undone: interrupted (it stays in the journal for `rxerun cleanup`)"});
+      reporter_.undo_finished(report.undos.back());
+    }
+  } else if (marked && report.clean()) {
+    // Not after an undo that left something behind: it may have refused a
+    // namesake that copied the mark, which the mark alone cannot tell from
+    // a leftover. The next cleanup looks again.
+    remove_marked(*marked, report);
+  }
+  // Lines the journal could not read may have recorded changes nobody
+  // undid: residue, with the file kept for a person to read.
+  if (!journal_.damaged().empty()) {
+    UndoReport ur{.kind = "journal", .summary = damaged_line_numbers(journal_.damaged()), .ok = false};
+    ur.journal_text = journal_text(journal_.damaged());
+    auto kept = journal_.keep_damaged_aside();
+    ur.error =
+        kept ? "unreadable: whatever they recorded was not undone (check by hand); the journal is kept as " + *kept
+             : "unreadable: whatever they recorded was not undone (check by hand); " + kept.error().message +
+                   (kept.error().code ? std::string(": ") + std::strerror(kept.error().code) : "");
+    report.undos.push_back(std::move(ur));
+    reporter_.undo_finished(report.undos.back());
+  }
+  journal_.remove_if_clean();
+  reporter_.cleanup_finished(report);
+  return report;
+}
+
+void Runner::settle_riders(const JournalEntry& owner, bool owner_undone,
+                           const std::map<long, std::vector<const JournalEntry*>>& riders, CleanupReport& report) {
+  auto it = riders.find(owner.seq);
+  if (it == riders.end()) return;
+  if (!owner_undone) {  // the thing is still there: undo what rides on it, one by one, newest first
+    for (auto r = it->second.rbegin(); r != it->second.rend(); ++r) {
+      report.undos.push_back(undo(**r, nullptr));
+      reporter_.undo_finished(report.undos.back());
+      settle_riders(**r, report.undos.back().ok, riders, report);
+    }
+    return;
+  }
+  // Gone with the owner, and so is whatever rode on them: one journal write for all.
+  std::vector<const JournalEntry*> gone;
+  std::vector<const JournalEntry*> todo(it->second.rbegin(), it->second.rend());
+  while (!todo.empty()) {
+    const JournalEntry* e = todo.front();
+    todo.erase(todo.begin());
+    gone.push_back(e);
+    if (auto more = riders.find(e->seq); more != riders.end())
+      todo.insert(todo.end(), more->second.rbegin(), more->second.rend());
+  }
+  for (auto& ur : mark_all_undone(gone, Duration{0}, owner.summary)) {
+    report.undos.push_back(std::move(ur));
+    reporter_.undo_finished(report.undos.back());
+  }
+}
+
+std::vector<UndoReport> Runner::mark_all_undone(const std::vector<const JournalEntry*>& entries, Duration each,
+                                                const std::string& covered_by) {
+  std::vector<long> seqs;
+  for (const auto* e : entries) seqs.push_back(e->seq);
+  auto marked = guarded("the journal", [&] { return journal_.mark_undone(seqs); });
+  std::vector<UndoReport> out;
+  for (const auto* e : entries) {
+    UndoReport ur{.step = e->step, .kind = e->kind, .summary = e->summary, .duration = each, .covered_by = covered_by};
+    if (!marked) {
+      ur.ok = false;
+      ur.error = marked.error().message;
+      ur.journal_text = journal_text(*e);
+    }
+    out.push_back(std::move(ur));
+  }
+  return out;
+}
+
+}  // namespace rxerun
