@@ -1,4 +1,4 @@
-#include "vm/kernel/kernels.h"
+#include "vm/kernel/setup.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +17,7 @@
 #include <set>
 #include <system_error>
 
+#include "base/fd.h"
 #include "vm/kernel/apt_private.h"
 #include "vm/boot_protocol.h"
 #include "vm/kernel/deb.h"
@@ -33,7 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kSystemCache = "/var/cache/rxerun";
 constexpr unsigned kDecompressThreads = 2;  // the machines have two cores
 
 std::string megabytes(std::uint64_t bytes) {
@@ -60,41 +60,16 @@ Result<void> ensure_dir(const fs::path& dir) {
   return {};
 }
 
-// Versions like "6.1" and "7.3.4+deb13-amd64" compared number by number.
-bool newer(const std::string& a, const std::string& b) {
-  std::size_t i = 0, k = 0;
-  while (i < a.size() && k < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[k]))) {
-      std::size_t ie = a.find_first_not_of("0123456789", i), ke = b.find_first_not_of("0123456789", k);
-      if (ie == std::string::npos) ie = a.size();
-      if (ke == std::string::npos) ke = b.size();
-      unsigned long long x = std::stoull(a.substr(i, std::min<std::size_t>(ie - i, 18)));
-      unsigned long long y = std::stoull(b.substr(k, std::min<std::size_t>(ke - k, 18)));
-      if (x != y) return x > y;
-      i = ie;
-      k = ke;
-    } else {
-      if (a[i] != b[k]) return a[i] > b[k];
-      ++i;
-      ++k;
-    }
-  }
-  return a.size() - i > b.size() - k;
-}
-
 // An flock on CACHE/lock for the whole setup: two `vm setup`s (or `scripts/
 // setup` and a user) never build into the same directory at once.
 class CacheLock {
  public:
-  ~CacheLock() {
-    if (fd_ >= 0) ::close(fd_);  // releases the flock
-  }
   Result<void> acquire(const fs::path& cache, const std::function<void(const std::string&)>& say, int interrupt_fd) {
     const fs::path path = cache / "lock";
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return io_error("open", path, errno);
+    fd_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!fd_.valid()) return io_error("open", path, errno);
     bool told = false;
-    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    while (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR) return io_error("lock", path, errno);
       if (!told) say("waiting for another `rxerun vm setup` to finish (it holds " + path.string() + ")");
       told = true;
@@ -105,7 +80,7 @@ class CacheLock {
   }
 
  private:
-  int fd_ = -1;
+  UniqueFd fd_;  // closing it releases the flock
 };
 
 // The staging directory of a build that did not finish: everything but the
@@ -403,67 +378,6 @@ class Setup {
 };
 
 }  // namespace
-
-const std::vector<KernelSource>& kernel_sources() {
-  static const std::vector<KernelSource> sources = {
-      {.label = "6.1",
-       .summary = "Debian 12 bookworm's kernel: rdma_rxe in the initial network namespace only",
-       .suites = {"bookworm", "bookworm-security"},
-       // A glob: bookworm-security has newer kernels than the point release.
-       .default_release = "bookworm*",
-       .rxe_in_netns = false},
-      {.label = "7.3",
-       .summary = "Debian 13 trixie-backports' kernel: rdma_rxe inside network namespaces",
-       .suites = {"trixie-backports", "trixie"},
-       .default_release = "trixie-backports",
-       .rxe_in_netns = true},
-  };
-  return sources;
-}
-
-const KernelSource* find_kernel_source(const std::string& label) {
-  for (const auto& s : kernel_sources())
-    if (s.label == label) return &s;
-  return nullptr;
-}
-
-fs::path cache_dir() {
-  if (const char* d = std::getenv("RXERUN_CACHE_DIR"); d && *d) return d;
-  if (::geteuid() == 0) return kSystemCache;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return fs::path(x) / "rxerun";
-  const char* home = std::getenv("HOME");
-  if (!home || !*home) {
-    if (const passwd* pw = ::getpwuid(::geteuid())) home = pw->pw_dir;
-  }
-  return fs::path(home && *home ? home : "/tmp") / ".cache" / "rxerun";
-}
-
-std::vector<fs::path> search_dirs() {
-  std::vector<fs::path> dirs = {cache_dir()};
-  if (::geteuid() != 0 && dirs.front() != kSystemCache) dirs.push_back(kSystemCache);
-  return dirs;
-}
-
-std::vector<PreparedKernel> prepared_kernels(const std::vector<fs::path>& dirs) {
-  std::vector<PreparedKernel> out;
-  std::set<std::string> labels;
-  for (const auto& dir : dirs) {
-    std::error_code ec;
-    std::vector<fs::path> entries;
-    for (fs::directory_iterator it(dir / "kernels", ec), end; !ec && it != end; it.increment(ec))
-      if (it->path().filename().string().rfind('.', 0) != 0) entries.push_back(it->path());
-    std::sort(entries.begin(), entries.end());
-    for (const auto& e : entries) {
-      auto loaded = load_kernel_record(e);
-      if (loaded && labels.insert(loaded->kernel.label).second) out.push_back(std::move(loaded->kernel));
-    }
-  }
-  std::stable_sort(out.begin(), out.end(), [](const PreparedKernel& a, const PreparedKernel& b) {
-    if (a.label != b.label) return newer(a.label, b.label);
-    return newer(a.release, b.release);
-  });
-  return out;
-}
 
 Result<PreparedKernel> setup_kernel(const fs::path& cache, const KernelSource& source,
                                     const std::function<void(const std::string&)>& progress, int interrupt_fd) {
