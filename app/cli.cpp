@@ -24,6 +24,7 @@
 #include "engine/loader.h"
 #include "app/placement.h"
 #include "app/plan.h"
+#include "engine/reference.h"
 #include "engine/report.h"
 #include "engine/runner.h"
 #include "engine/schema.h"
@@ -271,20 +272,15 @@ int cmd_cleanup(const RunCommandOptions& o, const Registry& registry) {
   return report.clean() ? kExitOk : kExitResidue;
 }
 
-std::string param_line(const ParamSpec& p, const std::string& prefix) {
-  std::string type(to_string(p.type));
-  if (p.type == ParamType::Enum) {
-    type.clear();
-    for (const auto& c : p.choices) type += (type.empty() ? "" : "|") + c;
+int cmd_steps(const std::string& kind_name, bool markdown, const Registry& registry) {
+  if (markdown) {
+    if (!kind_name.empty()) {
+      print(stderr, "rxerun: steps --markdown describes every kind; leave out KIND\n");
+      return kExitUsage;
+    }
+    print(stdout, "{}", kinds_markdown(registry));
+    return kExitOk;
   }
-  std::string extra;
-  if (p.required) extra = "required";
-  if (!p.default_value.is_null())
-    extra = "default " + (p.default_value.is_string() ? p.default_value.get<std::string>() : p.default_value.dump());
-  return fmt::format("  {:<18} {:<14} {:<16} {}\n", prefix + p.name, type, extra, p.help);
-}
-
-int cmd_steps(const std::string& kind_name, const Registry& registry) {
   if (kind_name.empty()) {
     for (const auto& k : registry.kinds()) print(stdout, "{:<10} {}\n", k.spec.name, k.spec.summary);
     return kExitOk;
@@ -294,34 +290,7 @@ int cmd_steps(const std::string& kind_name, const Registry& registry) {
     print(stderr, "rxerun: unknown step kind '{}'{}\n", kind_name, did_you_mean(kind_name, registry.names()));
     return kExitUsage;
   }
-  const KindSpec& s = k->spec;
-  print(stdout, "{}: {}\n\nparameters:\n", s.name, s.summary);
-  if (s.scalar) {
-    print(stdout, "  (a single value: {} — {})\n", to_string(s.scalar->type), s.scalar->help);
-  } else {
-    for (const auto& p : s.params) {
-      print(stdout, "{}", param_line(p, ""));
-      for (const auto& f : p.fields) print(stdout, "{}", param_line(f, p.name + "."));
-    }
-    if (s.extra)
-      print(stdout, "  {:<18} {:<14} {:<16} {}\n", "(any other key)", to_string(s.extra->type), "", s.extra->help);
-  }
-  print(stdout, "\nfacts:\n");
-  if (s.facts_of_target) print(stdout, "  those of the step it reverts\n");
-  for (const auto& f : s.facts) print(stdout, "  {:<18} {}\n", f.name, f.help);
-  if (s.facts.empty() && !s.facts_of_target) print(stdout, "  (none)\n");
-  std::string timeout = !s.default_timeout ? "the engine's default (30s)"
-                        : s.default_timeout->count() == 0 ? "none unless given"
-                                                          : format_duration(*s.default_timeout);
-  print(stdout, "\ntimeout: {}\n\nexample:\n", timeout);
-  std::string ex = s.example;
-  std::size_t pos = 0;
-  while (pos < ex.size()) {
-    auto nl = ex.find('\n', pos);
-    if (nl == std::string::npos) nl = ex.size();
-    print(stdout, "  {}\n", ex.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
+  print(stdout, "{}", describe_kind(k->spec));
   return kExitOk;
 }
 
@@ -400,6 +369,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   std::string steps_kind;
   auto* steps = app.add_subcommand("steps", "list the step kinds; with KIND: its parameters, facts and an example");
   steps->add_option("kind", steps_kind, "a step kind")->type_name("KIND");
+  bool steps_markdown = false;
+  steps->add_flag("--markdown", steps_markdown, "every kind's reference as Markdown (the end of docs/scenarios.md)");
 
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
 
@@ -471,7 +442,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   if (*validate) return cmd_validate(validate_files, validate_common, registry);
   if (*plan) return cmd_plan(plan_file, plan_common, registry);
   if (*cleanup) return cmd_cleanup(cleanup_o, registry);
-  if (*steps) return cmd_steps(steps_kind, registry);
+  if (*steps) return cmd_steps(steps_kind, steps_markdown, registry);
   if (*decode) return cmd_decode(decode_o);
   if (*schema) {
     print(stdout, "{}\n", scenario_schema(registry).dump(2));

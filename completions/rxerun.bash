@@ -15,7 +15,8 @@ _rxerun_options() {
     validate) echo "--help --var" ;;
     plan) echo "--help --var --only --skip" ;;
     cleanup) echo "--help --var -v --verbose -q --quiet --color" ;;
-    steps | schema) echo "--help" ;;
+    steps) echo "--help --markdown" ;;
+    schema) echo "--help" ;;
     decode) echo "--help --json --summary" ;;
     vm) echo "--help --kernel --timeout -q --quiet" ;;
     # Options before a scenario make an implicit run (`rxerun -v lab.yaml`).

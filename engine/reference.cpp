@@ -1,0 +1,114 @@
+#include "engine/reference.h"
+
+#include <fmt/format.h>
+
+#include "base/duration.h"
+
+namespace rxerun {
+
+namespace {
+
+std::string type_of(const ParamSpec& p) {
+  if (p.type != ParamType::Enum) return std::string(to_string(p.type));
+  std::string type;
+  for (const auto& c : p.choices) type += (type.empty() ? "" : "|") + c;
+  return type;
+}
+
+// "required", "default 5", or nothing.
+std::string presence_of(const ParamSpec& p) {
+  if (!p.default_value.is_null())
+    return "default " + (p.default_value.is_string() ? p.default_value.get<std::string>() : p.default_value.dump());
+  return p.required ? "required" : "";
+}
+
+std::string timeout_of(const KindSpec& s) {
+  if (!s.default_timeout) return "the engine's default (30s)";
+  if (s.default_timeout->count() == 0) return "none unless given";
+  return format_duration(*s.default_timeout);
+}
+
+std::string param_line(const ParamSpec& p, const std::string& prefix) {
+  return fmt::format("  {:<18} {:<14} {:<16} {}\n", prefix + p.name, type_of(p), presence_of(p), p.help);
+}
+
+// Text inside a Markdown table cell: '|' would end the cell, a newline the row.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string param_row(const ParamSpec& p, const std::string& prefix) {
+  return fmt::format("| `{}{}` | {} | {} | {} |\n", prefix, p.name, cell(type_of(p)), cell(presence_of(p)),
+                     cell(p.help));
+}
+
+}  // namespace
+
+std::string describe_kind(const KindSpec& s) {
+  std::string out = fmt::format("{}: {}\n\nparameters:\n", s.name, s.summary);
+  if (s.scalar) {
+    out += fmt::format("  (a single value: {} — {})\n", to_string(s.scalar->type), s.scalar->help);
+  } else {
+    for (const auto& p : s.params) {
+      out += param_line(p, "");
+      for (const auto& f : p.fields) out += param_line(f, p.name + ".");
+    }
+    if (s.extra) out += fmt::format("  {:<18} {:<14} {:<16} {}\n", "(any other key)", to_string(s.extra->type), "", s.extra->help);
+  }
+  out += "\nfacts:\n";
+  if (s.facts_of_target) out += "  those of the step it reverts\n";
+  for (const auto& f : s.facts) out += fmt::format("  {:<18} {}\n", f.name, f.help);
+  if (s.facts.empty() && !s.facts_of_target) out += "  (none)\n";
+  out += fmt::format("\ntimeout: {}\n\nexample:\n", timeout_of(s));
+  for (std::size_t pos = 0; pos < s.example.size();) {
+    auto nl = s.example.find('\n', pos);
+    if (nl == std::string::npos) nl = s.example.size();
+    out += "  " + s.example.substr(pos, nl - pos) + "\n";
+    pos = nl + 1;
+  }
+  return out;
+}
+
+std::string kinds_markdown(const Registry& registry) {
+  std::string out = "\n## Step kinds\n\nOne section per kind, in the order `rxerun steps` lists them.\n";
+  for (const auto& kind : registry.kinds()) {
+    const KindSpec& s = kind.spec;
+    out += fmt::format("\n### {}\n\n{}\n\n", s.name, s.summary);
+    if (s.scalar) {
+      out += fmt::format("Parameter: a single value ({}): {}\n", to_string(s.scalar->type), s.scalar->help);
+    } else if (s.params.empty() && !s.extra) {
+      out += "Parameters: none.\n";
+    } else {
+      out += "| parameter | type | | |\n|---|---|---|---|\n";
+      for (const auto& p : s.params) {
+        out += param_row(p, "");
+        for (const auto& f : p.fields) out += param_row(f, p.name + ".");
+      }
+      if (s.extra)
+        out += fmt::format("| any other key | {} | | {} |\n", to_string(s.extra->type), cell(s.extra->help));
+    }
+    if (s.facts_of_target) {
+      out += "\nFacts: those of the step it reverts.\n";
+    } else if (s.facts.empty()) {
+      out += "\nFacts: none.\n";
+    } else {
+      out += "\n| fact | |\n|---|---|\n";
+      for (const auto& f : s.facts) out += fmt::format("| `{}` | {} |\n", f.name, cell(f.help));
+    }
+    out += fmt::format("\nTimeout: {}.\n\n```yaml\n{}", timeout_of(s), s.example);
+    if (!s.example.empty() && s.example.back() != '\n') out += '\n';
+    out += "```\n";
+  }
+  return out;
+}
+
+}  // namespace rxerun
