@@ -18,7 +18,7 @@ hw() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 net() { cat "/sys/class/net/$1/statistics/$2"; }
 die() { echo "shell recipe: $*" >&2; exit 1; }
 
-# The hand recipe (seeds/000) with the forced wire, as a script: the same
+# The common hand recipe with the forced wire, as a script: the same
 # lab, the same checks as the scenario. Where a person waits for a server
 # in another terminal, the script sleeps a second, as such scripts do; the
 # port state is polled.

@@ -7,7 +7,7 @@
 //   "file": "scenarios/x.yaml", "scenario": "x", "description": "...",
 //   "started_at": "2024-05-01T10:00:00Z",   ISO 8601, UTC
 //   "duration_s": 0.72,            seconds, a float (every *_s key is)
-//   "exit_code": 1,                as product.md, "Command line"
+//   "exit_code": 1,                engine/exit_code.h
 //   "interrupted": false,
 //   "host": {...},                 as the runner found it: kernel, hostname, module versions
 //   "steps": [{

@@ -69,7 +69,7 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp) {
 }
 
 // Columns a code point takes on a terminal: East Asian wide and emoji take two
-// (names in the seeds' language are Chinese).
+// (a lab's names may be Chinese, for one).
 std::size_t columns_of(char32_t cp) {
   const bool wide =
       (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
@@ -456,7 +456,7 @@ void TerminalReporter::run_finished(const RunReport& r) {
   if (residue) counts.push_back(fmt::format("cleanup left {} behind", residue));
   if (r.cleanup.kept) counts.push_back("lab kept");
 
-  // The verdict follows the exit code (product.md), so the word and the code
+  // The verdict follows the exit code (engine/exit_code.h), so the word and the code
   // can never disagree.
   std::string_view verdict = "EXIT";
   Tone tone = Tone::Bad;

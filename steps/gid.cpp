@@ -2,7 +2,7 @@
 // address (and type) and reports its index, so that no scenario hard-codes
 // `-x 1`: rxe puts the IPv6 link-local address at index 0 and the
 // IPv4-mapped address at 1, hardware NICs order them otherwise
-// (rxe-notes.md, "GID table"). Reads only.
+// (docs/kernel-notes.md, "GID table"). Reads only.
 //
 // The kernel fills the table shortly after an address is added; the step
 // polls until the entry is there or its timeout ends, then fails with the

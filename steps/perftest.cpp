@@ -8,7 +8,7 @@
 //
 // The GID index is a parameter or, when absent, found per side: the RoCE v2
 // entry holding an IPv4-mapped address (the server's: the one of the address
-// the client connects to), never assumed to be 1 (rxe-notes.md, "GID
+// the client connects to), never assumed to be 1 (docs/kernel-notes.md, "GID
 // table"). Without rdma_cm perftest swaps its queue pair data over TCP on
 // the port; with it, rdma_cm listens there. The result table is parsed
 // (steps/common/perftest_output.h) into facts; a failure quotes the tool's own

@@ -4,7 +4,7 @@
 // it is (changed=false, no undo: it was not rxerun's to delete); one that
 // differs is an error naming what is there. Undo deletes exactly the route
 // the step added; one already gone (with its interface, or its namespace)
-// is success. The forced wire's routes (rxe-notes.md) are this kind's
+// is success. The forced wire's routes (docs/kernel-notes.md, "Forced wire") are this kind's
 // reason to be: `10.10.0.2/32 dev vA src 10.10.0.1 table 100`. The journal
 // records the namespace's inode and the interface's index
 // (steps/common/identity.h): a route on an interface made since under the name, or
@@ -267,7 +267,7 @@ Kind route_kind() {
       {"metric", "the metric"},
   };
   spec.example =
-      "# The forced wire (rxe-notes.md): traffic for the peer's address leaves by vA.\n"
+      "# The forced wire (docs/kernel-notes.md, "Forced wire"): traffic for the peer's address leaves by vA.\n"
       "- route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}\n";
   spec.validate = validate_route;
   return Kind{std::move(spec), run_route, undo_route};

@@ -7,14 +7,14 @@
 //   Without `server`, nothing listens: the client alone connects to
 //   `client.to`, which is how a scenario checks a refusal.
 // - self: two queue pairs on one device, connected by hand (RESET, INIT,
-//   RTR, RTS): the second seed's loopback RDMA WRITE.
+//   RTR, RTS): the single-device hand recipe's loopback RDMA WRITE.
 //
 // The step turns parameters into a request and the answer into an outcome
 // and facts: refused, unreachable, a completion with an error or a byte that
 // differs is `fail`; no progress before the step's timeout is `timeout`.
 // Like every traffic step it reports the counter deltas of every rxe device
 // and of the netdevs of the namespaces it ran in (steps/common/traffic.h), and it
-// warns when both ends ran on one device (rxe-notes.md, "Loopback": then no
+// warns when both ends ran on one device (docs/kernel-notes.md, "Loopback": then no
 // packet crossed the wire). Changes nothing, so it has no undo.
 
 #include <algorithm>

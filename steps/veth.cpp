@@ -1,6 +1,6 @@
 // veth: a pair of virtual Ethernet interfaces, optionally with the peer in
 // another namespace. Both ends carry the scenario's mark as their alias
-// (product.md, cleanup model); undo deletes `name` and the peer goes with it.
+// (docs/cleanup.md); undo deletes `name` and the peer goes with it.
 //
 // An interface already there under one of the two names:
 // - marked with this scenario's mark, a veth, and matching (both ends there,

@@ -9,9 +9,9 @@
 //   that resolves and connects, each in its own network namespace when asked
 //   (rdma_cm takes the namespace of the thread that creates its ids). In one
 //   namespace both ends land on the device that owns the server's address
-//   (rxe-notes.md, "Loopback"): the devices each side ran on are reported.
+//   (docs/kernel-notes.md, "Loopback"): the devices each side ran on are reported.
 // - Self: two RC queue pairs on one device, connected by hand (RESET, INIT,
-//   RTR, RTS) with the GID of the device's own address: the second seed's
+//   RTR, RTS) with the GID of the device's own address: the single-device hand recipe's
 //   loopback RDMA WRITE.
 //
 // The step (steps/verbs.cpp) turns parameters into a VerbsRequest and the

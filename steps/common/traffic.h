@@ -4,7 +4,7 @@
 // port counters) and of every netdev's statistics in the namespaces the step
 // ran in, named `DEV.COUNTER` (`rxe1.sent_pkts`, `vB.tx_packets`), zeros
 // included, so that a scenario can assert where packets went and where they
-// did not (rxe-notes.md, "Two traps").
+// did not (docs/kernel-notes.md, "Two traps").
 //
 //   auto window = CounterWindow::open(ctx, {server_netns, client_netns});
 //   if (!window) return StepResult::error(window.error());

@@ -1,5 +1,5 @@
 // Self mode: two RC queue pairs on one device, connected by hand. What the
-// second seed set out to do (and could not finish): every state change
+// single-device hand recipe sets out to do by hand: every state change
 // RESET -> INIT -> RTR -> RTS done and checked, the peer's QP number rather
 // than the QP's own, the GID index looked up in the device's GID table
 // rather than assumed, the path MTU the port really has, and receive queues
@@ -8,7 +8,7 @@
 // The GID table (sysfs ports/1/gids/N, gid_attrs/types/N): all-zero entries
 // are unused and skipped; rxe puts the IPv6 link-local entry first and the
 // IPv4-mapped one (::ffff:10.10.0.1, RoCE v2) next, but hardware orders them
-// otherwise (rxe-notes.md, "GID table").
+// otherwise (docs/kernel-notes.md, "GID table").
 
 #include <arpa/inet.h>
 

@@ -66,7 +66,7 @@ for cmd in "" $commands; do
   done < <(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u)
 done
 
-# The exit codes product.md promises.
+# The documented exit codes.
 for code in 0 1 2 3 4 130; do
   if grep -qE "^ +$code +[A-Z]" <<<"$(sed -n '/^EXIT STATUS/,/^ENVIRONMENT/p' <<<"$text")"; then
     pass "exit status $code documented"

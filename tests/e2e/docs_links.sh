@@ -94,6 +94,13 @@ if hits=$(grep -nE 'product\.md|rxe-notes|style\.md|\.\./shared|\bthe seeds\b|se
 else
   pass "no references to documents outside the repository"
 fi
+# The code, scenarios, scripts and tests cite the repository's own docs too.
+mapfile -t code < <(git ls-files '*.h' '*.cpp' '*.sh' '*.yaml' '*.py' '*.txt' 'scripts/*' | grep -v '^tests/e2e/docs_links\.sh$')
+if hits=$(grep -nE 'product\.md|rxe-notes|style\.md|\.\./shared|\bthe seeds\b|seed recipe|\b(first|second) seed\b' "${code[@]}"); then
+  fail "code citing documents outside the repository:"; echo "$hits"
+else
+  pass "no code cites documents outside the repository (${#code[@]} files)"
+fi
 if hits=$(grep -niE '\bissues? #?[0-9]+|(^|[[:space:](\[])#[0-9]+\b' "${docs[@]}"); then
   fail "issue references:"; echo "$hits"
 else

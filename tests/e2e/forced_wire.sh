@@ -1,5 +1,5 @@
 # The route and rule kinds for real (root, no RDMA needed): the forced wire
-# of rxe-notes.md in a namespace this script makes. ping -I vA fails while
+# of docs/kernel-notes.md in a namespace this script makes. ping -I vA fails while
 # traffic loops back, passes once the routes and rules are in; then the
 # namespace's rule set, routes and accept_local are exactly as before, also
 # after Ctrl-C and after SIGKILL + `rxerun cleanup`. `ip` is the observer.

@@ -1,5 +1,5 @@
 // TerminalReporter: what a user reads. The text is asserted line by line,
-// because the layout is the product (product.md, "Outputs").
+// because the layout is the product (docs/running.md).
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // The RoCEv2 decoder (roce/packet.h) on frames built here, byte by byte. The
 // builder computes each ICRC with its own bitwise CRC-32 and its own masking
-// (rxe-notes.md, cross-checked with the kernel's rxe_icrc.c), not the
+// (docs/kernel-notes.md, "ICRC", cross-checked with the kernel's rxe_icrc.c), not the
 // library's table, so a wrong mask or table in roce/icrc.cpp shows up here.
 
 #include <doctest/doctest.h>
@@ -108,7 +108,7 @@ Built build(const Spec& s) {
     put(ip, 0xfd000000, 4), put(ip, 0, 4), put(ip, 0, 4), put(ip, 2, 4);
   }
 
-  // The ICRC's input, masked as rxe-notes.md says.
+  // The ICRC's input, masked as docs/kernel-notes.md says.
   Bytes icrc_input(8, 0xff);
   Bytes masked_ip = ip;
   if (s.ip_version == 4) {
