@@ -267,7 +267,7 @@ Kind route_kind() {
       {"metric", "the metric"},
   };
   spec.example =
-      "# The forced wire (docs/kernel-notes.md, "Forced wire"): traffic for the peer's address leaves by vA.\n"
+      "# The forced wire (docs/kernel-notes.md): traffic for the peer's address leaves by vA.\n"
       "- route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}\n";
   spec.validate = validate_route;
   return Kind{std::move(spec), run_route, undo_route};

@@ -297,7 +297,7 @@ Kind rule_kind() {
       {"family", "inet or inet6"},
   };
   spec.example =
-      "# The forced wire (docs/kernel-notes.md, "Forced wire"): what the host sends to 10.10.0.2 looks up\n"
+      "# The forced wire (docs/kernel-notes.md): what the host sends to 10.10.0.2 looks up\n"
       "# table 100 first; the local table moves behind it, added before deleted.\n"
       "- rule: {pref: 100, iif: lo, to: 10.10.0.2/32, table: 100}\n"
       "- rule: {pref: 1000, table: local}\n"
