@@ -1,5 +1,6 @@
 #include "vm/files.h"
 
+#include "base/fd.h"
 #include "base/files.h"
 
 #include <fcntl.h>
@@ -16,13 +17,6 @@ namespace rxerun::vm {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct FdCloser {
-  int fd = -1;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 Result<void> write_all(int fd, std::string_view data, const fs::path& path) {
   while (!data.empty()) {
@@ -49,12 +43,12 @@ Error io_error(std::string_view what, const fs::path& path, int err) {
 }
 
 Result<std::string> read_whole_file(const fs::path& path) {
-  FdCloser f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) return io_error("open", path, errno);
+  UniqueFd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!f.valid()) return io_error("open", path, errno);
   std::string out;
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(f.fd, buf, sizeof buf);
+    ssize_t n = ::read(f.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       return io_error("read", path, errno);
@@ -66,14 +60,12 @@ Result<std::string> read_whole_file(const fs::path& path) {
 }
 
 Result<void> write_whole_file(const fs::path& path, std::string_view data, unsigned mode) {
-  FdCloser f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)};
-  if (f.fd < 0) return io_error("create", path, errno);
+  UniqueFd f(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (!f.valid()) return io_error("create", path, errno);
   // The umask must not make the cache unreadable for other users.
-  if (::fchmod(f.fd, mode) != 0) return io_error("chmod", path, errno);
-  if (auto r = write_all(f.fd, data, path); !r) return r;
-  int fd = f.fd;
-  f.fd = -1;
-  if (::close(fd) != 0) return io_error("write", path, errno);
+  if (::fchmod(f.get(), mode) != 0) return io_error("chmod", path, errno);
+  if (auto r = write_all(f.get(), data, path); !r) return r;
+  if (f.close() != 0) return io_error("write", path, errno);
   return {};
 }
 
