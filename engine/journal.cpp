@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "base/fd.h"
+#include "base/strings.h"
 
 namespace rxerun {
 
@@ -231,7 +232,7 @@ class Reader {
     }
     list_field("on", e.footprint.on);
     list_field("makes", e.footprint.makes);
-    for (const auto& p : problems) e.unreadable += (e.unreadable.empty() ? "" : "; ") + p;
+    e.unreadable = join(problems, "; ");
     // What an entry that cannot be trusted lives on or makes is not trusted either.
     if (!e.unreadable.empty()) e.footprint = {};
     first_line_.emplace(e.seq, number);

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "base/strings.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -44,15 +45,13 @@ bool is_default_qdisc(const std::string& kind) {
 }
 
 // A number followed by `suffix` (optional) and nothing else.
-std::optional<double> number(std::string text, std::string* unit) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+std::optional<double> number(const std::string& text, std::string* unit) {
   const char* begin = text.c_str();
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(begin, &end);
   if (end == begin || errno != 0 || !std::isfinite(v)) return std::nullopt;
-  std::string rest(end);
-  while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.erase(rest.begin());
+  std::string rest(trim(end));
   for (auto& c : rest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   *unit = rest;
   return v;

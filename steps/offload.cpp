@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/strings.h"
 #include "engine/diag.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
@@ -66,12 +67,6 @@ bool pattern_match(std::string_view name, std::string_view pattern) {
 
 std::string on_off(bool on) {
   return on ? "on" : "off";
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 using Features = std::map<std::string, sys::Feature>;
@@ -152,8 +147,8 @@ Result<std::map<std::string, bool>> changes_for(const std::vector<Request>& requ
       change[m] = r.on;
     }
     if (!fixed.empty())
-      return make_error(dev + ": " + join(fixed) + (fixed.size() == 1 ? " is" : " are") + " fixed by the driver (" +
-                        on_off(!r.on) + "), so '" + r.name + ": " + on_off(r.on) +
+      return make_error(dev + ": " + join(fixed, ", ") + (fixed.size() == 1 ? " is" : " are") +
+                        " fixed by the driver (" + on_off(!r.on) + "), so '" + r.name + ": " + on_off(r.on) +
                         "' cannot be done; leave it out of the step");
   }
   return change;
@@ -178,7 +173,7 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
     }
     if (auto r =
             ctx.will_change({{"dev", dev}, {"restore", nlohmann::json::object()}, {"names", nlohmann::json::object()}},
-                            "restore " + join(names) + " on " + dev + " to the values found", ctx.on_link(dev));
+                            "restore " + join(names, ", ") + " on " + dev + " to the values found", ctx.on_link(dev));
         !r)
       return StepResult::error(r.error());
     if (auto r = ethtool.set_features(dev, wanted); !r) return StepResult::error(r.error());
@@ -214,8 +209,8 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
   if (!identity) return StepResult::error(identity.error());
   nlohmann::json args = {{"dev", dev}, {"restore", restore}, {"names", names}, {"wrote", wrote}};
   if (!identity->is_null()) args["identity"] = *identity;
-  if (auto r =
-          ctx.will_change(args, "restore " + join(asked) + " on " + dev + " to the values found", ctx.on_link(dev));
+  if (auto r = ctx.will_change(args, "restore " + join(asked, ", ") + " on " + dev + " to the values found",
+                               ctx.on_link(dev));
       !r)
     return StepResult::error(r.error());
   auto changed = ethtool.set_features(dev, *change);
@@ -287,7 +282,7 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
   if (!back.empty())
     if (auto r = ethtool.set_features(dev, back); !r) return r.error();
   if (!conflicts.empty())
-    return make_error("offload features of " + dev + ": " + join(conflicts) +
+    return make_error("offload features of " + dev + ": " + join(conflicts, ", ") +
                       ": changed by somebody else since, so left as they are");
   // A plan cannot know the values found; say what cleanup will do instead of nothing.
   if (now->empty() && restore.empty() && ctx.sys().recorder)

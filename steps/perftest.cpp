@@ -19,21 +19,18 @@
 #include <cerrno>
 #include <cmath>
 
+#include "base/strings.h"
 #include "engine/step.h"
-#include "steps/kinds.h"
 #include "steps/common/perftest_output.h"
 #include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
+#include "steps/kinds.h"
 
 namespace rxerun::steps {
 
 namespace {
 
 constexpr unsigned kPort = 1;  // rxe devices have one port
-
-bool contains(const std::string& s, const char* part) {
-  return s.find(part) != std::string::npos;
-}
 
 struct Side {
   std::string dev;

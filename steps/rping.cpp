@@ -16,18 +16,15 @@
 
 #include <cmath>
 
+#include "base/strings.h"
 #include "engine/step.h"
-#include "steps/kinds.h"
 #include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
+#include "steps/kinds.h"
 
 namespace rxerun::steps {
 
 namespace {
-
-bool contains(const std::string& s, const char* part) {
-  return s.find(part) != std::string::npos;
-}
 
 // rping -v prints "ping data: rdma-ping-N: ..." per round trip on the
 // client, "server ping data: ..." on the server.

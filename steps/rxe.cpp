@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/strings.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -49,12 +50,6 @@ constexpr Duration kSocketGrace{1000};
 constexpr int kUnloadTries = 10;
 constexpr int kUnloadTriesOthers = 3;  // modules other than rdma_rxe: best effort
 constexpr Duration kUnloadPause{200};
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 std::string where_netns(const StepContext& ctx) {
   return ctx.step().netns ? " in netns " + *ctx.step().netns : "";
@@ -109,7 +104,7 @@ Result<bool> load_modules(StepContext& ctx, std::vector<std::string>* hints) {
   if (wanted.empty()) return false;
   std::vector<std::string> all = heads;
   all.insert(all.end(), deps.begin(), deps.end());
-  std::string summary = "unload " + join(heads);
+  std::string summary = "unload " + join(heads, ", ");
   if (!deps.empty()) summary += " and " + std::to_string(deps.size()) + " modules they needed";
   summary += " (loaded by this run) once no rxe device is left";
   if (auto r = ctx.will_change({{"modules", all}}, summary); !r) return r.error();

@@ -18,7 +18,6 @@
 // packet crossed the wire). Changes nothing, so it has no undo.
 
 #include <algorithm>
-#include <cmath>
 
 #include "engine/step.h"
 #include "steps/kinds.h"
@@ -30,13 +29,6 @@ namespace {
 
 // rxe's largest message (max_msg_sz); each size is one message.
 constexpr long long kMaxSize = 8 * 1024 * 1024;
-
-nlohmann::json rounded(double v, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  const double r = std::round(v * scale) / scale;
-  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
-  return r;
-}
 
 sys::VerbsEndpoint endpoint(const Params& p, const char* key) {
   sys::VerbsEndpoint e;

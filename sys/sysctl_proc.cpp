@@ -8,17 +8,11 @@
 #include <string_view>
 
 #include "base/fd.h"
+#include "base/strings.h"
 
 namespace rxerun::sys {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view space = " \t\n\r\v\f";
-  const auto first = s.find_first_not_of(space);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(space) - first + 1);
-}
 
 // One message per errno that says what it means for a sysctl and what to do.
 Error sysctl_error(int code, const std::string& key, const std::string& path, std::string_view verb,

@@ -2,6 +2,7 @@
 
 #include "base/fd.h"
 #include "base/files.h"
+#include "base/strings.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -76,20 +77,16 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data) {
 }
 
 std::string tail_lines(std::string_view text, int n) {
-  std::vector<std::string_view> lines;
+  std::vector<std::string> lines;
   while (!text.empty()) {
     std::size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-    if (!line.empty()) lines.push_back(line);
+    if (!line.empty()) lines.emplace_back(line);
   }
-  std::string out;
-  for (std::size_t i = lines.size() > static_cast<std::size_t>(n) ? lines.size() - n : 0; i < lines.size(); ++i) {
-    if (!out.empty()) out += "; ";
-    out += lines[i];
-  }
-  return out;
+  if (lines.size() > static_cast<std::size_t>(n)) lines.erase(lines.begin(), lines.end() - n);
+  return join(lines, "; ");
 }
 
 Result<void> remove_tree(const fs::path& path) {

@@ -1,11 +1,12 @@
 #include "steps/common/tool_pair.h"
 
-#include "steps/common/traffic.h"
-
 #include <algorithm>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
+
+#include "base/strings.h"
+#include "steps/common/traffic.h"
 
 namespace rxerun::steps {
 
@@ -26,19 +27,12 @@ std::string stuck_line(const std::string& name, const sys::RunningTool& t, const
 }  // namespace
 
 std::string last_lines(const std::string& err, const std::string& out, int n) {
-  const std::string& text = err.find_first_not_of(" \t\r\n") != std::string::npos ? err : out;
   std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    const auto e = line.find_last_not_of(" \t\r");
-    lines.push_back(line.substr(b, e - b + 1));
-  }
-  std::string joined;
-  const std::size_t from = lines.size() > static_cast<std::size_t>(n) ? lines.size() - n : 0;
-  for (std::size_t i = from; i < lines.size(); ++i) joined += (joined.empty() ? "" : " / ") + lines[i];
-  return joined;
+  std::istringstream in(trim(err).empty() ? out : err);
+  for (std::string line; std::getline(in, line);)
+    if (const std::string_view said = trim(line); !said.empty()) lines.emplace_back(said);
+  if (lines.size() > static_cast<std::size_t>(n)) lines.erase(lines.begin(), lines.end() - n);
+  return join(lines, " / ");
 }
 
 std::string exit_fact(const std::optional<sys::ExitStatus>& s) {

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "base/strings.h"
 #include "fakes/harness.h"
 
 using namespace rxerun;
@@ -14,10 +15,6 @@ using fakes::FakeRun;
 using fakes::step_named;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 bool is_client(const sys::ToolSpec& s) {
   return !s.argv.empty() && s.argv.back().find('.') != std::string::npos;  // ends with the server's address

@@ -11,6 +11,7 @@
 
 #include <csignal>
 
+#include "base/strings.h"
 #include "fakes/harness.h"
 
 using namespace rxerun;
@@ -18,10 +19,6 @@ using fakes::FakeRun;
 using fakes::step_named;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 bool is_server(const sys::ToolSpec& s) {
   return s.argv.size() > 1 && s.argv[1] == "-s";
