@@ -17,7 +17,6 @@
 #include <arpa/inet.h>
 
 #include <cerrno>
-#include <cmath>
 
 #include "base/strings.h"
 #include "engine/step.h"
@@ -78,7 +77,7 @@ Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const 
                     ENOENT);
 }
 
-std::vector<std::string> argv_of(const Params& p, const Side& side, unsigned gid_index, bool client) {
+std::vector<std::string> argv_of(const Params& p, ToolRole role, const Side& side, unsigned gid_index) {
   std::vector<std::string> a = {"ib_" + p.str("test"), "-d", side.dev, "-x", std::to_string(gid_index), "-F"};
   if (p.flag("rdma_cm")) a.push_back("-R");
   a.insert(a.end(), {"-p", std::to_string(p.integer("port"))});
@@ -89,7 +88,7 @@ std::vector<std::string> argv_of(const Params& p, const Side& side, unsigned gid
     a.insert(a.end(), {"-D", std::to_string(secs)});
   }
   if (p.has("mtu")) a.insert(a.end(), {"-m", p.str("mtu")});
-  if (client) a.push_back(side.to);
+  if (role == ToolRole::Client) a.push_back(side.to);
   return a;
 }
 
@@ -148,29 +147,20 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   const std::string at = client.to + ":" + std::to_string(params.integer("port"));
   ToolPairSpec spec;
   spec.name = bin;
-  spec.server = {argv_of(params, server, server_gid, false),
-                 server.netns,
-                 {{"LC_ALL", "C"}},
-                 bin + " server on " + server.dev + ", port " + std::to_string(params.integer("port"))};
-  spec.client = {argv_of(params, client, client_gid, true),
-                 client.netns,
-                 {{"LC_ALL", "C"}},
-                 bin + " client on " + client.dev + " to " + at};
+  spec.server = pair_tool(argv_of(params, ToolRole::Server, server, server_gid), server.netns,
+                          bin + " server on " + server.dev + ", port " + std::to_string(params.integer("port")));
+  spec.client = pair_tool(argv_of(params, ToolRole::Client, client, client_gid), client.netns,
+                          bin + " client on " + client.dev + " to " + at);
   spec.refused = refused;
-  if (params.flag("rdma_cm")) {
-    const auto port = static_cast<std::uint16_t>(params.integer("port"));
-    spec.ready = [&ctx, port] { return ctx.sys().rdma.cm_listening(port); };
-  }
+  if (params.flag("rdma_cm")) spec.cm_port = static_cast<std::uint16_t>(params.integer("port"));
 
   auto window = CounterWindow::open(ctx, {server.netns, client.netns});
   if (!window) return StepResult::error(window.error());
   auto ran = run_tool_pair(ctx, spec);
   if (!ran) return StepResult::error(ran.error());
   const ToolPairRun& r = *ran;
-  if (r.end == ToolPairRun::End::Interrupted) return StepResult::error("interrupted");
 
-  nlohmann::json facts = tool_pair_facts(r);
-  facts["changed"] = false;
+  nlohmann::json facts = nlohmann::json::object();
   facts["test"] = test;
   facts["server_gid_index"] = server_gid;
   facts["client_gid_index"] = client_gid;
@@ -183,55 +173,29 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
     if (!report->remote_gid.empty()) facts["remote_gid"] = report->remote_gid;
     facts["clock_calibrated"] = report->uncalibrated.empty();
   }
-  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
 
-  StepResult result;
-  switch (r.end) {
-    case ToolPairRun::End::Done:
-      if (!report) {
-        result = StepResult::fail(bin + " ended well but its output has no result: " + report.error().message, facts);
-        break;
-      }
-      result = StepResult::ok(facts);
-      if (!report->uncalibrated.empty())
-        result.hints.push_back("perftest could not calibrate its cycle counter (\"" + report->uncalibrated +
-                               "\", common under software emulation) and printed 0 for every rate and time: only "
-                               "bytes and iterations are reported");
-      if (!report->local_gid.empty() && report->local_gid == report->remote_gid)
-        result.hints.push_back("both ends used GID " + report->local_gid +
-                               ": rdma_cm looped the traffic back inside one device and nothing crossed the wire "
-                               "(put the ends in two namespaces, kernel 7.3)");
-      break;
-    case ToolPairRun::End::Deadline:
-      result =
-          StepResult::timeout(bin + " client was still running at the step's timeout (stopped)" +
-                                  (last_lines(r.client_err, r.client_out).empty() ? "" : ": " + last_lines(r.client_err, r.client_out)),
-                              facts);
-      if (!last_lines(r.server_err, r.server_out).empty())
-        result.hints.push_back("the server's last lines: " + last_lines(r.server_err, r.server_out));
-      result.hints.push_back(
-          "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
-          "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`");
-      break;
-    case ToolPairRun::End::ServerFailed:
-      result = StepResult::fail(
-          bin + " server ended with " + exit_fact(r.server_exit) + ": " + last_lines(r.server_err, r.server_out),
-          facts);
-      result.hints = hints_for(r, server, client, server_gid, client_gid);
-      break;
-    case ToolPairRun::End::ClientFailed:
-    case ToolPairRun::End::Interrupted:
-      result = StepResult::fail(
-          bin + " client ended with " + exit_fact(r.client_exit) + ": " + last_lines(r.client_err, r.client_out),
-          facts);
-      result.hints = hints_for(r, server, client, server_gid, client_gid);
-      break;
-  }
-  if (!r.stuck.empty()) {
-    result.facts["stuck"] = r.stuck.size();
-    result.hints.insert(result.hints.end(), r.stuck.begin(), r.stuck.end());
-  }
-  return result;
+  ToolPairWords words;
+  words.subject = bin;
+  words.quote_stalled = true;
+  words.stalled_hints = {
+      "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
+      "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`"};
+  words.failed_hints = hints_for(r, server, client, server_gid, client_gid);
+  words.done = [&](const nlohmann::json& all) {
+    if (!report)
+      return StepResult::fail(bin + " ended well but its output has no result: " + report.error().message, all);
+    StepResult result = StepResult::ok(all);
+    if (!report->uncalibrated.empty())
+      result.hints.push_back("perftest could not calibrate its cycle counter (\"" + report->uncalibrated +
+                             "\", common under software emulation) and printed 0 for every rate and time: only "
+                             "bytes and iterations are reported");
+    if (!report->local_gid.empty() && report->local_gid == report->remote_gid)
+      result.hints.push_back("both ends used GID " + report->local_gid +
+                             ": rdma_cm looped the traffic back inside one device and nothing crossed the wire "
+                             "(put the ends in two namespaces, kernel 7.3)");
+    return result;
+  };
+  return tool_pair_result(ctx, r, *window, std::move(facts), words);
 }
 
 void validate_perftest(const nlohmann::json& p, const KindSpec::Complaint& complain) {

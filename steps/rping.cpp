@@ -2,8 +2,8 @@
 // namespace when asked (steps/common/tool_pair.h runs them: the server first, the
 // client once it listens, both stopped before the step ends on every path).
 //
-//   [ip netns exec NS] rping -s -a SERVER -p PORT -C COUNT -S SIZE -v
-//   [ip netns exec NS] rping -c -a SERVER [-I CLIENT] -p PORT -C COUNT -S SIZE -v
+//   LC_ALL=C [ip netns exec NS] rping -s -a SERVER -p PORT -C COUNT -S SIZE -v
+//   LC_ALL=C [ip netns exec NS] rping -c -a SERVER [-I CLIENT] -p PORT -C COUNT -S SIZE -v
 //
 // Outcomes: the client's COUNT round trips done -> ok; still running at the
 // step's timeout -> timeout (killed: a connection request that gets no
@@ -13,8 +13,6 @@
 // `ping data` line each with -v), duration, how each tool ended, and the
 // counter deltas of every traffic step (steps/common/traffic.h). Changes nothing,
 // so it has no undo.
-
-#include <cmath>
 
 #include "base/strings.h"
 #include "engine/step.h"
@@ -40,7 +38,8 @@ int count_lines(const std::string& out, const std::string& prefix) {
   return n;
 }
 
-std::vector<std::string> argv_of(bool server, const Params& p) {
+std::vector<std::string> argv_of(const Params& p, ToolRole role) {
+  const bool server = role == ToolRole::Server;
   std::vector<std::string> a = {"rping", server ? "-s" : "-c", "-a", p.str("server")};
   if (!server && p.has("client")) a.insert(a.end(), {"-I", p.str("client")});
   a.insert(a.end(), {"-p", std::to_string(p.integer("port")), "-C", std::to_string(p.integer("count")), "-S",
@@ -87,10 +86,9 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
 
   ToolPairSpec spec;
   spec.name = "rping";
-  spec.server = {argv_of(true, params), server_ns, {}, "rping server on " + at};
-  spec.client = {argv_of(false, params), client_ns, {}, "rping client to " + at};
-  const auto port = static_cast<std::uint16_t>(params.integer("port"));
-  spec.ready = [&ctx, port] { return ctx.sys().rdma.cm_listening(port); };
+  spec.server = pair_tool(argv_of(params, ToolRole::Server), server_ns, "rping server on " + at);
+  spec.client = pair_tool(argv_of(params, ToolRole::Client), client_ns, "rping client to " + at);
+  spec.cm_port = static_cast<std::uint16_t>(params.integer("port"));
   spec.refused = [](const std::string& out, const std::string& err) {
     return count_lines(out, "ping data:") == 0 && contains(err, "RDMA_CM_EVENT_REJECTED");
   };
@@ -100,49 +98,20 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
   auto ran = run_tool_pair(ctx, spec);
   if (!ran) return StepResult::error(ran.error());
   const ToolPairRun& r = *ran;
-  if (r.end == ToolPairRun::End::Interrupted) return StepResult::error("interrupted");
 
   const int iterations = count_lines(r.client_out, "ping data:");
-  nlohmann::json facts = tool_pair_facts(r);
-  facts["changed"] = false;
-  facts["iterations"] = iterations;
-  facts["server_iterations"] = count_lines(r.server_out, "server ping data:");
-  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
-
-  StepResult result;
-  switch (r.end) {
-    case ToolPairRun::End::Done: result = StepResult::ok(facts); break;
-    case ToolPairRun::End::Deadline:
-      result = StepResult::timeout("the rping client was still running at the step's timeout after " +
-                                       std::to_string(iterations) + " of " + std::to_string(count) +
-                                       " round trips (stopped)",
-                                   facts);
-      result.hints.push_back(
-          iterations == 0
-              ? "a connection request without an answer is retried by the kernel for over a minute (78 s on 7.3): "
-                "UDP 4791 dropped on the way (a `block` on the input hook?)"
-              : "the round trips stalled: packets dropped mid-run (`block`, `netem`), or raise `timeout`");
-      break;
-    case ToolPairRun::End::ServerFailed:
-      result = StepResult::fail(
-          "the rping server ended with " + exit_fact(r.server_exit) + ": " + last_lines(r.server_err, r.server_out),
-          facts);
-      result.hints = hints_for(r, server);
-      break;
-    case ToolPairRun::End::ClientFailed:
-    case ToolPairRun::End::Interrupted:
-      result = StepResult::fail("the rping client ended with " + exit_fact(r.client_exit) + " after " +
-                                    std::to_string(iterations) + " of " + std::to_string(count) +
-                                    " round trips: " + last_lines(r.client_err, r.client_out),
-                                facts);
-      result.hints = hints_for(r, server);
-      break;
-  }
-  if (!r.stuck.empty()) {
-    result.facts["stuck"] = r.stuck.size();
-    result.hints.insert(result.hints.end(), r.stuck.begin(), r.stuck.end());
-  }
-  return result;
+  const nlohmann::json facts = {{"iterations", iterations},
+                                {"server_iterations", count_lines(r.server_out, "server ping data:")}};
+  ToolPairWords words;
+  words.subject = "the rping";
+  words.progress = " after " + std::to_string(iterations) + " of " + std::to_string(count) + " round trips";
+  words.stalled_hints = {
+      iterations == 0
+          ? "a connection request without an answer is retried by the kernel for over a minute (78 s on 7.3): "
+            "UDP 4791 dropped on the way (a `block` on the input hook?)"
+          : "the round trips stalled: packets dropped mid-run (`block`, `netem`), or raise `timeout`"};
+  words.failed_hints = hints_for(r, server);
+  return tool_pair_result(ctx, r, *window, facts, words);
 }
 
 }  // namespace

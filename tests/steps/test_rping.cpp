@@ -53,7 +53,7 @@ const char* kAcross =
 
 }  // namespace
 
-TEST_CASE("rping: server then client, each in its namespace, with count, size and port") {
+TEST_CASE("rping: server then client, each in its namespace, with count, size and port, LC_ALL=C") {
   Harness h;
   auto r = h.run(kAcross);
   REQUIRE(r.exit_code == 0);
@@ -66,6 +66,9 @@ TEST_CASE("rping: server then client, each in its namespace, with count, size an
   CHECK(client.argv == std::vector<std::string>{"rping", "-c", "-a", "10.10.0.1", "-I", "10.10.0.2", "-p", "7174", "-C",
                                                 "5", "-S", "64", "-v"});
   CHECK(client.netns == std::optional<std::string>("b"));
+  // Its output is parsed (round trips, refusals, hints): in the C locale.
+  CHECK(server.env.at("LC_ALL") == "C");
+  CHECK(client.env.at("LC_ALL") == "C");
   const auto& s = step_named(r, "r");
   CHECK(s.outcome == Outcome::Ok);
   CHECK(s.facts.at("iterations") == 5);
@@ -228,8 +231,8 @@ TEST_CASE("rping: parameters are checked at load time") {
 TEST_CASE("rping: the plan shows the two command lines a person would type") {
   Harness h;
   const std::string plan = h.plan(kAcross);
-  CHECK(contains(plan, "ip netns exec a rping -s -a 10.10.0.1 -p 7174 -C 5 -S 64 -v"));
-  CHECK(contains(plan, "ip netns exec b rping -c -a 10.10.0.1 -I 10.10.0.2 -p 7174 -C 5 -S 64 -v"));
+  CHECK(contains(plan, "LC_ALL=C ip netns exec a rping -s -a 10.10.0.1 -p 7174 -C 5 -S 64 -v"));
+  CHECK(contains(plan, "LC_ALL=C ip netns exec b rping -c -a 10.10.0.1 -I 10.10.0.2 -p 7174 -C 5 -S 64 -v"));
   // Without namespaces of its own a tool runs in the step's.
   const std::string in_step = h.plan("steps:\n  - rping: {server: 10.10.0.1}\n    netns: a\n");
   CHECK(contains(in_step, "ip netns exec a rping -c -a 10.10.0.1"));
