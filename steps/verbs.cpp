@@ -90,10 +90,6 @@ nlohmann::json facts_of(const sys::VerbsRequest& req, const sys::VerbsResult& r)
   return f;
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
 // Likely causes of a failure, from what ended it.
 std::vector<std::string> hints_for(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
   const std::string to = req.client.to.empty() ? req.server.addr : req.client.to;
@@ -112,10 +108,10 @@ std::vector<std::string> hints_for(const sys::VerbsRequest& req, const sys::Verb
             "for it, or no rxe device sits on the netdev the route leaves by"};
   if (c == "RDMA_CM_EVENT_ROUTE_ERROR")
     return {"no route to " + to + ": check the routes and rules of the client's namespace"};
-  if (starts_with(c, "modify QP"))
+  if (c.starts_with("modify QP"))
     return {"Failed to " + c + ": GID index, device/address mismatch, MTU (" + std::to_string(r.active_mtu) +
             " active), or the port not ACTIVE"};
-  if (starts_with(c, "IBV_WC"))
+  if (c.starts_with("IBV_WC"))
     return {
         "the peer stopped answering or refused the access: packets dropped (`block`, `netem`), its device went "
         "away, or a wrong rkey"};
