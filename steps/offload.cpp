@@ -24,6 +24,72 @@ namespace rxerun::steps {
 
 namespace {
 
+std::string on_off(bool on) {
+  return on ? "on" : "off";
+}
+
+using Features = std::map<std::string, sys::Feature>;
+
+// One name the user asked for and the kernel features behind it.
+struct Request {
+  std::string name;  // as written: gro, tso, rx-gro
+  bool on = false;
+  std::vector<std::string> members;  // kernel feature names
+};
+
+// The changeable members of a group, when it has any: those are what `ethtool
+// -K` acts on (tx-checksum-fcoe-crc stays off on a veth whatever `tx` says).
+std::vector<std::string> considered(const Request& r, const Features& f) {
+  std::vector<std::string> out;
+  for (const auto& m : r.members)
+    if (!f.at(m).fixed) out.push_back(m);
+  return out.empty() ? r.members : out;
+}
+
+// A name's value as `ethtool -k` shows a group: on when any member is on.
+std::string value_of(const Request& r, const Features& f) {
+  for (const auto& m : considered(r, f))
+    if (f.at(m).active) return "on";
+  return "off";
+}
+
+// Defined after the spec below, which names them.
+StepResult run_offload(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx);
+
+}  // namespace
+
+Kind offload_kind() {
+  KindSpec spec;
+  spec.name = "offload";
+  spec.needs = {Need::NetAdmin};
+  spec.summary = "Turn netdev offload features on or off (what `ethtool -K` does); undo restores the values found.";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
+  };
+  spec.extra = ParamSpec{.name = "FEATURE",
+                         .type = ParamType::OnOff,
+                         .help =
+                             "on or off for a feature: ethtool's names (gro, gso, tso, sg, rx, tx, lro, rxvlan, "
+                             "txvlan, ntuple, rxhash, or their long forms) or the kernel's (rx-gro, "
+                             "tx-tcp-segmentation, rx-gro-hw, ...)"};
+  spec.facts = {
+      {"NAME.before",
+       "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
+       "changeable features is)"},
+      {"NAME.after", "on or off: the feature after the step"},
+      {"changed", "whether the step changed any feature"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- veth: {name: vA, peer: vB}\n"
+      "- offload: {dev: vB, gro: off, gso: off, tso: off}\n"
+      "  expect: {gro.after: \"off\"}\n";
+  return Kind{std::move(spec), run_offload, undo_offload};
+}
+
+namespace {
+
 // ethtool's off_flag_def: the names `ethtool -K` takes for groups of kernel
 // features, with a pattern (at most one '*') of the features they stand for.
 struct Alias {
@@ -63,35 +129,6 @@ bool pattern_match(std::string_view name, std::string_view pattern) {
   const auto prefix = pattern.substr(0, star);
   const auto suffix = pattern.substr(star + 1);
   return name.size() >= prefix.size() + suffix.size() && name.starts_with(prefix) && name.ends_with(suffix);
-}
-
-std::string on_off(bool on) {
-  return on ? "on" : "off";
-}
-
-using Features = std::map<std::string, sys::Feature>;
-
-// One name the user asked for and the kernel features behind it.
-struct Request {
-  std::string name;  // as written: gro, tso, rx-gro
-  bool on = false;
-  std::vector<std::string> members;  // kernel feature names
-};
-
-// The changeable members of a group, when it has any: those are what `ethtool
-// -K` acts on (tx-checksum-fcoe-crc stays off on a veth whatever `tx` says).
-std::vector<std::string> considered(const Request& r, const Features& f) {
-  std::vector<std::string> out;
-  for (const auto& m : r.members)
-    if (!f.at(m).fixed) out.push_back(m);
-  return out.empty() ? r.members : out;
-}
-
-// A name's value as `ethtool -k` shows a group: on when any member is on.
-std::string value_of(const Request& r, const Features& f) {
-  for (const auto& m : considered(r, f))
-    if (f.at(m).active) return "on";
-  return "off";
 }
 
 Result<std::vector<Request>> resolve(const Params& params, const std::string& dev, const Features& features) {
@@ -291,34 +328,5 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
 }
 
 }  // namespace
-
-Kind offload_kind() {
-  KindSpec spec;
-  spec.name = "offload";
-  spec.needs = {Need::NetAdmin};
-  spec.summary = "Turn netdev offload features on or off (what `ethtool -K` does); undo restores the values found.";
-  spec.params = {
-      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
-  };
-  spec.extra = ParamSpec{.name = "FEATURE",
-                         .type = ParamType::OnOff,
-                         .help =
-                             "on or off for a feature: ethtool's names (gro, gso, tso, sg, rx, tx, lro, rxvlan, "
-                             "txvlan, ntuple, rxhash, or their long forms) or the kernel's (rx-gro, "
-                             "tx-tcp-segmentation, rx-gro-hw, ...)"};
-  spec.facts = {
-      {"NAME.before",
-       "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
-       "changeable features is)"},
-      {"NAME.after", "on or off: the feature after the step"},
-      {"changed", "whether the step changed any feature"},
-  };
-  spec.dynamic_facts = true;
-  spec.example =
-      "- veth: {name: vA, peer: vB}\n"
-      "- offload: {dev: vB, gro: off, gso: off, tso: off}\n"
-      "  expect: {gro.after: \"off\"}\n";
-  return Kind{std::move(spec), run_offload, undo_offload};
-}
 
 }  // namespace rxerun::steps

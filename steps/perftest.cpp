@@ -29,6 +29,118 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_perftest(const Params& params, StepContext& ctx);
+
+void validate_perftest(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  if (p.contains("iterations") && p.contains("duration"))
+    complain("duration", "'iterations' and 'duration' exclude each other (perftest -n or -D)");
+}
+
+}  // namespace
+
+Kind perftest_kind() {
+  KindSpec spec;
+  spec.name = "perftest";
+  spec.needs = {Need::RdmaRxe};
+  spec.summary =
+      "perftest (ib_write_bw, ib_read_lat, ...) between a server and a client, each in its own namespace when "
+      "asked; the result table as facts (LC_ALL=C), the GID index found rather than assumed.";
+  const ParamSpec netns{
+      .name = "netns", .type = ParamType::NetnsName, .help = "its network namespace (default: the step's)"};
+  spec.params = {
+      {.name = "test",
+       .type = ParamType::Enum,
+       .required = true,
+       .help = "the perftest program without `ib_`: write_bw runs ib_write_bw",
+       .choices = {"write_bw", "read_bw", "send_bw", "write_lat", "read_lat", "send_lat"}},
+      {.name = "server",
+       .type = ParamType::Object,
+       .required = true,
+       .help = "the server",
+       .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"}, netns}},
+      {.name = "client",
+       .type = ParamType::Object,
+       .required = true,
+       .help = "the client",
+       .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"},
+                  {.name = "to", .type = ParamType::Address, .required = true, .help = "the server's address"},
+                  netns}},
+      {.name = "gid_index",
+       .type = ParamType::Int,
+       .help = "the GID index of both ends (-x); default: per device, the RoCE v2 entry of its IPv4 address (the "
+               "server's: the one of client.to)",
+       .min = 0,
+       .max = 255},
+      {.name = "rdma_cm",
+       .type = ParamType::Bool,
+       .default_value = false,
+       .help = "connect with rdma_cm (-R) instead of swapping queue pair data over TCP"},
+      {.name = "size",
+       .type = ParamType::Int,
+       .help = "message size in bytes (-s; perftest's default: 65536 for bw, 2 for lat)",
+       .min = 1,
+       .max = 8 * 1024 * 1024},
+      {.name = "iterations",
+       .type = ParamType::Int,
+       .help = "iterations (-n; perftest's default: 5000 for bw, 1000 for lat)",
+       .min = 5,
+       .max = 100'000'000},
+      {.name = "duration",
+       .type = ParamType::Duration,
+       .help = "run for this long instead of a count (-D, whole seconds)"},
+      {.name = "mtu",
+       .type = ParamType::Enum,
+       .help = "the IB MTU (-m; default: the port's active MTU)",
+       .choices = {"256", "512", "1024", "2048", "4096"}},
+      {.name = "port",
+       .type = ParamType::Int,
+       .default_value = 18515,
+       .help = "the TCP or rdma_cm port (-p)",
+       .min = 1,
+       .max = 65535},
+  };
+  spec.facts = {
+      {"test", "the test run: write_bw, ..."},
+      {"bytes", "message size of the result row"},
+      {"iterations", "iterations of the result row"},
+      {"bw_peak_mib_s", "bw tests: peak bandwidth, MiB/s (perftest's MB/sec, which is 2^20 bytes)"},
+      {"bw_avg_mib_s", "bw tests: average bandwidth, MiB/s"},
+      {"msg_rate_mpps", "bw tests: message rate, millions per second"},
+      {"lat_min_us", "lat tests: the fastest iteration, microseconds"},
+      {"lat_max_us", "lat tests: the slowest"},
+      {"lat_typical_us", "lat tests: the typical (median)"},
+      {"lat_avg_us", "lat tests: the mean"},
+      {"lat_stdev_us", "lat tests: the standard deviation"},
+      {"lat_p99_us", "lat tests: the 99th percentile"},
+      {"lat_p999_us", "lat tests: the 99.9th percentile"},
+      {"clock_calibrated",
+       "false when perftest could not calibrate its cycle counter (under software emulation): it printed 0 for "
+       "every rate and time, so only bytes and iterations are reported"},
+      {"local_gid", "the client's GID, from perftest's banner"},
+      {"remote_gid", "the server's GID, from the banner; equal to local_gid: looped back inside one device"},
+      {"server_gid_index", "the GID index the server used (-x)"},
+      {"client_gid_index", "the GID index the client used (-x)"},
+  };
+  for (auto& f : tool_pair_fact_specs()) spec.facts.push_back(std::move(f));
+  spec.dynamic_facts = true;
+  spec.example =
+      "- name: write-bw\n"
+      "  perftest:\n"
+      "    test: write_bw\n"
+      "    server: {dev: rxe0, netns: a}\n"
+      "    client: {dev: rxe1, to: 10.10.0.1, netns: b}\n"
+      "    rdma_cm: true\n"
+      "    size: 4096\n"
+      "    iterations: 2000\n"
+      "  expect: {bw_avg_mib_s: \"> 0\", rxe1.sent_pkts: \"> 0\"}\n";
+  spec.default_timeout = Duration{60'000};
+  spec.validate = validate_perftest;
+  return Kind{std::move(spec), run_perftest, {}};
+}
+
+namespace {
+
 constexpr unsigned kPort = 1;  // rxe devices have one port
 
 struct Side {
@@ -198,111 +310,6 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   return tool_pair_result(ctx, r, *window, std::move(facts), words);
 }
 
-void validate_perftest(const nlohmann::json& p, const KindSpec::Complaint& complain) {
-  if (p.contains("iterations") && p.contains("duration"))
-    complain("duration", "'iterations' and 'duration' exclude each other (perftest -n or -D)");
-}
-
 }  // namespace
-
-Kind perftest_kind() {
-  KindSpec spec;
-  spec.name = "perftest";
-  spec.needs = {Need::RdmaRxe};
-  spec.summary =
-      "perftest (ib_write_bw, ib_read_lat, ...) between a server and a client, each in its own namespace when "
-      "asked; the result table as facts (LC_ALL=C), the GID index found rather than assumed.";
-  const ParamSpec netns{
-      .name = "netns", .type = ParamType::NetnsName, .help = "its network namespace (default: the step's)"};
-  spec.params = {
-      {.name = "test",
-       .type = ParamType::Enum,
-       .required = true,
-       .help = "the perftest program without `ib_`: write_bw runs ib_write_bw",
-       .choices = {"write_bw", "read_bw", "send_bw", "write_lat", "read_lat", "send_lat"}},
-      {.name = "server",
-       .type = ParamType::Object,
-       .required = true,
-       .help = "the server",
-       .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"}, netns}},
-      {.name = "client",
-       .type = ParamType::Object,
-       .required = true,
-       .help = "the client",
-       .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"},
-                  {.name = "to", .type = ParamType::Address, .required = true, .help = "the server's address"},
-                  netns}},
-      {.name = "gid_index",
-       .type = ParamType::Int,
-       .help = "the GID index of both ends (-x); default: per device, the RoCE v2 entry of its IPv4 address (the "
-               "server's: the one of client.to)",
-       .min = 0,
-       .max = 255},
-      {.name = "rdma_cm",
-       .type = ParamType::Bool,
-       .default_value = false,
-       .help = "connect with rdma_cm (-R) instead of swapping queue pair data over TCP"},
-      {.name = "size",
-       .type = ParamType::Int,
-       .help = "message size in bytes (-s; perftest's default: 65536 for bw, 2 for lat)",
-       .min = 1,
-       .max = 8 * 1024 * 1024},
-      {.name = "iterations",
-       .type = ParamType::Int,
-       .help = "iterations (-n; perftest's default: 5000 for bw, 1000 for lat)",
-       .min = 5,
-       .max = 100'000'000},
-      {.name = "duration",
-       .type = ParamType::Duration,
-       .help = "run for this long instead of a count (-D, whole seconds)"},
-      {.name = "mtu",
-       .type = ParamType::Enum,
-       .help = "the IB MTU (-m; default: the port's active MTU)",
-       .choices = {"256", "512", "1024", "2048", "4096"}},
-      {.name = "port",
-       .type = ParamType::Int,
-       .default_value = 18515,
-       .help = "the TCP or rdma_cm port (-p)",
-       .min = 1,
-       .max = 65535},
-  };
-  spec.facts = {
-      {"test", "the test run: write_bw, ..."},
-      {"bytes", "message size of the result row"},
-      {"iterations", "iterations of the result row"},
-      {"bw_peak_mib_s", "bw tests: peak bandwidth, MiB/s (perftest's MB/sec, which is 2^20 bytes)"},
-      {"bw_avg_mib_s", "bw tests: average bandwidth, MiB/s"},
-      {"msg_rate_mpps", "bw tests: message rate, millions per second"},
-      {"lat_min_us", "lat tests: the fastest iteration, microseconds"},
-      {"lat_max_us", "lat tests: the slowest"},
-      {"lat_typical_us", "lat tests: the typical (median)"},
-      {"lat_avg_us", "lat tests: the mean"},
-      {"lat_stdev_us", "lat tests: the standard deviation"},
-      {"lat_p99_us", "lat tests: the 99th percentile"},
-      {"lat_p999_us", "lat tests: the 99.9th percentile"},
-      {"clock_calibrated",
-       "false when perftest could not calibrate its cycle counter (under software emulation): it printed 0 for "
-       "every rate and time, so only bytes and iterations are reported"},
-      {"local_gid", "the client's GID, from perftest's banner"},
-      {"remote_gid", "the server's GID, from the banner; equal to local_gid: looped back inside one device"},
-      {"server_gid_index", "the GID index the server used (-x)"},
-      {"client_gid_index", "the GID index the client used (-x)"},
-  };
-  for (auto& f : tool_pair_fact_specs()) spec.facts.push_back(std::move(f));
-  spec.dynamic_facts = true;
-  spec.example =
-      "- name: write-bw\n"
-      "  perftest:\n"
-      "    test: write_bw\n"
-      "    server: {dev: rxe0, netns: a}\n"
-      "    client: {dev: rxe1, to: 10.10.0.1, netns: b}\n"
-      "    rdma_cm: true\n"
-      "    size: 4096\n"
-      "    iterations: 2000\n"
-      "  expect: {bw_avg_mib_s: \"> 0\", rxe1.sent_pkts: \"> 0\"}\n";
-  spec.default_timeout = Duration{60'000};
-  spec.validate = validate_perftest;
-  return Kind{std::move(spec), run_perftest, {}};
-}
 
 }  // namespace rxerun::steps

@@ -24,6 +24,71 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_rping(const Params& params, StepContext& ctx);
+
+}  // namespace
+
+Kind rping_kind() {
+  KindSpec spec;
+  spec.name = "rping";
+  spec.needs = {Need::RdmaRxe};
+  spec.summary =
+      "rdmacm-utils' rping: a server and a client (each in its own namespace when asked), COUNT round trips over "
+      "rdma_cm; a stalled client is `timeout`, a refused or unreachable one `fail`.";
+  spec.params = {
+      {.name = "server",
+       .type = ParamType::Address,
+       .required = true,
+       .help = "the address the server binds and the client connects to (rping -a)"},
+      {.name = "client",
+       .type = ParamType::Address,
+       .help = "the client's source address (rping -I; default: the route's)"},
+      {.name = "server_netns",
+       .type = ParamType::NetnsName,
+       .help = "the server's network namespace (default: the step's)"},
+      {.name = "client_netns",
+       .type = ParamType::NetnsName,
+       .help = "the client's network namespace (default: the step's)"},
+      {.name = "count",
+       .type = ParamType::Int,
+       .default_value = 5,
+       .help = "round trips (rping -C)",
+       .min = 1,
+       .max = 1'000'000},
+      {.name = "size",
+       .type = ParamType::Int,
+       .default_value = 64,
+       .help = "bytes per ping (rping -S: 23 to 65536)",
+       .min = 23,
+       .max = 65536},
+      {.name = "port",
+       .type = ParamType::Int,
+       .default_value = 7174,
+       .help = "the rdma_cm port (rping -p)",
+       .min = 1,
+       .max = 65535},
+  };
+  spec.facts = {
+      {"iterations", "round trips the client completed (its `ping data` lines)"},
+      {"server_iterations", "round trips the server saw"},
+  };
+  for (auto& f : tool_pair_fact_specs()) spec.facts.push_back(std::move(f));
+  spec.dynamic_facts = true;
+  spec.example =
+      "- name: rping\n"
+      "  rping: {server: 10.10.0.1, server_netns: a, client: 10.10.0.2, client_netns: b, count: 10}\n"
+      "  expect: {iterations: 10, rxe1.sent_pkts: \"> 0\", vB.tx_packets: \"> 0\"}\n"
+      "- name: blocked\n"
+      "  rping: {server: 10.10.0.1, server_netns: a, client_netns: b}\n"
+      "  timeout: 10s\n"
+      "  expect: timeout\n";
+  spec.default_timeout = Duration{30'000};
+  return Kind{std::move(spec), run_rping, {}};
+}
+
+namespace {
+
 // rping -v prints "ping data: rdma-ping-N: ..." per round trip on the
 // client, "server ping data: ..." on the server.
 int count_lines(const std::string& out, const std::string& prefix) {
@@ -115,63 +180,5 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
 }
 
 }  // namespace
-
-Kind rping_kind() {
-  KindSpec spec;
-  spec.name = "rping";
-  spec.needs = {Need::RdmaRxe};
-  spec.summary =
-      "rdmacm-utils' rping: a server and a client (each in its own namespace when asked), COUNT round trips over "
-      "rdma_cm; a stalled client is `timeout`, a refused or unreachable one `fail`.";
-  spec.params = {
-      {.name = "server",
-       .type = ParamType::Address,
-       .required = true,
-       .help = "the address the server binds and the client connects to (rping -a)"},
-      {.name = "client",
-       .type = ParamType::Address,
-       .help = "the client's source address (rping -I; default: the route's)"},
-      {.name = "server_netns",
-       .type = ParamType::NetnsName,
-       .help = "the server's network namespace (default: the step's)"},
-      {.name = "client_netns",
-       .type = ParamType::NetnsName,
-       .help = "the client's network namespace (default: the step's)"},
-      {.name = "count",
-       .type = ParamType::Int,
-       .default_value = 5,
-       .help = "round trips (rping -C)",
-       .min = 1,
-       .max = 1'000'000},
-      {.name = "size",
-       .type = ParamType::Int,
-       .default_value = 64,
-       .help = "bytes per ping (rping -S: 23 to 65536)",
-       .min = 23,
-       .max = 65536},
-      {.name = "port",
-       .type = ParamType::Int,
-       .default_value = 7174,
-       .help = "the rdma_cm port (rping -p)",
-       .min = 1,
-       .max = 65535},
-  };
-  spec.facts = {
-      {"iterations", "round trips the client completed (its `ping data` lines)"},
-      {"server_iterations", "round trips the server saw"},
-  };
-  for (auto& f : tool_pair_fact_specs()) spec.facts.push_back(std::move(f));
-  spec.dynamic_facts = true;
-  spec.example =
-      "- name: rping\n"
-      "  rping: {server: 10.10.0.1, server_netns: a, client: 10.10.0.2, client_netns: b, count: 10}\n"
-      "  expect: {iterations: 10, rxe1.sent_pkts: \"> 0\", vB.tx_packets: \"> 0\"}\n"
-      "- name: blocked\n"
-      "  rping: {server: 10.10.0.1, server_netns: a, client_netns: b}\n"
-      "  timeout: 10s\n"
-      "  expect: timeout\n";
-  spec.default_timeout = Duration{30'000};
-  return Kind{std::move(spec), run_rping, {}};
-}
 
 }  // namespace rxerun::steps

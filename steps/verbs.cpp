@@ -27,8 +27,131 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_verbs(const Params& params, StepContext& ctx);
+
 // rxe's largest message (max_msg_sz); each size is one message.
 constexpr long long kMaxSize = 8 * 1024 * 1024;
+
+void validate_verbs(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  const bool self = p.contains("mode") && p.at("mode") == "self";
+  if (self) {
+    if (!p.contains("dev")) complain("", "mode self needs 'dev': the RDMA device whose two queue pairs talk");
+    for (const char* k : {"server", "client"})
+      if (p.contains(k)) complain(k, std::string("'") + k + "' is for mode cm; mode self uses 'dev' (and 'addr')");
+  } else {
+    for (const char* k : {"dev", "addr"})
+      if (p.contains(k)) complain(k, std::string("'") + k + "' is for mode self; mode cm uses 'server' and 'client'");
+    const bool has_server = p.contains("server");
+    const bool has_to = p.contains("client") && p.at("client").is_object() && p.at("client").contains("to");
+    if (!has_server && !has_to)
+      complain("",
+               "mode cm needs 'server: {addr: ...}' (where rxerun listens), or 'client: {to: ...}' to connect "
+               "where nothing of rxerun's listens");
+  }
+  for (const char* k : {"ops", "sizes"})
+    if (p.contains(k) && p.at(k).is_array() && p.at(k).empty()) complain(k, std::string("'") + k + "' is empty");
+}
+
+}  // namespace
+
+Kind verbs_kind() {
+  KindSpec spec;
+  spec.name = "verbs";
+  spec.needs = {Need::RdmaRxe};
+  spec.summary =
+      "A native RDMA check (librdmacm + libibverbs): connect, SEND/RECV, RDMA WRITE and READ of a pattern verified "
+      "byte for byte, latency and bandwidth per size; or two queue pairs on one device (mode self).";
+  const ParamSpec netns{
+      .name = "netns", .type = ParamType::NetnsName, .help = "its network namespace (default: the step's)"};
+  spec.params = {
+      {.name = "mode",
+       .type = ParamType::Enum,
+       .default_value = "cm",
+       .help = "cm: a server and a client connected by rdma_cm; self: two queue pairs on one device, connected by hand",
+       .choices = {"cm", "self"}},
+      {.name = "server",
+       .type = ParamType::Object,
+       .help = "cm: where rxerun's server listens",
+       .fields = {{.name = "addr", .type = ParamType::Address, .required = true, .help = "the address it listens on"},
+                  netns}},
+      {.name = "client",
+       .type = ParamType::Object,
+       .help = "cm: the client",
+       .fields = {{.name = "addr", .type = ParamType::Address, .help = "its source address (default: the route's)"},
+                  netns,
+                  {.name = "to",
+                   .type = ParamType::Address,
+                   .help = "where it connects (default: the server's address); without a server nothing of "
+                           "rxerun's listens there"}}},
+      {.name = "port",
+       .type = ParamType::Int,
+       .default_value = 18515,
+       .help = "cm: the rdma_cm port",
+       .min = 1,
+       .max = 65535},
+      {.name = "dev", .type = ParamType::IfName, .help = "self: the RDMA device (rxe0)"},
+      {.name = "addr",
+       .type = ParamType::Address,
+       .help =
+           "self: the address whose GID the queue pairs use (default: the device's first IPv4-mapped RoCE v2 entry)"},
+      {.name = "ops",
+       .type = ParamType::List,
+       .default_value = nlohmann::json::array({"send", "write", "read"}),
+       .help = "the operations to verify, in this order whatever the list's: send, write, read",
+       .fields =
+           {{.name = "op", .type = ParamType::Enum, .help = "an operation", .choices = {"send", "write", "read"}}}},
+      {.name = "sizes",
+       .type = ParamType::List,
+       .default_value = nlohmann::json::array({4096}),
+       .help = "message sizes in bytes, each verified and measured",
+       .fields = {{.name = "size",
+                   .type = ParamType::Int,
+                   .help = "bytes: 1 to 8 MiB (rxe's largest message)",
+                   .min = 1,
+                   .max = kMaxSize}}},
+      {.name = "iterations",
+       .type = ParamType::Int,
+       .default_value = 100,
+       .help = "per size: round trips for latency and RDMA WRITEs for bandwidth; 0 verifies only",
+       .min = 0,
+       .max = 10'000'000},
+  };
+  spec.facts = {
+      {"mode", "cm or self"},
+      {"ops_done", "the operations verified for every size, in order: send,write,read"},
+      {"bytes_verified", "bytes compared with the pattern where they landed, all operations and sizes"},
+      {"server_device", "the RDMA device the server's queue pair ran on (self: the device)"},
+      {"client_device", "the RDMA device the client's queue pair ran on; the same as the server's: looped back"},
+      {"local_gid", "the client's GID (self: the GID both queue pairs use)"},
+      {"remote_gid", "the server's GID, as the client's route has it"},
+      {"gid_index", "self: the GID table index used, looked up for the address"},
+      {"active_mtu", "the port's active MTU in bytes"},
+      {"lat_min_us_SIZE", "latency at SIZE bytes: the fastest half round trip (SEND ping-pong), microseconds"},
+      {"lat_avg_us_SIZE", "latency at SIZE bytes: the mean half round trip, microseconds"},
+      {"lat_p99_us_SIZE", "latency at SIZE bytes: the 99th percentile half round trip, microseconds"},
+      {"bw_mib_SIZE", "bandwidth at SIZE bytes: RDMA WRITEs streamed, MiB/s"},
+      {"stage", "on failure: what it was doing (connect, write 4096, ...)"},
+      {"cause", "on failure: the rdma_cm event, completion status or check that ended it"},
+      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- name: across\n"
+      "  verbs:\n"
+      "    server: {addr: 10.10.0.1, netns: a}\n"
+      "    client: {addr: 10.10.0.2, netns: b}\n"
+      "    ops: [send, write, read]\n"
+      "    sizes: [64, 4096, 65536]\n"
+      "  expect: {ops_done: \"send,write,read\", rxe1.sent_pkts: \"> 0\"}\n"
+      "- name: loopback\n"
+      "  verbs: {mode: self, dev: rxe0, ops: [write]}\n";
+  spec.default_timeout = Duration{60'000};
+  spec.validate = validate_verbs;
+  return Kind{std::move(spec), run_verbs, {}};
+}
+
+namespace {
 
 sys::VerbsEndpoint endpoint(const Params& p, const char* key) {
   sys::VerbsEndpoint e;
@@ -161,122 +284,6 @@ StepResult run_verbs(const Params& params, StepContext& ctx) {
   return f;
 }
 
-void validate_verbs(const nlohmann::json& p, const KindSpec::Complaint& complain) {
-  const bool self = p.contains("mode") && p.at("mode") == "self";
-  if (self) {
-    if (!p.contains("dev")) complain("", "mode self needs 'dev': the RDMA device whose two queue pairs talk");
-    for (const char* k : {"server", "client"})
-      if (p.contains(k)) complain(k, std::string("'") + k + "' is for mode cm; mode self uses 'dev' (and 'addr')");
-  } else {
-    for (const char* k : {"dev", "addr"})
-      if (p.contains(k)) complain(k, std::string("'") + k + "' is for mode self; mode cm uses 'server' and 'client'");
-    const bool has_server = p.contains("server");
-    const bool has_to = p.contains("client") && p.at("client").is_object() && p.at("client").contains("to");
-    if (!has_server && !has_to)
-      complain("",
-               "mode cm needs 'server: {addr: ...}' (where rxerun listens), or 'client: {to: ...}' to connect "
-               "where nothing of rxerun's listens");
-  }
-  for (const char* k : {"ops", "sizes"})
-    if (p.contains(k) && p.at(k).is_array() && p.at(k).empty()) complain(k, std::string("'") + k + "' is empty");
-}
-
 }  // namespace
-
-Kind verbs_kind() {
-  KindSpec spec;
-  spec.name = "verbs";
-  spec.needs = {Need::RdmaRxe};
-  spec.summary =
-      "A native RDMA check (librdmacm + libibverbs): connect, SEND/RECV, RDMA WRITE and READ of a pattern verified "
-      "byte for byte, latency and bandwidth per size; or two queue pairs on one device (mode self).";
-  const ParamSpec netns{
-      .name = "netns", .type = ParamType::NetnsName, .help = "its network namespace (default: the step's)"};
-  spec.params = {
-      {.name = "mode",
-       .type = ParamType::Enum,
-       .default_value = "cm",
-       .help = "cm: a server and a client connected by rdma_cm; self: two queue pairs on one device, connected by hand",
-       .choices = {"cm", "self"}},
-      {.name = "server",
-       .type = ParamType::Object,
-       .help = "cm: where rxerun's server listens",
-       .fields = {{.name = "addr", .type = ParamType::Address, .required = true, .help = "the address it listens on"},
-                  netns}},
-      {.name = "client",
-       .type = ParamType::Object,
-       .help = "cm: the client",
-       .fields = {{.name = "addr", .type = ParamType::Address, .help = "its source address (default: the route's)"},
-                  netns,
-                  {.name = "to",
-                   .type = ParamType::Address,
-                   .help = "where it connects (default: the server's address); without a server nothing of "
-                           "rxerun's listens there"}}},
-      {.name = "port",
-       .type = ParamType::Int,
-       .default_value = 18515,
-       .help = "cm: the rdma_cm port",
-       .min = 1,
-       .max = 65535},
-      {.name = "dev", .type = ParamType::IfName, .help = "self: the RDMA device (rxe0)"},
-      {.name = "addr",
-       .type = ParamType::Address,
-       .help =
-           "self: the address whose GID the queue pairs use (default: the device's first IPv4-mapped RoCE v2 entry)"},
-      {.name = "ops",
-       .type = ParamType::List,
-       .default_value = nlohmann::json::array({"send", "write", "read"}),
-       .help = "the operations to verify, in this order whatever the list's: send, write, read",
-       .fields =
-           {{.name = "op", .type = ParamType::Enum, .help = "an operation", .choices = {"send", "write", "read"}}}},
-      {.name = "sizes",
-       .type = ParamType::List,
-       .default_value = nlohmann::json::array({4096}),
-       .help = "message sizes in bytes, each verified and measured",
-       .fields = {{.name = "size",
-                   .type = ParamType::Int,
-                   .help = "bytes: 1 to 8 MiB (rxe's largest message)",
-                   .min = 1,
-                   .max = kMaxSize}}},
-      {.name = "iterations",
-       .type = ParamType::Int,
-       .default_value = 100,
-       .help = "per size: round trips for latency and RDMA WRITEs for bandwidth; 0 verifies only",
-       .min = 0,
-       .max = 10'000'000},
-  };
-  spec.facts = {
-      {"mode", "cm or self"},
-      {"ops_done", "the operations verified for every size, in order: send,write,read"},
-      {"bytes_verified", "bytes compared with the pattern where they landed, all operations and sizes"},
-      {"server_device", "the RDMA device the server's queue pair ran on (self: the device)"},
-      {"client_device", "the RDMA device the client's queue pair ran on; the same as the server's: looped back"},
-      {"local_gid", "the client's GID (self: the GID both queue pairs use)"},
-      {"remote_gid", "the server's GID, as the client's route has it"},
-      {"gid_index", "self: the GID table index used, looked up for the address"},
-      {"active_mtu", "the port's active MTU in bytes"},
-      {"lat_min_us_SIZE", "latency at SIZE bytes: the fastest half round trip (SEND ping-pong), microseconds"},
-      {"lat_avg_us_SIZE", "latency at SIZE bytes: the mean half round trip, microseconds"},
-      {"lat_p99_us_SIZE", "latency at SIZE bytes: the 99th percentile half round trip, microseconds"},
-      {"bw_mib_SIZE", "bandwidth at SIZE bytes: RDMA WRITEs streamed, MiB/s"},
-      {"stage", "on failure: what it was doing (connect, write 4096, ...)"},
-      {"cause", "on failure: the rdma_cm event, completion status or check that ended it"},
-      {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
-  };
-  spec.dynamic_facts = true;
-  spec.example =
-      "- name: across\n"
-      "  verbs:\n"
-      "    server: {addr: 10.10.0.1, netns: a}\n"
-      "    client: {addr: 10.10.0.2, netns: b}\n"
-      "    ops: [send, write, read]\n"
-      "    sizes: [64, 4096, 65536]\n"
-      "  expect: {ops_done: \"send,write,read\", rxe1.sent_pkts: \"> 0\"}\n"
-      "- name: loopback\n"
-      "  verbs: {mode: self, dev: rxe0, ops: [write]}\n";
-  spec.default_timeout = Duration{60'000};
-  spec.validate = validate_verbs;
-  return Kind{std::move(spec), run_verbs, {}};
-}
 
 }  // namespace rxerun::steps
