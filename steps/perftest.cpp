@@ -214,7 +214,7 @@ bool refused(const std::string& out, const std::string& err) {
 
 std::vector<std::string> hints_for(const ToolPairRun& r, const Side& server, const Side& client, unsigned server_gid,
                                    unsigned client_gid) {
-  const std::string all = r.client_err + r.client_out + r.server_err + r.server_out;
+  const std::string all = r.output();
   if (contains(all, "to RTR") || contains(all, "to RTS") || contains(all, "Unable to Connect the HCA"))
     return {"likely causes: the GID index (server " + std::to_string(server_gid) + ", client " +
             std::to_string(client_gid) + "), a device/address mismatch (" + client.dev +
@@ -222,13 +222,8 @@ std::vector<std::string> hints_for(const ToolPairRun& r, const Side& server, con
             " leaves from: two addresses in one namespace "
             "need rdma_cm or the forced wire), the MTU, or the start order"};
   if (contains(all, "Couldn't connect to") || contains(all, "blka 8"))
-    return {"nothing listened at " + client.to + " when the client connected: the server (" + server.dev +
-            ") ended early, or another address or port"};
-  if (contains(all, "blka 7") || contains(all, "UNREACHABLE"))
-    return {
-        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), or "
-        "no rxe device over the netdev that holds " +
-        client.to};
+    return {nobody_listened_hint(client.to, "the server (" + server.dev + ")")};
+  if (contains(all, "blka 7") || contains(all, "UNREACHABLE")) return {unanswered_hint(client.to)};
   if (contains(all, "Unable to find the Infiniband/RoCE device") || contains(all, "Did not detect devices"))
     return {"no such RDMA device (" + server.dev + ", " + client.dev +
             ") visible: add it with an rxe step; "

@@ -119,22 +119,15 @@ std::optional<std::string> netns_of(const Params& p, const char* key) {
 
 // Likely causes, from what the tools wrote.
 std::vector<std::string> hints_for(const ToolPairRun& r, const std::string& server) {
-  const std::string all = r.client_err + r.client_out + r.server_err + r.server_out;
+  const std::string all = r.output();
   if (contains(all, "rdma_bind_addr"))
     return {"the server cannot bind " + server +
             ": no such address in its namespace (server_netns?) or no rxe "
             "device on the netdev that holds it"};
   if (contains(all, "No RDMA devices"))
     return {"no RDMA device is visible: add one with an rxe step; libibverbs needs ibverbs-providers' rxe.driver"};
-  if (contains(all, "REJECTED"))
-    return {"nothing listened at " + server +
-            " when the client connected: the server ended early, or another "
-            "address or port"};
-  if (contains(all, "UNREACHABLE"))
-    return {
-        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), or "
-        "no rxe device over the netdev that holds " +
-        server};
+  if (contains(all, "REJECTED")) return {nobody_listened_hint(server, "the server")};
+  if (contains(all, "UNREACHABLE")) return {unanswered_hint(server)};
   if (contains(all, "ADDR_ERROR") || contains(all, "rdma_resolve_addr") || contains(all, "ROUTE_ERROR"))
     return {"the address did not resolve: no route to " + server +
             " from the client's namespace, nobody answers "

@@ -220,11 +220,7 @@ std::vector<std::string> hints_for(const sys::VerbsRequest& req, const sys::Verb
   if (c == "RDMA_CM_EVENT_REJECTED")
     return {"nothing listens on " + to + " port " + std::to_string(req.port) +
             " (no server, another port), or the server refused the request"};
-  if (c == "RDMA_CM_EVENT_UNREACHABLE")
-    return {
-        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), "
-        "or no rxe device over the netdev that holds " +
-        to};
+  if (c == "RDMA_CM_EVENT_UNREACHABLE") return {unanswered_hint(to)};
   if (c == "RDMA_CM_EVENT_ADDR_ERROR" || c == "rdma_resolve_addr")
     return {"the address did not resolve: no route to " + to +
             " from the client's namespace, nobody answers ARP "

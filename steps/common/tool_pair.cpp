@@ -39,6 +39,11 @@ std::string last_lines(const std::string& err, const std::string& out, int n) {
   return join(lines, " / ");
 }
 
+std::string nobody_listened_hint(const std::string& address, const std::string& server) {
+  return "nothing listened at " + address + " when the client connected: " + server +
+         " ended early, or another address or port";
+}
+
 std::string exit_fact(const std::optional<sys::ExitStatus>& s) {
   return s ? s->describe() : "stuck";
 }

@@ -67,6 +67,9 @@ struct ToolPairRun {
   std::optional<Duration> server_ready;  // from the server's start until the probe saw it listen
   Duration client_time{0};         // from the first client's start to the last one's end
   std::vector<std::string> stuck;  // one line per tool that did not die
+
+  // All that the two tools wrote, for the hints to search.
+  std::string output() const { return client_err + client_out + server_err + server_out; }
 };
 
 // An Error only when a tool could not be started at all (not installed, no
@@ -76,6 +79,10 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec);
 // The last `n` non-empty lines of a tool's stderr (else its stdout), joined
 // with " / ": what a failure message quotes.
 std::string last_lines(const std::string& err, const std::string& out, int n = 3);
+
+// The hint for a client refused at `address`: `server` ("the server",
+// "the server (rxe0)") ended early, or the client asked elsewhere.
+std::string nobody_listened_hint(const std::string& address, const std::string& server);
 
 // "exit 0", "killed by SIGTERM", "stuck": a tool's end as a fact.
 std::string exit_fact(const std::optional<sys::ExitStatus>& s);
