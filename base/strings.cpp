@@ -27,4 +27,23 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string_view trim(std::string_view text, std::string_view chars) {
+  const std::size_t first = text.find_first_not_of(chars);
+  if (first == std::string_view::npos) return text.substr(text.size());
+  return text.substr(first, text.find_last_not_of(chars) - first + 1);
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
 }  // namespace rxerun

@@ -16,4 +16,23 @@ std::string shell_quote(std::string_view word);
 // The argv as one command line, each word quoted by shell_quote().
 std::string shell_join(const std::vector<std::string>& argv);
 
+// ASCII white space, as isspace() in the C locale: what trim() takes off by
+// default.
+inline constexpr std::string_view kWhiteSpace = " \t\n\r\v\f";
+// Spaces and tabs only: for text where a line break is not padding but an
+// error the caller reports (a name inside {{ }}, a matcher).
+inline constexpr std::string_view kBlanks = " \t";
+
+// `text` without the characters of `chars` at its start and end: the blanks a
+// file, a tool or a person wrote around a value are not part of it. A view
+// into `text`, so it must not outlive it.
+std::string_view trim(std::string_view text, std::string_view chars = kWhiteSpace);
+
+// The parts with `separator` between each two ("a, b, c"); an empty part
+// still gets its separators, so that the count of parts shows.
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+// Whether `part` occurs in `text` (std::string::contains is C++23).
+bool contains(std::string_view text, std::string_view part);
+
 }  // namespace rxerun

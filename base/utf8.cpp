@@ -2,32 +2,33 @@
 
 namespace rxerun {
 
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned min = 0;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    min = 0x80;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    min = 0x800;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    min = 0x10000;
+Utf8Char decode_utf8(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return {lead, 1};
+  std::size_t length = 0;
+  char32_t min = 0;  // below it the sequence is overlong: a shorter one says the same
+  char32_t cp = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    length = 2, min = 0x80, cp = lead & 0x1F;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, min = 0x800, cp = lead & 0x0F;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4, min = 0x10000, cp = lead & 0x07;
   } else {
-    return 0;
+    return {};
   }
-  if (i + n > text.size()) return 0;
-  unsigned cp = c & (0x7F >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
+  if (i + length > text.size()) return {};
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return {};
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
   }
-  if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
-  return n;
+  if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return {};
+  return {cp, length};
+}
+
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  return decode_utf8(text, i).length;
 }
 
 std::optional<std::size_t> first_invalid_utf8(std::string_view text) {

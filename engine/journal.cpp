@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "base/fd.h"
+#include "base/strings.h"
 
 namespace rxerun {
 
@@ -119,7 +120,7 @@ std::optional<long> seq_of(const nlohmann::json& v) {
 // A file in the state directory, opened relative to it and never through a
 // symbolic link; O_NONBLOCK so that a FIFO planted there cannot hang the
 // open (it is refused below; on regular files the flag does nothing).
-Result<int> open_in_dir(int dir_fd, const std::string& dir, const std::string& name, int flags) {
+Result<UniqueFd> open_in_dir(int dir_fd, const std::string& dir, const std::string& name, int flags) {
   const std::string path = dir + "/" + name;
   UniqueFd fd(::openat(dir_fd, name.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
   if (!fd.valid()) {
@@ -131,7 +132,7 @@ Result<int> open_in_dir(int dir_fd, const std::string& dir, const std::string& n
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return make_error("cannot stat " + path, errno);
   if (!S_ISREG(st.st_mode)) return make_error(path + " is not a regular file; remove it");
-  return fd.release();
+  return fd;
 }
 
 // Writes all of `text` at the end of `fd` (O_APPEND); on failure takes back
@@ -231,7 +232,7 @@ class Reader {
     }
     list_field("on", e.footprint.on);
     list_field("makes", e.footprint.makes);
-    for (const auto& p : problems) e.unreadable += (e.unreadable.empty() ? "" : "; ") + p;
+    e.unreadable = join(problems, "; ");
     // What an entry that cannot be trusted lives on or makes is not trusted either.
     if (!e.unreadable.empty()) e.footprint = {};
     first_line_.emplace(e.seq, number);
@@ -355,7 +356,7 @@ std::string default_state_dir() {
   return "/tmp/rxerun-" + std::to_string(::geteuid());
 }
 
-Result<int> open_state_dir(const std::string& given) {
+Result<UniqueFd> open_state_dir(const std::string& given) {
   // "DIR/" would follow DIR when it is a symbolic link, O_NOFOLLOW or not.
   const std::string dir = without_trailing_slashes(given);
   const std::string elsewhere = "or set RXERUN_STATE_DIR to a directory of your own";
@@ -408,7 +409,7 @@ Result<int> open_state_dir(const std::string& given) {
                     "undoes); chmod 700 {}",
                     dir, st.st_mode & 07777, dir));
   }
-  return owned.release();
+  return owned;
 }
 
 Result<Journal> Journal::open(const std::string& given_dir, const std::string& scenario) {
@@ -418,29 +419,31 @@ Result<Journal> Journal::open(const std::string& given_dir, const std::string& s
   auto dir_fd = open_state_dir(dir);
   if (!dir_fd) return dir_fd.error();
   Journal j;
-  j.dir_fd_ = *dir_fd;
+  j.dir_fd_ = std::move(*dir_fd);
   j.dir_ = dir;
   const std::string lock_path = dir + "/" + scenario + ".lock";
-  auto lock = open_in_dir(j.dir_fd_, dir, scenario + ".lock", O_RDWR | O_CREAT);
+  auto lock = open_in_dir(j.dir_fd_.get(), dir, scenario + ".lock", O_RDWR | O_CREAT);
   if (!lock) return lock.error();
-  j.lock_fd_ = *lock;
-  if (::flock(j.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  j.lock_fd_ = std::move(*lock);
+  const int lock_fd = j.lock_fd_.get();
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     char buf[32] = {};
-    [[maybe_unused]] auto n = ::pread(j.lock_fd_, buf, sizeof buf - 1, 0);
+    [[maybe_unused]] auto n = ::pread(lock_fd, buf, sizeof buf - 1, 0);
     std::string holder = buf[0] ? " (pid " + std::string(buf, std::strlen(buf)) + ")" : "";
     if (err == EWOULDBLOCK)
       return make_error("another run of scenario '" + scenario + "' is in progress" + holder + "; lock " + lock_path);
     return make_error("cannot lock " + lock_path, err);
   }
   std::string pid = std::to_string(::getpid());
-  if (::ftruncate(j.lock_fd_, 0) == 0) [[maybe_unused]] auto n = ::pwrite(j.lock_fd_, pid.data(), pid.size(), 0);
+  if (::ftruncate(lock_fd, 0) == 0) [[maybe_unused]]
+    auto n = ::pwrite(lock_fd, pid.data(), pid.size(), 0);
 
   j.name_ = scenario + ".journal";
   j.path_ = dir + "/" + j.name_;
-  auto fd = open_in_dir(j.dir_fd_, dir, j.name_, O_RDWR | O_CREAT | O_APPEND);
+  auto fd = open_in_dir(j.dir_fd_.get(), dir, j.name_, O_RDWR | O_CREAT | O_APPEND);
   if (!fd) return fd.error();
-  j.fd_ = *fd;
+  j.fd_ = std::move(*fd);
   j.boot_ = current_boot_id();
 
   // Line by line, in pieces: a line longer than kMaxLineBytes is not held
@@ -467,7 +470,7 @@ Result<Journal> Journal::open(const std::string& given_dir, const std::string& s
   };
   char chunk[65536];
   while (true) {
-    const ssize_t n = ::pread(j.fd_, chunk, sizeof chunk, offset);
+    const ssize_t n = ::pread(j.fd_.get(), chunk, sizeof chunk, offset);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return make_error("cannot read " + j.path_, errno);
     if (n == 0) break;
@@ -497,7 +500,7 @@ Result<Journal> Journal::open(const std::string& given_dir, const std::string& s
     // short by a crash, whose change was never made: cut off.
     if (finish_line(false)) {
       j.needs_newline_ = true;
-    } else if (::ftruncate(j.fd_, line_start) == 0) {
+    } else if (::ftruncate(j.fd_.get(), line_start) == 0) {
       j.cut_torn_line_ = true;
       offset = line_start;
     } else {
@@ -515,7 +518,7 @@ Result<Journal> Journal::open(const std::string& given_dir, const std::string& s
     j.dropped_from_earlier_boot_ = static_cast<int>(j.pending_.size());
     j.pending_.clear();
     j.damaged_.clear();
-    if (::ftruncate(j.fd_, 0) != 0) return make_error("cannot empty " + j.path_, errno);
+    if (::ftruncate(j.fd_.get(), 0) != 0) return make_error("cannot empty " + j.path_, errno);
     j.boot_written_ = false;
     j.needs_newline_ = false;
     j.lines_ = 0;
@@ -525,48 +528,12 @@ Result<Journal> Journal::open(const std::string& given_dir, const std::string& s
 
 Journal Journal::in_memory() { return Journal(); }
 
-Journal::Journal(Journal&& o) noexcept
-    : dir_(std::move(o.dir_)),
-      name_(std::move(o.name_)),
-      path_(std::move(o.path_)),
-      boot_(std::move(o.boot_)),
-      boot_written_(o.boot_written_),
-      dir_fd_(std::exchange(o.dir_fd_, -1)),
-      fd_(std::exchange(o.fd_, -1)),
-      lock_fd_(std::exchange(o.lock_fd_, -1)),
-      next_seq_(o.next_seq_),
-      lines_(o.lines_),
-      needs_newline_(o.needs_newline_),
-      cut_torn_line_(o.cut_torn_line_),
-      dropped_from_earlier_boot_(o.dropped_from_earlier_boot_),
-      damaged_(std::move(o.damaged_)),
-      pending_(std::move(o.pending_)) {}
-
-Journal& Journal::operator=(Journal&& o) noexcept {
-  if (this != &o) {
-    this->~Journal();
-    new (this) Journal(std::move(o));
-  }
-  return *this;
-}
-
-Journal::~Journal() {
-  if (fd_ >= 0) ::close(fd_);
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
-  if (dir_fd_ >= 0) ::close(dir_fd_);
-}
-
-void Journal::close_fd() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 Result<void> Journal::reopen() {
-  auto fd = open_in_dir(dir_fd_, dir_, name_, O_RDWR | O_CREAT | O_APPEND);
+  auto fd = open_in_dir(dir_fd_.get(), dir_, name_, O_RDWR | O_CREAT | O_APPEND);
   if (!fd) return fd.error();
-  fd_ = *fd;
+  fd_ = std::move(*fd);
   struct stat st {};
-  if (::fstat(fd_, &st) == 0 && st.st_size == 0) {
+  if (::fstat(fd_.get(), &st) == 0 && st.st_size == 0) {
     boot_written_ = false;
     needs_newline_ = false;
     lines_ = 0;
@@ -583,7 +550,7 @@ Result<void> Journal::write_line(const nlohmann::json& line) {
 
 Result<long> Journal::write_text(const std::string& lines) {
   if (path_.empty()) return 0;  // in memory
-  if (fd_ < 0)
+  if (!fd_.valid())
     if (auto r = reopen(); !r) return r.error();
   std::string text;
   // A last line without its newline must not swallow this one.
@@ -599,7 +566,7 @@ Result<long> Journal::write_text(const std::string& lines) {
   // sysctl values) does not outlive the kernel, so the crashes only fsync
   // guards against take the changes along with them (see the boot line).
   bool torn = false;
-  if (auto r = append_all(fd_, text, &torn); !r) {
+  if (auto r = append_all(fd_.get(), text, &torn); !r) {
     if (torn) needs_newline_ = true;
     return make_error("cannot write journal " + path_, r.error().code);
   }
@@ -662,11 +629,11 @@ std::string netns_object(const std::string& name) { return "netns:" + name; }
 
 void Journal::remove_if_clean() {
   if (!pending_.empty() || path_.empty()) return;
-  close_fd();
+  fd_.reset();
   boot_written_ = false;
   needs_newline_ = false;
   lines_ = 0;
-  ::unlinkat(dir_fd_, name_.c_str(), 0);
+  ::unlinkat(dir_fd_.get(), name_.c_str(), 0);
 }
 
 Result<std::string> Journal::keep_damaged_aside() {
@@ -693,17 +660,18 @@ Result<std::string> Journal::keep_damaged_aside() {
     }
   }
   const std::string tmp = name_ + ".tmp";
-  int tmp_fd = -1;
+  UniqueFd tmp_fd;
   auto drop_tmp = [&] {
-    if (tmp_fd >= 0) ::close(tmp_fd);
-    ::unlinkat(dir_fd_, tmp.c_str(), 0);
+    tmp_fd.reset();
+    ::unlinkat(dir_fd_.get(), tmp.c_str(), 0);
   };
   if (!pending_.empty()) {
-    ::unlinkat(dir_fd_, tmp.c_str(), 0);
-    tmp_fd = ::openat(dir_fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (tmp_fd < 0) return make_error("cannot create " + dir_ + "/" + tmp, errno);
+    ::unlinkat(dir_fd_.get(), tmp.c_str(), 0);
+    tmp_fd.reset(
+        ::openat(dir_fd_.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!tmp_fd.valid()) return make_error("cannot create " + dir_ + "/" + tmp, errno);
     bool torn = false;
-    if (auto r = append_all(tmp_fd, fresh, &torn); !r) {
+    if (auto r = append_all(tmp_fd.get(), fresh, &torn); !r) {
       drop_tmp();
       return make_error("cannot write " + dir_ + "/" + tmp, r.error().code);
     }
@@ -717,26 +685,25 @@ Result<std::string> Journal::keep_damaged_aside() {
   std::string kept;
   for (int i = 1;; ++i) {
     kept = name_ + ".damaged-" + stamp + (i > 1 ? "-" + std::to_string(i) : "");
-    if (::linkat(dir_fd_, name_.c_str(), dir_fd_, kept.c_str(), 0) == 0) break;
+    if (::linkat(dir_fd_.get(), name_.c_str(), dir_fd_.get(), kept.c_str(), 0) == 0) break;
     if (errno != EEXIST || i == 100) {
       const int err = errno;
       drop_tmp();
       return make_error("cannot keep the damaged journal " + path_ + " as " + dir_ + "/" + kept, err);
     }
   }
-  const int moved = pending_.empty() ? ::unlinkat(dir_fd_, name_.c_str(), 0)
-                                     : ::renameat(dir_fd_, tmp.c_str(), dir_fd_, name_.c_str());
+  const int moved = pending_.empty() ? ::unlinkat(dir_fd_.get(), name_.c_str(), 0)
+                                     : ::renameat(dir_fd_.get(), tmp.c_str(), dir_fd_.get(), name_.c_str());
   if (moved != 0) {
     const int err = errno;
     drop_tmp();
-    ::unlinkat(dir_fd_, kept.c_str(), 0);
+    ::unlinkat(dir_fd_.get(), kept.c_str(), 0);
     return make_error("cannot replace the damaged journal " + path_, err);
   }
-  close_fd();
-  fd_ = tmp_fd;
-  boot_written_ = !fresh.empty() && fd_ >= 0;
+  fd_ = std::move(tmp_fd);
+  boot_written_ = !fresh.empty() && fd_.valid();
   needs_newline_ = false;
-  lines_ = fd_ >= 0 ? lines : 0;
+  lines_ = fd_.valid() ? lines : 0;
   damaged_.clear();
   return dir_ + "/" + kept;
 }

@@ -41,6 +41,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fd.h"
 #include "base/result.h"
 
 namespace rxerun {
@@ -103,10 +104,6 @@ class Journal {
   // A journal that lives only in memory: `plan`, and tests.
   static Journal in_memory();
 
-  Journal(Journal&&) noexcept;
-  Journal& operator=(Journal&&) noexcept;
-  ~Journal();
-
   // Changes made and not yet undone, in the order they were made.
   const std::vector<JournalEntry>& pending() const { return pending_; }
 
@@ -145,16 +142,18 @@ class Journal {
   // returns the number of the first line in the file.
   Result<long> write_text(const std::string& lines);
   Result<void> reopen();  // the journal file again, after remove_if_clean() or keep_damaged_aside()
-  void close_fd();
 
   std::string dir_;
   std::string name_;  // SCENARIO.journal
   std::string path_;
   std::string boot_;  // written as the first line of a journal file that starts empty
   bool boot_written_ = false;
-  int dir_fd_ = -1;  // STATE_DIR, checked on open: every file is opened relative to it
-  int fd_ = -1;
-  int lock_fd_ = -1;
+  // Declared in this order so that they close in the reverse one: the journal
+  // file first, then the lock (closing it releases the flock), the directory
+  // last.
+  UniqueFd dir_fd_;  // STATE_DIR, checked on open: every file is opened relative to it
+  UniqueFd lock_fd_;
+  UniqueFd fd_;
   long next_seq_ = 1;
   long lines_ = 0;  // newlines in the file, for JournalEntry::line
   // The file does not end with a newline (a line without one was read, or
@@ -189,6 +188,6 @@ std::string default_state_dir();
 // Opens `dir` as a state directory (creating its last component, mode
 // 0700, when missing) and checks that it is the user's own; returns the
 // directory's fd, or what to fix.
-Result<int> open_state_dir(const std::string& dir);
+Result<UniqueFd> open_state_dir(const std::string& dir);
 
 }  // namespace rxerun

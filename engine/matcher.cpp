@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/strings.h"
 #include "engine/checks.h"
 #include "engine/model.h"
 
@@ -84,12 +85,6 @@ bool values_equal(const nlohmann::json& a, const nlohmann::json& b) {
   auto y = as_number(b);
   if (x && y) return *x == *y;
   return as_text(a) == as_text(b);
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 // The operand of >, >=, <, <= as JSON: an integer when it is one (64-bit
@@ -189,7 +184,7 @@ std::optional<Matcher> operator_matcher(const OpSpelling& spelling, std::string_
   auto x = as_number(nlohmann::json(std::string(operand)));
   if (!x) {
     *error = fmt::format("matcher '{}': '{}' needs a number, got '{}' (write '== {}' to compare as text)",
-                         excerpt(whole), spelling.text, excerpt(operand), excerpt(trim(whole)));
+                         excerpt(whole), spelling.text, excerpt(operand), excerpt(trim(whole, kBlanks)));
     return std::nullopt;
   }
   m.operand = number_json(operand, *x);
@@ -222,10 +217,10 @@ std::optional<Matcher> parse_matcher(const nlohmann::json& written, std::string*
   }
   if (!written.is_string()) return plain_matcher(written);
   const std::string_view whole = written.get_ref<const std::string&>();
-  const std::string_view text = trim(whole);
+  const std::string_view text = trim(whole, kBlanks);
   for (const auto& spelling : kOps) {
     if (text.starts_with(spelling.text))
-      return operator_matcher(spelling, text, trim(text.substr(spelling.text.size())), error);
+      return operator_matcher(spelling, text, trim(text.substr(spelling.text.size()), kBlanks), error);
   }
   return plain_matcher(written);
 }

@@ -18,40 +18,11 @@
 
 #include <fmt/format.h>
 
+#include "base/utf8.h"
 #include "engine/report.h"
 
 namespace rxerun {
 namespace {
-
-// Decodes one UTF-8 sequence at `i`; returns its length, or 0 when invalid
-// (overlong, surrogate, truncated, beyond U+10FFFF).
-std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  std::size_t len = 0;
-  char32_t v = 0;
-  if (b0 < 0x80) {
-    *cp = b0;
-    return 1;
-  } else if ((b0 & 0xE0) == 0xC0) {
-    len = 2, v = b0 & 0x1F;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3, v = b0 & 0x0F;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4, v = b0 & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    v = (v << 6) | (b & 0x3F);
-  }
-  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (v < kMin[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-  *cp = v;
-  return len;
-}
 
 // XML 1.0 "Char": anything else makes the whole file unparsable.
 bool xml_char(char32_t cp) {
@@ -68,8 +39,7 @@ std::string xml_escape(std::string_view s, bool attribute) {
   std::string out;
   out.reserve(s.size() + s.size() / 8);
   for (std::size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    const std::size_t len = utf8_sequence(s, i, &cp);
+    const auto [cp, len] = decode_utf8(s, i);
     if (len == 0) {
       out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
       ++i;

@@ -26,6 +26,8 @@
 #include <fmt/format.h>
 
 #include "base/output.h"
+#include "base/strings.h"
+#include "base/utf8.h"
 #include "engine/report.h"
 
 namespace rxerun {
@@ -38,35 +40,6 @@ constexpr std::size_t kMaxKeyFacts = 4;                 // facts shown on a step
 constexpr std::string_view kDetailIndent = "        ";  // under the name column
 
 // ---- text that came from outside (names, facts, tool messages) -----------
-
-// Decodes one UTF-8 sequence at `i`; returns its length, or 0 when invalid.
-std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  std::size_t len = 0;
-  char32_t v = 0;
-  if (b0 < 0x80) {
-    *cp = b0;
-    return 1;
-  } else if ((b0 & 0xE0) == 0xC0) {
-    len = 2, v = b0 & 0x1F;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3, v = b0 & 0x0F;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4, v = b0 & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    v = (v << 6) | (b & 0x3F);
-  }
-  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (v < kMin[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-  *cp = v;
-  return len;
-}
 
 // Columns a code point takes on a terminal: East Asian wide and emoji take two
 // (a lab's names may be Chinese, for one).
@@ -85,8 +58,7 @@ std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    const std::size_t len = utf8_sequence(s, i, &cp);
+    const auto [cp, len] = decode_utf8(s, i);
     if (len == 0) {
       out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
       ++i;
@@ -110,8 +82,7 @@ std::string printable(std::string_view s) {
 std::size_t width_of(std::string_view s) {
   std::size_t w = 0;
   for (std::size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    const std::size_t len = utf8_sequence(s, i, &cp);
+    const auto [cp, len] = decode_utf8(s, i);
     w += len ? columns_of(cp) : 1;
     i += len ? len : 1;
   }
@@ -124,8 +95,7 @@ std::string fit(std::string_view s, std::size_t max) {
   const std::size_t keep = max > 3 ? max - 3 : 0;
   std::size_t w = 0, i = 0;
   while (i < s.size()) {
-    char32_t cp = 0;
-    std::size_t len = utf8_sequence(s, i, &cp);
+    const auto [cp, len] = decode_utf8(s, i);
     const std::size_t cw = len ? columns_of(cp) : 1;
     if (w + cw > keep) break;
     w += cw;
@@ -173,15 +143,6 @@ std::vector<std::string> key_facts(const nlohmann::json& facts) {
   own.insert(own.end(), moved.begin(), moved.end());
   if (own.size() > kMaxKeyFacts) own.resize(kMaxKeyFacts);
   return own;
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
 }
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {

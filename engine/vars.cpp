@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "engine/diag.h"
 
 namespace rxerun {
@@ -14,12 +15,6 @@ constexpr std::string_view kStepsPrefix = "steps.";
 
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 // One {{...}} found in a text.
@@ -39,7 +34,7 @@ Result<Placeholder> read_placeholder(std::string_view text, std::size_t open) {
   Placeholder p;
   p.begin = open;
   p.end = close + kClose.size();
-  const std::string_view name = trim(text.substr(open + kOpen.size(), close - open - kOpen.size()));
+  const std::string_view name = trim(text.substr(open + kOpen.size(), close - open - kOpen.size()), kBlanks);
   if (name.empty())
     return make_error(fmt::format("empty variable name in '{}'", excerpt(text.substr(open, p.end - open))));
   for (char c : name) {

@@ -19,6 +19,33 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_address(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_address(const nlohmann::json& args, UndoContext& ctx);
+
+}  // namespace
+
+Kind address_kind() {
+  KindSpec spec;
+  spec.name = "address";
+  spec.needs = {Need::NetAdmin};
+  spec.summary = "Add an IPv4 or IPv6 address to an interface; undo removes it.";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
+      {.name = "cidr", .type = ParamType::Cidr, .required = true, .help = "address/prefix: 10.10.0.1/24, fd00::1/64"},
+  };
+  spec.facts = {
+      {"changed", "whether the step added the address (false: it was there, and is left there)"},
+      {"address", "the address/prefix, as the kernel writes it"},
+  };
+  spec.example =
+      "- veth: {name: vB, peer: vA}\n"
+      "- address: {dev: vB, cidr: 10.10.0.2/24}\n";
+  return Kind{std::move(spec), run_address, undo_address};
+}
+
+namespace {
+
 struct Cidr {
   int family = 0;
   std::string address;  // canonical text (inet_ntop)
@@ -103,24 +130,5 @@ Result<nlohmann::json> undo_address(const nlohmann::json& args, UndoContext& ctx
 }
 
 }  // namespace
-
-Kind address_kind() {
-  KindSpec spec;
-  spec.name = "address";
-  spec.needs = {Need::NetAdmin};
-  spec.summary = "Add an IPv4 or IPv6 address to an interface; undo removes it.";
-  spec.params = {
-      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
-      {.name = "cidr", .type = ParamType::Cidr, .required = true, .help = "address/prefix: 10.10.0.1/24, fd00::1/64"},
-  };
-  spec.facts = {
-      {"changed", "whether the step added the address (false: it was there, and is left there)"},
-      {"address", "the address/prefix, as the kernel writes it"},
-  };
-  spec.example =
-      "- veth: {name: vB, peer: vA}\n"
-      "- address: {dev: vB, cidr: 10.10.0.2/24}\n";
-  return Kind{std::move(spec), run_address, undo_address};
-}
 
 }  // namespace rxerun::steps

@@ -26,25 +26,6 @@ std::string table_for(const std::string& scenario) {
   return "rxerun-" + scenario;
 }
 
-// Names the step, so that undo finds the rule again in a later process (the
-// handle is known only after the rule exists, too late for the journal).
-std::string comment_for(const std::string& step) {
-  std::string c = "rxerun step " + step;
-  if (c.size() > 127) c.resize(127);  // NFT_USERDATA_MAXLEN is 256; comments are kept short
-  return c;
-}
-
-bool has_ports(const std::string& proto) {
-  return proto == "udp" || proto == "tcp" || proto == "sctp" || proto == "dccp" || proto == "udplite";
-}
-
-// The nft match for the protocol: `meta l4proto` names it for both families
-// of an inet table.
-std::string proto_match(const std::string& proto) {
-  if (proto == "icmpv6") return "meta l4proto ipv6-icmp";
-  return "meta l4proto " + proto;
-}
-
 bool is_enoent(const Error& e) {
   return e.code == ENOENT;
 }
@@ -123,16 +104,10 @@ Result<TableView> read_table(sys::Nft& nft, const std::string& table) {
   return TableView::of(*listed);
 }
 
-// The handle of the rule an `add rule` echoed back; 0 when not echoed (plan).
-long long echoed_handle(const nlohmann::json& echo) {
-  for (const auto& item : items_of(echo)) {
-    const nlohmann::json* rule = nullptr;
-    if (item.contains("add") && item["add"].contains("rule")) rule = &item["add"]["rule"];
-    if (item.contains("rule")) rule = &item["rule"];
-    if (rule && rule->contains("handle")) return (*rule)["handle"].get<long long>();
-  }
-  return 0;
-}
+// Defined after the spec below, which names them.
+StepResult run_block(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx);
+Result<std::vector<std::string>> preclean_block(UndoContext& ctx);
 
 // nftables reads a `*` at the end of an interface name as a wildcard
 // (`iifname "v*"` matches every v-interface): a block meant for one
@@ -144,6 +119,91 @@ void validate_block(const nlohmann::json& p, const KindSpec::Complaint& complain
     complain("dev", "'" + dev +
                         "' holds '*', which nftables reads as a wildcard matching other interfaces: name one "
                         "interface");
+}
+
+}  // namespace
+
+Kind block_kind() {
+  KindSpec spec;
+  spec.name = "block";
+  spec.needs = {Need::NetAdmin};
+  spec.summary =
+      "Drop or reject packets with an nftables rule in the run's own table (inet rxerun-SCENARIO); the rule "
+      "counts what it hit. Warning: dropping UDP 4791 on the output hook wedges rxe until the rule goes.";
+  spec.params = {
+      {.name = "proto",
+       .type = ParamType::Enum,
+       .help = "the protocol to block; with `dev` alone, everything on that interface",
+       .choices = {"dccp", "icmp", "icmpv6", "sctp", "tcp", "udp", "udplite"}},
+      {.name = "port",
+       .type = ParamType::Int,
+       .help = "destination port (udp, tcp, sctp, dccp, udplite only): 4791 is RoCEv2",
+       .min = 1,
+       .max = 65535},
+      {.name = "hook",
+       .type = ParamType::Enum,
+       .default_value = "input",
+       .help = "where: input (arriving for this host), output (leaving it; UDP 4791 there wedges rxe), forward",
+       .choices = {"forward", "input", "output"}},
+      {.name = "dev",
+       .type = ParamType::IfName,
+       .help = "only packets arriving on (input, forward) or leaving by (output) this interface (no `*`: nftables "
+               "reads it as a wildcard)"},
+      {.name = "action",
+       .type = ParamType::Enum,
+       .default_value = "drop",
+       .help = "drop (silently) or reject (answer with ICMP port unreachable)",
+       .choices = {"drop", "reject"}},
+  };
+  spec.facts = {
+      {"changed", "whether the rule was added now (false: this step's rule was already there)"},
+      {"table", "the run's nftables table, `inet rxerun-SCENARIO`"},
+      {"chain", "the base chain, named after its hook"},
+      {"rule", "the rule as nft prints it"},
+      {"handle", "the rule's nftables handle"},
+      {"packets", "packets the rule counted: 0 when added; a `revert` reports the final count"},
+      {"bytes", "bytes the rule counted: 0 when added; a `revert` reports the final count"},
+      {"warning", "set when the rule is known to hurt more than the test (UDP 4791 on output)"},
+  };
+  spec.example =
+      "- name: no-roce\n"
+      "  block: {proto: udp, port: 4791, hook: input}\n"
+      "- revert: no-roce\n"
+      "  expect: {packets: \">= 0\"}   # the count the rule reached\n";
+  spec.validate = validate_block;
+  return Kind{std::move(spec), run_block, undo_block, {}, preclean_block};
+}
+
+namespace {
+
+// Names the step, so that undo finds the rule again in a later process (the
+// handle is known only after the rule exists, too late for the journal).
+std::string comment_for(const std::string& step) {
+  std::string c = "rxerun step " + step;
+  if (c.size() > 127) c.resize(127);  // NFT_USERDATA_MAXLEN is 256; comments are kept short
+  return c;
+}
+
+bool has_ports(const std::string& proto) {
+  return proto == "udp" || proto == "tcp" || proto == "sctp" || proto == "dccp" || proto == "udplite";
+}
+
+// The nft match for the protocol: `meta l4proto` names it for both families
+// of an inet table.
+std::string proto_match(const std::string& proto) {
+  if (proto == "icmpv6") return "meta l4proto ipv6-icmp";
+  return "meta l4proto " + proto;
+}
+
+// The handle of the rule an `add rule` echoed back; 0 when not echoed (plan).
+long long echoed_handle(const nlohmann::json& echo) {
+  for (const auto& item : items_of(echo)) {
+    const nlohmann::json* rule = nullptr;
+    if (item.contains("add") && item["add"].contains("rule")) rule = &item["add"]["rule"];
+    if (item.contains("rule")) rule = &item["rule"];
+    if (rule && rule->contains("handle")) return (*rule)["handle"].get<long long>();
+  }
+  return 0;
 }
 
 StepResult run_block(const Params& params, StepContext& ctx) {
@@ -331,56 +391,5 @@ Result<std::vector<std::string>> preclean_block(UndoContext& ctx) {
 }
 
 }  // namespace
-
-Kind block_kind() {
-  KindSpec spec;
-  spec.name = "block";
-  spec.needs = {Need::NetAdmin};
-  spec.summary =
-      "Drop or reject packets with an nftables rule in the run's own table (inet rxerun-SCENARIO); the rule "
-      "counts what it hit. Warning: dropping UDP 4791 on the output hook wedges rxe until the rule goes.";
-  spec.params = {
-      {.name = "proto",
-       .type = ParamType::Enum,
-       .help = "the protocol to block; with `dev` alone, everything on that interface",
-       .choices = {"dccp", "icmp", "icmpv6", "sctp", "tcp", "udp", "udplite"}},
-      {.name = "port",
-       .type = ParamType::Int,
-       .help = "destination port (udp, tcp, sctp, dccp, udplite only): 4791 is RoCEv2",
-       .min = 1,
-       .max = 65535},
-      {.name = "hook",
-       .type = ParamType::Enum,
-       .default_value = "input",
-       .help = "where: input (arriving for this host), output (leaving it; UDP 4791 there wedges rxe), forward",
-       .choices = {"forward", "input", "output"}},
-      {.name = "dev",
-       .type = ParamType::IfName,
-       .help = "only packets arriving on (input, forward) or leaving by (output) this interface (no `*`: nftables "
-               "reads it as a wildcard)"},
-      {.name = "action",
-       .type = ParamType::Enum,
-       .default_value = "drop",
-       .help = "drop (silently) or reject (answer with ICMP port unreachable)",
-       .choices = {"drop", "reject"}},
-  };
-  spec.facts = {
-      {"changed", "whether the rule was added now (false: this step's rule was already there)"},
-      {"table", "the run's nftables table, `inet rxerun-SCENARIO`"},
-      {"chain", "the base chain, named after its hook"},
-      {"rule", "the rule as nft prints it"},
-      {"handle", "the rule's nftables handle"},
-      {"packets", "packets the rule counted: 0 when added; a `revert` reports the final count"},
-      {"bytes", "bytes the rule counted: 0 when added; a `revert` reports the final count"},
-      {"warning", "set when the rule is known to hurt more than the test (UDP 4791 on output)"},
-  };
-  spec.example =
-      "- name: no-roce\n"
-      "  block: {proto: udp, port: 4791, hook: input}\n"
-      "- revert: no-roce\n"
-      "  expect: {packets: \">= 0\"}   # the count the rule reached\n";
-  spec.validate = validate_block;
-  return Kind{std::move(spec), run_block, undo_block, {}, preclean_block};
-}
 
 }  // namespace rxerun::steps

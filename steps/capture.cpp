@@ -21,32 +21,9 @@ namespace rxerun::steps {
 
 namespace {
 
-// The capture's id in this process: scenario and step.
-std::string capture_id(const std::string& scenario, const std::string& step) {
-  return scenario + "/" + step;
-}
-
-// sys::Captures' facts, flat as expectations read them: the counts, then
-// one fact per opcode seen named as roce::opcode_name spells it, and every
-// RC opcode (what rxe's labs send) also when none was seen, so that
-// `RC_NAK...: 0`-style expectations of absence can be written.
-nlohmann::json flat_facts(const nlohmann::json& stopped) {
-  nlohmann::json facts = nlohmann::json::object();
-  for (const auto& [key, value] : stopped.items()) {
-    if (key == "opcodes" || key == "qps") continue;
-    facts[key] = value;
-  }
-  for (unsigned op = 0x00; op <= 0x14; ++op) facts[roce::opcode_name(static_cast<std::uint8_t>(op))] = 0;
-  if (stopped.contains("opcodes"))
-    for (const auto& [name, count] : stopped["opcodes"].items()) facts[name] = count;
-  if (stopped.contains("qps")) {
-    std::string qps;
-    for (const auto& qp : stopped["qps"]) qps += (qps.empty() ? "" : ",") + fmt::format("{:#x}", qp.get<std::uint32_t>());
-    facts["qps"] = qps;
-    facts["qp_count"] = stopped["qps"].size();
-  }
-  return facts;
-}
+// Defined after the spec below, which names them.
+StepResult run_capture(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx);
 
 // A relative `file` stays under --output-dir: one that climbs out with
 // `..` would write where the user did not point the run (and, in the lab
@@ -60,65 +37,6 @@ void validate_capture(const nlohmann::json& p, const KindSpec::Complaint& compla
   complain("file", "'" + file.string() +
                        "' climbs out of --output-dir with '..': name a file under it, or an "
                        "absolute path");
-}
-
-StepResult run_capture(const Params& params, StepContext& ctx) {
-  sys::CaptureRequest request;
-  request.id = capture_id(ctx.scenario(), ctx.step().name);
-  request.dev = params.str("dev");
-  request.filter = params.str("filter");
-  request.snaplen = static_cast<int>(params.integer("snaplen"));
-  const std::string file =
-      params.has("file") ? params.str("file") : fmt::format("{}-{}.pcap", ctx.scenario(), ctx.step().name);
-  auto path = ctx.output_path(file);
-  if (!path) return StepResult::error(params.where(params.has("file") ? "file" : "") + ": " + path.error().message);
-  request.file = path->path;
-  // Named now so that the journal holds it: after a crash, cleanup renames
-  // what the capture wrote into place (sys::Captures::recover).
-  request.partial = temporary_name(request.file).string();
-
-  // No footprint: the capture must be stopped (and its file closed) even
-  // when the namespace or interface it runs on goes first.
-  if (auto r = ctx.will_change(
-          {{"id", request.id}, {"file", request.file}, {"shown", path->shown}, {"partial", request.partial}},
-          "stop the capture on " + request.dev + " and close " + request.file);
-      !r) {
-    return StepResult::error(r.error());
-  }
-  if (auto r = ctx.sys().captures.start(request); !r) {
-    std::string message = r.error().message;
-    if (r.error().code == ENODEV)
-      message = params.where("dev") + ": no interface " + request.dev +
-                (ctx.step().netns ? " in netns " + *ctx.step().netns : std::string(" in rxerun's namespace"));
-    if (r.error().code == EINVAL) message = params.where("filter") + ": " + message;
-    return StepResult::error(message);
-  }
-  return StepResult::ok({{"file", path->shown}, {"dev", request.dev}, {"filter", request.filter}});
-}
-
-Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string id = a.text("id");
-  const std::string file = a.text("file");
-  const std::string shown = a.has("shown") ? a.text("shown") : file;
-  if (!a.ok()) return a.error();
-  auto stopped = ctx.sys().captures.stop(id);
-  if (!stopped) {
-    // It ended with the process that started it (a crash, --keep): nothing
-    // is left running; what it wrote goes to its file.
-    if (stopped.error().code == ENOENT) {
-      if (args.contains("partial")) {
-        auto kept =
-            ctx.sys().captures.recover(args.at("partial").get<std::string>(), args.at("file").get<std::string>());
-        if (!kept) return kept.error();
-      }
-      return nlohmann::json::object();
-    }
-    return stopped.error();
-  }
-  auto facts = flat_facts(*stopped);
-  facts["file"] = shown;
-  return facts;
 }
 
 }  // namespace
@@ -186,5 +104,95 @@ Kind capture_kind() {
   spec.validate = validate_capture;
   return Kind{std::move(spec), run_capture, undo_capture};
 }
+
+namespace {
+
+// The capture's id in this process: scenario and step.
+std::string capture_id(const std::string& scenario, const std::string& step) {
+  return scenario + "/" + step;
+}
+
+StepResult run_capture(const Params& params, StepContext& ctx) {
+  sys::CaptureRequest request;
+  request.id = capture_id(ctx.scenario(), ctx.step().name);
+  request.dev = params.str("dev");
+  request.filter = params.str("filter");
+  request.snaplen = static_cast<int>(params.integer("snaplen"));
+  const std::string file =
+      params.has("file") ? params.str("file") : fmt::format("{}-{}.pcap", ctx.scenario(), ctx.step().name);
+  auto path = ctx.output_path(file);
+  if (!path) return StepResult::error(params.where(params.has("file") ? "file" : "") + ": " + path.error().message);
+  request.file = path->path;
+  // Named now so that the journal holds it: after a crash, cleanup renames
+  // what the capture wrote into place (sys::Captures::recover).
+  request.partial = temporary_name(request.file).string();
+
+  // No footprint: the capture must be stopped (and its file closed) even
+  // when the namespace or interface it runs on goes first.
+  if (auto r = ctx.will_change(
+          {{"id", request.id}, {"file", request.file}, {"shown", path->shown}, {"partial", request.partial}},
+          "stop the capture on " + request.dev + " and close " + request.file);
+      !r) {
+    return StepResult::error(r.error());
+  }
+  if (auto r = ctx.sys().captures.start(request); !r) {
+    std::string message = r.error().message;
+    if (r.error().code == ENODEV)
+      message = params.where("dev") + ": no interface " + request.dev +
+                (ctx.step().netns ? " in netns " + *ctx.step().netns : std::string(" in rxerun's namespace"));
+    if (r.error().code == EINVAL) message = params.where("filter") + ": " + message;
+    return StepResult::error(message);
+  }
+  return StepResult::ok({{"file", path->shown}, {"dev", request.dev}, {"filter", request.filter}});
+}
+
+// sys::Captures' facts, flat as expectations read them: the counts, then
+// one fact per opcode seen named as roce::opcode_name spells it, and every
+// RC opcode (what rxe's labs send) also when none was seen, so that
+// `RC_NAK...: 0`-style expectations of absence can be written.
+nlohmann::json flat_facts(const nlohmann::json& stopped) {
+  nlohmann::json facts = nlohmann::json::object();
+  for (const auto& [key, value] : stopped.items()) {
+    if (key == "opcodes" || key == "qps") continue;
+    facts[key] = value;
+  }
+  for (unsigned op = 0x00; op <= 0x14; ++op) facts[roce::opcode_name(static_cast<std::uint8_t>(op))] = 0;
+  if (stopped.contains("opcodes"))
+    for (const auto& [name, count] : stopped["opcodes"].items()) facts[name] = count;
+  if (stopped.contains("qps")) {
+    std::string qps;
+    for (const auto& qp : stopped["qps"]) qps += (qps.empty() ? "" : ",") + fmt::format("{:#x}", qp.get<std::uint32_t>());
+    facts["qps"] = qps;
+    facts["qp_count"] = stopped["qps"].size();
+  }
+  return facts;
+}
+
+Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  const std::string id = a.text("id");
+  const std::string file = a.text("file");
+  const std::string shown = a.has("shown") ? a.text("shown") : file;
+  if (!a.ok()) return a.error();
+  auto stopped = ctx.sys().captures.stop(id);
+  if (!stopped) {
+    // It ended with the process that started it (a crash, --keep): nothing
+    // is left running; what it wrote goes to its file.
+    if (stopped.error().code == ENOENT) {
+      if (args.contains("partial")) {
+        auto kept =
+            ctx.sys().captures.recover(args.at("partial").get<std::string>(), args.at("file").get<std::string>());
+        if (!kept) return kept.error();
+      }
+      return nlohmann::json::object();
+    }
+    return stopped.error();
+  }
+  auto facts = flat_facts(*stopped);
+  facts["file"] = shown;
+  return facts;
+}
+
+}  // namespace
 
 }  // namespace rxerun::steps

@@ -20,6 +20,48 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_counters(const Params& params, StepContext& ctx);
+
+void validate_counters(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  if (p.contains("since") && p.contains("window"))
+    complain("window", "'counters' takes 'since' (deltas from an earlier counters step) or 'window' (deltas across "
+                       "a wait), not both");
+}
+
+}  // namespace
+
+Kind counters_kind() {
+  KindSpec spec;
+  spec.name = "counters";
+  spec.summary =
+      "Read RDMA device counters (hw_counters, port counters) and netdev statistics as DEV.COUNTER facts: values, "
+      "or deltas since an earlier counters step or across a window.";
+  spec.params = {
+      {.name = "devs",
+       .type = ParamType::List,
+       .help = "the rxe devices and netdevs (of the step's namespace) to read; all of them when absent",
+       .fields = {{.name = "dev", .type = ParamType::IfName}}},
+      {.name = "since", .type = ParamType::StepRef, .help = "an earlier counters step: report deltas from its values"},
+      {.name = "window", .type = ParamType::Duration, .help = "report the deltas across this long a wait"},
+  };
+  spec.facts = {
+      {"DEV.COUNTER",
+       "a counter's value or delta: rxe0.sent_pkts, rxe0.rcvd_pkts, rxe0.port_xmit_data, vA.tx_packets, vA.rx_bytes, "
+       "..."},
+  };
+  spec.example =
+      "- name: before\n"
+      "  counters: {devs: [rxe0, rxe1, vA, vB]}\n"
+      "- ping: {to: 10.10.0.2, from: vA, count: 5}\n"
+      "- counters: {devs: [rxe0, rxe1, vA, vB], since: before}\n"
+      "  expect: {vA.tx_packets: \">= 5\", rxe0.sent_pkts: 0}\n";
+  spec.validate = validate_counters;
+  return Kind{std::move(spec), run_counters, {}};
+}
+
+namespace {
+
 constexpr unsigned kPort = 1;
 
 // `devs` split into RDMA devices and netdevs of the step's namespace; every
@@ -95,41 +137,6 @@ StepResult run_counters(const Params& params, StepContext& ctx) {
   return StepResult::ok(deltas(start, *now));
 }
 
-void validate_counters(const nlohmann::json& p, const KindSpec::Complaint& complain) {
-  if (p.contains("since") && p.contains("window"))
-    complain("window", "'counters' takes 'since' (deltas from an earlier counters step) or 'window' (deltas across "
-                       "a wait), not both");
-}
-
 }  // namespace
-
-Kind counters_kind() {
-  KindSpec spec;
-  spec.name = "counters";
-  spec.summary =
-      "Read RDMA device counters (hw_counters, port counters) and netdev statistics as DEV.COUNTER facts: values, "
-      "or deltas since an earlier counters step or across a window.";
-  spec.params = {
-      {.name = "devs",
-       .type = ParamType::List,
-       .help = "the rxe devices and netdevs (of the step's namespace) to read; all of them when absent",
-       .fields = {{.name = "dev", .type = ParamType::IfName}}},
-      {.name = "since", .type = ParamType::StepRef, .help = "an earlier counters step: report deltas from its values"},
-      {.name = "window", .type = ParamType::Duration, .help = "report the deltas across this long a wait"},
-  };
-  spec.facts = {
-      {"DEV.COUNTER",
-       "a counter's value or delta: rxe0.sent_pkts, rxe0.rcvd_pkts, rxe0.port_xmit_data, vA.tx_packets, vA.rx_bytes, "
-       "..."},
-  };
-  spec.example =
-      "- name: before\n"
-      "  counters: {devs: [rxe0, rxe1, vA, vB]}\n"
-      "- ping: {to: 10.10.0.2, from: vA, count: 5}\n"
-      "- counters: {devs: [rxe0, rxe1, vA, vB], since: before}\n"
-      "  expect: {vA.tx_packets: \">= 5\", rxe0.sent_pkts: 0}\n";
-  spec.validate = validate_counters;
-  return Kind{std::move(spec), run_counters, {}};
-}
 
 }  // namespace rxerun::steps

@@ -21,6 +21,59 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_gid(const Params& params, StepContext& ctx);
+
+void validate_gid(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  const bool has_index = p.contains("index"), has_find = p.contains("find");
+  if (has_index == has_find) {
+    complain(has_find ? "find" : "", "'gid' takes either 'index' (check that entry) or 'find' (an address: look "
+                                     "its entry up), not " + std::string(has_index ? "both" : "neither"));
+    return;
+  }
+  if (has_find && p.contains("equals")) complain("equals", "'equals' checks the entry at 'index'; 'find' looks one up");
+}
+
+}  // namespace
+
+Kind gid_kind() {
+  KindSpec spec;
+  spec.name = "gid";
+  spec.needs = {Need::RdmaRxe};
+  spec.summary =
+      "Check an entry of an RDMA port's GID table, or find the entry for an address and report its index (for "
+      "perftest's -x).";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the RDMA device: rxe0"},
+      {.name = "port", .type = ParamType::Int, .default_value = 1, .help = "the port number", .min = 1, .max = 255},
+      {.name = "index", .type = ParamType::Int, .help = "the entry to check", .min = 0, .max = 65535},
+      {.name = "find",
+       .type = ParamType::Address,
+       .help = "an address whose entry to look up (IPv4 is looked up as IPv4-mapped: ::ffff:10.10.0.1)"},
+      {.name = "equals", .type = ParamType::Address, .help = "with index: the address or GID the entry must hold"},
+      {.name = "type",
+       .type = ParamType::Enum,
+       .help = "the entry's type: RoCEv2 (UDP/IP, what rxe uses) or RoCEv1",
+       .choices = {"RoCEv2", "RoCEv1"}},
+      {.name = "netdev", .type = ParamType::IfName, .help = "the netdev the entry must belong to"},
+  };
+  spec.facts = {
+      {"index", "the entry's index (what perftest's -x and verbs' sgid_index take)"},
+      {"gid", "the GID, as an IPv6 address: ::ffff:10.10.0.1"},
+      {"type", "the kernel's name of its type: RoCE v2, IB/RoCE v1"},
+      {"netdev", "the netdev it belongs to"},
+  };
+  spec.example =
+      "- name: gid-a\n"
+      "  gid: {dev: rxe0, find: 10.10.0.1, type: RoCEv2}\n"
+      "  expect: {index: 1}\n";
+  spec.default_timeout = Duration{5'000};
+  spec.validate = validate_gid;
+  return Kind{std::move(spec), run_gid, {}};
+}
+
+namespace {
+
 constexpr Duration kPoll{50};
 
 // An address as a GID: IPv4 becomes IPv4-mapped IPv6, everything in
@@ -116,52 +169,6 @@ StepResult run_gid(const Params& params, StepContext& ctx) {
   }
 }
 
-void validate_gid(const nlohmann::json& p, const KindSpec::Complaint& complain) {
-  const bool has_index = p.contains("index"), has_find = p.contains("find");
-  if (has_index == has_find) {
-    complain(has_find ? "find" : "", "'gid' takes either 'index' (check that entry) or 'find' (an address: look "
-                                     "its entry up), not " + std::string(has_index ? "both" : "neither"));
-    return;
-  }
-  if (has_find && p.contains("equals")) complain("equals", "'equals' checks the entry at 'index'; 'find' looks one up");
-}
-
 }  // namespace
-
-Kind gid_kind() {
-  KindSpec spec;
-  spec.name = "gid";
-  spec.needs = {Need::RdmaRxe};
-  spec.summary =
-      "Check an entry of an RDMA port's GID table, or find the entry for an address and report its index (for "
-      "perftest's -x).";
-  spec.params = {
-      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the RDMA device: rxe0"},
-      {.name = "port", .type = ParamType::Int, .default_value = 1, .help = "the port number", .min = 1, .max = 255},
-      {.name = "index", .type = ParamType::Int, .help = "the entry to check", .min = 0, .max = 65535},
-      {.name = "find",
-       .type = ParamType::Address,
-       .help = "an address whose entry to look up (IPv4 is looked up as IPv4-mapped: ::ffff:10.10.0.1)"},
-      {.name = "equals", .type = ParamType::Address, .help = "with index: the address or GID the entry must hold"},
-      {.name = "type",
-       .type = ParamType::Enum,
-       .help = "the entry's type: RoCEv2 (UDP/IP, what rxe uses) or RoCEv1",
-       .choices = {"RoCEv2", "RoCEv1"}},
-      {.name = "netdev", .type = ParamType::IfName, .help = "the netdev the entry must belong to"},
-  };
-  spec.facts = {
-      {"index", "the entry's index (what perftest's -x and verbs' sgid_index take)"},
-      {"gid", "the GID, as an IPv6 address: ::ffff:10.10.0.1"},
-      {"type", "the kernel's name of its type: RoCE v2, IB/RoCE v1"},
-      {"netdev", "the netdev it belongs to"},
-  };
-  spec.example =
-      "- name: gid-a\n"
-      "  gid: {dev: rxe0, find: 10.10.0.1, type: RoCEv2}\n"
-      "  expect: {index: 1}\n";
-  spec.default_timeout = Duration{5'000};
-  spec.validate = validate_gid;
-  return Kind{std::move(spec), run_gid, {}};
-}
 
 }  // namespace rxerun::steps

@@ -15,6 +15,39 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_link(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_link(const nlohmann::json& args, UndoContext& ctx);
+
+}  // namespace
+
+Kind link_kind() {
+  KindSpec spec;
+  spec.name = "link";
+  spec.needs = {Need::NetAdmin};
+  spec.summary = "Bring an interface up or down and/or set its MTU; undo restores what it found.";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
+      {.name = "up", .type = ParamType::Bool, .help = "true: bring it up; false: bring it down; unset: leave it"},
+      {.name = "mtu", .type = ParamType::Int, .help = "the MTU to set; unset: leave it", .min = 68, .max = 65536},
+  };
+  spec.facts = {
+      {"changed", "whether the step changed anything"},
+      {"up", "the administrative state after the step"},
+      {"mtu", "the MTU after the step"},
+      {"carrier", "whether the interface has a carrier after the step (IFF_LOWER_UP)"},
+      {"up_before", "the administrative state found"},
+      {"mtu_before", "the MTU found"},
+  };
+  spec.example =
+      "- veth: {name: vB, peer: vA}\n"
+      "- link: {dev: vB, up: true, mtu: 9000}\n"
+      "  expect: {up: true, mtu: 9000}\n";
+  return Kind{std::move(spec), run_link, undo_link};
+}
+
+namespace {
+
 nlohmann::json facts_of(const sys::LinkInfo& now, const sys::LinkInfo& before, bool changed) {
   return {{"changed", changed},     {"up", now.up},           {"mtu", now.mtu},
           {"carrier", now.carrier}, {"up_before", before.up}, {"mtu_before", before.mtu}};
@@ -114,30 +147,5 @@ Result<nlohmann::json> undo_link(const nlohmann::json& args, UndoContext& ctx) {
 }
 
 }  // namespace
-
-Kind link_kind() {
-  KindSpec spec;
-  spec.name = "link";
-  spec.needs = {Need::NetAdmin};
-  spec.summary = "Bring an interface up or down and/or set its MTU; undo restores what it found.";
-  spec.params = {
-      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
-      {.name = "up", .type = ParamType::Bool, .help = "true: bring it up; false: bring it down; unset: leave it"},
-      {.name = "mtu", .type = ParamType::Int, .help = "the MTU to set; unset: leave it", .min = 68, .max = 65536},
-  };
-  spec.facts = {
-      {"changed", "whether the step changed anything"},
-      {"up", "the administrative state after the step"},
-      {"mtu", "the MTU after the step"},
-      {"carrier", "whether the interface has a carrier after the step (IFF_LOWER_UP)"},
-      {"up_before", "the administrative state found"},
-      {"mtu_before", "the MTU found"},
-  };
-  spec.example =
-      "- veth: {name: vB, peer: vA}\n"
-      "- link: {dev: vB, up: true, mtu: 9000}\n"
-      "  expect: {up: true, mtu: 9000}\n";
-  return Kind{std::move(spec), run_link, undo_link};
-}
 
 }  // namespace rxerun::steps

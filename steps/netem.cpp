@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "base/strings.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -43,16 +44,70 @@ bool is_default_qdisc(const std::string& kind) {
   return false;
 }
 
+nlohmann::json stats_facts(const sys::QdiscStats& s) {
+  return {{"packets", s.packets},
+          {"bytes", s.bytes},
+          {"drops", s.drops},
+          {"overlimits", s.overlimits},
+          {"requeues", s.requeues}};
+}
+
+// Defined after the spec below, which names them.
+StepResult run_netem(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_netem(const nlohmann::json& args, UndoContext& ctx);
+
+}  // namespace
+
+Kind netem_kind() {
+  KindSpec spec;
+  spec.name = "netem";
+  spec.needs = {Need::NetAdmin, Need::Netem};
+  spec.summary =
+      "Loss, delay, jitter, duplication, corruption, reordering or a rate limit on an interface (a netem root qdisc); "
+      "undo removes it and reports its statistics.";
+  const std::string pct = " (a percentage: 5, 0.5 or \"5%\")";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface whose egress is disturbed"},
+      {.name = "loss", .type = ParamType::Scalar, .help = "share of packets dropped" + pct},
+      {.name = "delay", .type = ParamType::Duration, .help = "delay added to every packet: 10ms, 1s"},
+      {.name = "jitter", .type = ParamType::Duration, .help = "random variation of the delay (needs delay): 2ms"},
+      {.name = "duplicate", .type = ParamType::Scalar, .help = "share of packets sent twice" + pct},
+      {.name = "corrupt", .type = ParamType::Scalar, .help = "share of packets with one bit flipped" + pct},
+      {.name = "reorder",
+       .type = ParamType::Scalar,
+       .help = "share of packets sent at once, ahead of the delayed others (needs delay)" + pct},
+      {.name = "rate",
+       .type = ParamType::String,
+       .help = "egress rate limit with tc's units: 100kbit, 1mbit, 1gbit (bits/s), 10mbps (bytes/s); a bare number "
+               "is bits/s"},
+  };
+  spec.facts = {
+      {"changed", "whether the step added the qdisc"},
+      {"packets", "packets the qdisc has sent (after the step: 0; on revert: the total)"},
+      {"bytes", "bytes the qdisc has sent"},
+      {"drops", "packets the qdisc dropped (netem's loss shows here)"},
+      {"overlimits", "packets held back by the rate limit"},
+      {"requeues", "packets requeued"},
+  };
+  spec.example =
+      "- veth: {name: vB, peer: vA}\n"
+      "- name: lossy\n"
+      "  netem: {dev: vB, loss: 30%, delay: 10ms, jitter: 2ms, rate: 10mbit}\n"
+      "- name: lift\n"
+      "  revert: lossy\n";
+  return Kind{std::move(spec), run_netem, undo_netem};
+}
+
+namespace {
+
 // A number followed by `suffix` (optional) and nothing else.
-std::optional<double> number(std::string text, std::string* unit) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+std::optional<double> number(const std::string& text, std::string* unit) {
   const char* begin = text.c_str();
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(begin, &end);
   if (end == begin || errno != 0 || !std::isfinite(v)) return std::nullopt;
-  std::string rest(end);
-  while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.erase(rest.begin());
+  std::string rest(trim(end));
   for (auto& c : rest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   *unit = rest;
   return v;
@@ -155,14 +210,6 @@ Result<sys::NetemSpec> spec_of(const Params& params) {
   return spec;
 }
 
-nlohmann::json stats_facts(const sys::QdiscStats& s) {
-  return {{"packets", s.packets},
-          {"bytes", s.bytes},
-          {"drops", s.drops},
-          {"overlimits", s.overlimits},
-          {"requeues", s.requeues}};
-}
-
 StepResult run_netem(const Params& params, StepContext& ctx) {
   const std::string dev = params.str("dev");
   auto spec = spec_of(params);
@@ -236,45 +283,5 @@ Result<nlohmann::json> undo_netem(const nlohmann::json& args, UndoContext& ctx) 
 }
 
 }  // namespace
-
-Kind netem_kind() {
-  KindSpec spec;
-  spec.name = "netem";
-  spec.needs = {Need::NetAdmin, Need::Netem};
-  spec.summary =
-      "Loss, delay, jitter, duplication, corruption, reordering or a rate limit on an interface (a netem root qdisc); "
-      "undo removes it and reports its statistics.";
-  const std::string pct = " (a percentage: 5, 0.5 or \"5%\")";
-  spec.params = {
-      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface whose egress is disturbed"},
-      {.name = "loss", .type = ParamType::Scalar, .help = "share of packets dropped" + pct},
-      {.name = "delay", .type = ParamType::Duration, .help = "delay added to every packet: 10ms, 1s"},
-      {.name = "jitter", .type = ParamType::Duration, .help = "random variation of the delay (needs delay): 2ms"},
-      {.name = "duplicate", .type = ParamType::Scalar, .help = "share of packets sent twice" + pct},
-      {.name = "corrupt", .type = ParamType::Scalar, .help = "share of packets with one bit flipped" + pct},
-      {.name = "reorder",
-       .type = ParamType::Scalar,
-       .help = "share of packets sent at once, ahead of the delayed others (needs delay)" + pct},
-      {.name = "rate",
-       .type = ParamType::String,
-       .help = "egress rate limit with tc's units: 100kbit, 1mbit, 1gbit (bits/s), 10mbps (bytes/s); a bare number "
-               "is bits/s"},
-  };
-  spec.facts = {
-      {"changed", "whether the step added the qdisc"},
-      {"packets", "packets the qdisc has sent (after the step: 0; on revert: the total)"},
-      {"bytes", "bytes the qdisc has sent"},
-      {"drops", "packets the qdisc dropped (netem's loss shows here)"},
-      {"overlimits", "packets held back by the rate limit"},
-      {"requeues", "packets requeued"},
-  };
-  spec.example =
-      "- veth: {name: vB, peer: vA}\n"
-      "- name: lossy\n"
-      "  netem: {dev: vB, loss: 30%, delay: 10ms, jitter: 2ms, rate: 10mbit}\n"
-      "- name: lift\n"
-      "  revert: lossy\n";
-  return Kind{std::move(spec), run_netem, undo_netem};
-}
 
 }  // namespace rxerun::steps

@@ -16,6 +16,35 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_netns(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_netns(const nlohmann::json& args, UndoContext& ctx);
+
+}  // namespace
+
+Kind netns_kind() {
+  KindSpec spec;
+  spec.name = "netns";
+  spec.needs = {Need::NetAdmin};
+  spec.summary = "Create a named network namespace (as `ip netns add`), its loopback up; undo deletes it.";
+  spec.params = {
+      {.name = "name",
+       .type = ParamType::NetnsName,
+       .required = true,
+       .help = "the namespace's name, as `ip netns` lists it (/run/netns/NAME); other steps enter it with `netns:`"},
+  };
+  spec.facts = {
+      {"changed", "whether the step created the namespace (false: this scenario's own was there already)"},
+  };
+  spec.example =
+      "- netns: {name: lab}\n"
+      "- link: {dev: lo, up: true}\n"
+      "  netns: lab\n";
+  return Kind{std::move(spec), run_netns, undo_netns};
+}
+
+namespace {
+
 // lo's alias inside `name`; "" when it has none (or no lo).
 Result<std::string> loopback_alias(sys::System& sys, const std::string& name) {
   auto scope = sys.netns.enter(name);
@@ -126,26 +155,5 @@ Result<nlohmann::json> undo_netns(const nlohmann::json& args, UndoContext& ctx) 
 }
 
 }  // namespace
-
-Kind netns_kind() {
-  KindSpec spec;
-  spec.name = "netns";
-  spec.needs = {Need::NetAdmin};
-  spec.summary = "Create a named network namespace (as `ip netns add`), its loopback up; undo deletes it.";
-  spec.params = {
-      {.name = "name",
-       .type = ParamType::NetnsName,
-       .required = true,
-       .help = "the namespace's name, as `ip netns` lists it (/run/netns/NAME); other steps enter it with `netns:`"},
-  };
-  spec.facts = {
-      {"changed", "whether the step created the namespace (false: this scenario's own was there already)"},
-  };
-  spec.example =
-      "- netns: {name: lab}\n"
-      "- link: {dev: lo, up: true}\n"
-      "  netns: lab\n";
-  return Kind{std::move(spec), run_netns, undo_netns};
-}
 
 }  // namespace rxerun::steps

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/strings.h"
 #include "engine/diag.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
@@ -20,6 +21,72 @@
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
+
+namespace {
+
+std::string on_off(bool on) {
+  return on ? "on" : "off";
+}
+
+using Features = std::map<std::string, sys::Feature>;
+
+// One name the user asked for and the kernel features behind it.
+struct Request {
+  std::string name;  // as written: gro, tso, rx-gro
+  bool on = false;
+  std::vector<std::string> members;  // kernel feature names
+};
+
+// The changeable members of a group, when it has any: those are what `ethtool
+// -K` acts on (tx-checksum-fcoe-crc stays off on a veth whatever `tx` says).
+std::vector<std::string> considered(const Request& r, const Features& f) {
+  std::vector<std::string> out;
+  for (const auto& m : r.members)
+    if (!f.at(m).fixed) out.push_back(m);
+  return out.empty() ? r.members : out;
+}
+
+// A name's value as `ethtool -k` shows a group: on when any member is on.
+std::string value_of(const Request& r, const Features& f) {
+  for (const auto& m : considered(r, f))
+    if (f.at(m).active) return "on";
+  return "off";
+}
+
+// Defined after the spec below, which names them.
+StepResult run_offload(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx);
+
+}  // namespace
+
+Kind offload_kind() {
+  KindSpec spec;
+  spec.name = "offload";
+  spec.needs = {Need::NetAdmin};
+  spec.summary = "Turn netdev offload features on or off (what `ethtool -K` does); undo restores the values found.";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
+  };
+  spec.extra = ParamSpec{.name = "FEATURE",
+                         .type = ParamType::OnOff,
+                         .help =
+                             "on or off for a feature: ethtool's names (gro, gso, tso, sg, rx, tx, lro, rxvlan, "
+                             "txvlan, ntuple, rxhash, or their long forms) or the kernel's (rx-gro, "
+                             "tx-tcp-segmentation, rx-gro-hw, ...)"};
+  spec.facts = {
+      {"NAME.before",
+       "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
+       "changeable features is)"},
+      {"NAME.after", "on or off: the feature after the step"},
+      {"changed", "whether the step changed any feature"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- veth: {name: vA, peer: vB}\n"
+      "- offload: {dev: vB, gro: off, gso: off, tso: off}\n"
+      "  expect: {gro.after: \"off\"}\n";
+  return Kind{std::move(spec), run_offload, undo_offload};
+}
 
 namespace {
 
@@ -62,41 +129,6 @@ bool pattern_match(std::string_view name, std::string_view pattern) {
   const auto prefix = pattern.substr(0, star);
   const auto suffix = pattern.substr(star + 1);
   return name.size() >= prefix.size() + suffix.size() && name.starts_with(prefix) && name.ends_with(suffix);
-}
-
-std::string on_off(bool on) {
-  return on ? "on" : "off";
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-using Features = std::map<std::string, sys::Feature>;
-
-// One name the user asked for and the kernel features behind it.
-struct Request {
-  std::string name;  // as written: gro, tso, rx-gro
-  bool on = false;
-  std::vector<std::string> members;  // kernel feature names
-};
-
-// The changeable members of a group, when it has any: those are what `ethtool
-// -K` acts on (tx-checksum-fcoe-crc stays off on a veth whatever `tx` says).
-std::vector<std::string> considered(const Request& r, const Features& f) {
-  std::vector<std::string> out;
-  for (const auto& m : r.members)
-    if (!f.at(m).fixed) out.push_back(m);
-  return out.empty() ? r.members : out;
-}
-
-// A name's value as `ethtool -k` shows a group: on when any member is on.
-std::string value_of(const Request& r, const Features& f) {
-  for (const auto& m : considered(r, f))
-    if (f.at(m).active) return "on";
-  return "off";
 }
 
 Result<std::vector<Request>> resolve(const Params& params, const std::string& dev, const Features& features) {
@@ -152,8 +184,8 @@ Result<std::map<std::string, bool>> changes_for(const std::vector<Request>& requ
       change[m] = r.on;
     }
     if (!fixed.empty())
-      return make_error(dev + ": " + join(fixed) + (fixed.size() == 1 ? " is" : " are") + " fixed by the driver (" +
-                        on_off(!r.on) + "), so '" + r.name + ": " + on_off(r.on) +
+      return make_error(dev + ": " + join(fixed, ", ") + (fixed.size() == 1 ? " is" : " are") +
+                        " fixed by the driver (" + on_off(!r.on) + "), so '" + r.name + ": " + on_off(r.on) +
                         "' cannot be done; leave it out of the step");
   }
   return change;
@@ -178,7 +210,7 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
     }
     if (auto r =
             ctx.will_change({{"dev", dev}, {"restore", nlohmann::json::object()}, {"names", nlohmann::json::object()}},
-                            "restore " + join(names) + " on " + dev + " to the values found", ctx.on_link(dev));
+                            "restore " + join(names, ", ") + " on " + dev + " to the values found", ctx.on_link(dev));
         !r)
       return StepResult::error(r.error());
     if (auto r = ethtool.set_features(dev, wanted); !r) return StepResult::error(r.error());
@@ -214,8 +246,8 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
   if (!identity) return StepResult::error(identity.error());
   nlohmann::json args = {{"dev", dev}, {"restore", restore}, {"names", names}, {"wrote", wrote}};
   if (!identity->is_null()) args["identity"] = *identity;
-  if (auto r =
-          ctx.will_change(args, "restore " + join(asked) + " on " + dev + " to the values found", ctx.on_link(dev));
+  if (auto r = ctx.will_change(args, "restore " + join(asked, ", ") + " on " + dev + " to the values found",
+                               ctx.on_link(dev));
       !r)
     return StepResult::error(r.error());
   auto changed = ethtool.set_features(dev, *change);
@@ -287,7 +319,7 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
   if (!back.empty())
     if (auto r = ethtool.set_features(dev, back); !r) return r.error();
   if (!conflicts.empty())
-    return make_error("offload features of " + dev + ": " + join(conflicts) +
+    return make_error("offload features of " + dev + ": " + join(conflicts, ", ") +
                       ": changed by somebody else since, so left as they are");
   // A plan cannot know the values found; say what cleanup will do instead of nothing.
   if (now->empty() && restore.empty() && ctx.sys().recorder)
@@ -296,34 +328,5 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
 }
 
 }  // namespace
-
-Kind offload_kind() {
-  KindSpec spec;
-  spec.name = "offload";
-  spec.needs = {Need::NetAdmin};
-  spec.summary = "Turn netdev offload features on or off (what `ethtool -K` does); undo restores the values found.";
-  spec.params = {
-      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
-  };
-  spec.extra = ParamSpec{.name = "FEATURE",
-                         .type = ParamType::OnOff,
-                         .help =
-                             "on or off for a feature: ethtool's names (gro, gso, tso, sg, rx, tx, lro, rxvlan, "
-                             "txvlan, ntuple, rxhash, or their long forms) or the kernel's (rx-gro, "
-                             "tx-tcp-segmentation, rx-gro-hw, ...)"};
-  spec.facts = {
-      {"NAME.before",
-       "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
-       "changeable features is)"},
-      {"NAME.after", "on or off: the feature after the step"},
-      {"changed", "whether the step changed any feature"},
-  };
-  spec.dynamic_facts = true;
-  spec.example =
-      "- veth: {name: vA, peer: vB}\n"
-      "- offload: {dev: vB, gro: off, gso: off, tso: off}\n"
-      "  expect: {gro.after: \"off\"}\n";
-  return Kind{std::move(spec), run_offload, undo_offload};
-}
 
 }  // namespace rxerun::steps

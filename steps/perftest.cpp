@@ -17,225 +17,20 @@
 #include <arpa/inet.h>
 
 #include <cerrno>
-#include <cmath>
 
+#include "base/strings.h"
 #include "engine/step.h"
-#include "steps/kinds.h"
 #include "steps/common/perftest_output.h"
 #include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
+#include "steps/kinds.h"
 
 namespace rxerun::steps {
 
 namespace {
 
-constexpr unsigned kPort = 1;  // rxe devices have one port
-
-bool contains(const std::string& s, const char* part) {
-  return s.find(part) != std::string::npos;
-}
-
-struct Side {
-  std::string dev;
-  std::optional<std::string> netns;
-  std::string to;  // the client's: the server's address
-};
-
-Side side_of(const Params& p, const char* key) {
-  const Params o = p.object(key);
-  Side s{o.str("dev"), std::nullopt, ""};
-  if (o.has("netns")) s.netns = o.str("netns");
-  if (o.has("to")) s.to = o.str("to");
-  return s;
-}
-
-// "::ffff:10.0.0.1" for 10.0.0.1, as inet_ntop writes IPv4-mapped GIDs.
-std::string mapped(const std::string& ipv4) {
-  in_addr a{};
-  if (::inet_pton(AF_INET, ipv4.c_str(), &a) != 1) return "";
-  return "::ffff:" + ipv4;
-}
-
-// The GID index of `dev`: the RoCE v2 entry whose value is the IPv4-mapped
-// address `prefer` when given and present, else the first IPv4-mapped RoCE
-// v2 entry. Fails (with the table) when there is none.
-Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const std::string& prefer) {
-  auto table = ctx.sys().rdma.gids(dev, kPort);
-  if (!table) {
-    if (table.error().code == ENODEV)
-      return make_error("no RDMA device " + dev + " (add it with an rxe step first)", ENODEV);
-    return table.error();
-  }
-  const std::string want = prefer.empty() ? "" : mapped(prefer);
-  const sys::GidEntry* first = nullptr;
-  std::string seen;
-  for (const auto& g : *table) {
-    seen += (seen.empty() ? "" : "; ") + std::to_string(g.index) + ": " + g.gid + " (" + g.type + ")";
-    if (g.type != "RoCE v2" || g.gid.rfind("::ffff:", 0) != 0) continue;
-    if (!want.empty() && g.gid == want) return g.index;
-    if (!first) first = &g;
-  }
-  if (first) return first->index;
-  return make_error(dev + " has no RoCE v2 GID with an IPv4 address (" + (seen.empty() ? "the table is empty" : seen) +
-                        "): put an IPv4 address on its netdev, or give gid_index",
-                    ENOENT);
-}
-
-std::vector<std::string> argv_of(const Params& p, const Side& side, unsigned gid_index, bool client) {
-  std::vector<std::string> a = {"ib_" + p.str("test"), "-d", side.dev, "-x", std::to_string(gid_index), "-F"};
-  if (p.flag("rdma_cm")) a.push_back("-R");
-  a.insert(a.end(), {"-p", std::to_string(p.integer("port"))});
-  if (p.has("size")) a.insert(a.end(), {"-s", std::to_string(p.integer("size"))});
-  if (p.has("iterations")) a.insert(a.end(), {"-n", std::to_string(p.integer("iterations"))});
-  if (p.has("duration")) {
-    const long long secs = std::max<long long>(1, (p.duration("duration").count() + 999) / 1000);
-    a.insert(a.end(), {"-D", std::to_string(secs)});
-  }
-  if (p.has("mtu")) a.insert(a.end(), {"-m", p.str("mtu")});
-  if (client) a.push_back(side.to);
-  return a;
-}
-
-// The client found nobody listening: perftest's TCP exchange was refused, or
-// rdma_cm answered REJECTED (event 8).
-bool refused(const std::string& out, const std::string& err) {
-  const std::string all = out + err;
-  return contains(all, "Couldn't connect to") || contains(all, "Unexpected CM event bl blka 8") ||
-         contains(all, "RDMA_CM_EVENT_REJECTED");
-}
-
-std::vector<std::string> hints_for(const ToolPairRun& r, const Side& server, const Side& client, unsigned server_gid,
-                                   unsigned client_gid) {
-  const std::string all = r.client_err + r.client_out + r.server_err + r.server_out;
-  if (contains(all, "to RTR") || contains(all, "to RTS") || contains(all, "Unable to Connect the HCA"))
-    return {"likely causes: the GID index (server " + std::to_string(server_gid) + ", client " +
-            std::to_string(client_gid) + "), a device/address mismatch (" + client.dev +
-            " must own the address the route to " + client.to +
-            " leaves from: two addresses in one namespace "
-            "need rdma_cm or the forced wire), the MTU, or the start order"};
-  if (contains(all, "Couldn't connect to") || contains(all, "blka 8"))
-    return {"nothing listened at " + client.to + " when the client connected: the server (" + server.dev +
-            ") ended early, or another address or port"};
-  if (contains(all, "blka 7") || contains(all, "UNREACHABLE"))
-    return {
-        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), or "
-        "no rxe device over the netdev that holds " +
-        client.to};
-  if (contains(all, "Unable to find the Infiniband/RoCE device") || contains(all, "Did not detect devices"))
-    return {"no such RDMA device (" + server.dev + ", " + client.dev +
-            ") visible: add it with an rxe step; "
-            "libibverbs needs ibverbs-providers' rxe.driver"};
-  if (contains(all, "Completion with error") || contains(all, "Failed status"))
-    return {"the transfer broke off: packets dropped on the way (`block`, `netem`), or the peer went away"};
-  return {};
-}
-
-StepResult run_perftest(const Params& params, StepContext& ctx) {
-  const std::string test = params.str("test");
-  const Side server = side_of(params, "server");
-  const Side client = side_of(params, "client");
-
-  unsigned server_gid = 0, client_gid = 0;
-  if (params.has("gid_index")) {
-    server_gid = client_gid = static_cast<unsigned>(params.integer("gid_index"));
-  } else {
-    auto s = find_gid_index(ctx, server.dev, client.to);
-    if (!s) return s.error().code == ENOENT ? StepResult::fail(s.error().message) : StepResult::error(s.error());
-    auto c = find_gid_index(ctx, client.dev, "");
-    if (!c) return c.error().code == ENOENT ? StepResult::fail(c.error().message) : StepResult::error(c.error());
-    server_gid = *s;
-    client_gid = *c;
-  }
-
-  const std::string bin = "ib_" + test;
-  const std::string at = client.to + ":" + std::to_string(params.integer("port"));
-  ToolPairSpec spec;
-  spec.name = bin;
-  spec.server = {argv_of(params, server, server_gid, false),
-                 server.netns,
-                 {{"LC_ALL", "C"}},
-                 bin + " server on " + server.dev + ", port " + std::to_string(params.integer("port"))};
-  spec.client = {argv_of(params, client, client_gid, true),
-                 client.netns,
-                 {{"LC_ALL", "C"}},
-                 bin + " client on " + client.dev + " to " + at};
-  spec.refused = refused;
-  if (params.flag("rdma_cm")) {
-    const auto port = static_cast<std::uint16_t>(params.integer("port"));
-    spec.ready = [&ctx, port] { return ctx.sys().rdma.cm_listening(port); };
-  }
-
-  auto window = CounterWindow::open(ctx, {server.netns, client.netns});
-  if (!window) return StepResult::error(window.error());
-  auto ran = run_tool_pair(ctx, spec);
-  if (!ran) return StepResult::error(ran.error());
-  const ToolPairRun& r = *ran;
-  if (r.end == ToolPairRun::End::Interrupted) return StepResult::error("interrupted");
-
-  nlohmann::json facts = tool_pair_facts(r);
-  facts["changed"] = false;
-  facts["test"] = test;
-  facts["server_gid_index"] = server_gid;
-  facts["client_gid_index"] = client_gid;
-  auto report = parse_perftest_output(r.client_out, r.client_err);
-  if (report) {
-    for (const auto& [name, value] : report->figures)
-      facts[name] = (name == "bytes" || name == "iterations") ? nlohmann::json(static_cast<long long>(value))
-                                                              : rounded(value, name == "msg_rate_mpps" ? 6 : 2);
-    if (!report->local_gid.empty()) facts["local_gid"] = report->local_gid;
-    if (!report->remote_gid.empty()) facts["remote_gid"] = report->remote_gid;
-    facts["clock_calibrated"] = report->uncalibrated.empty();
-  }
-  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
-
-  StepResult result;
-  switch (r.end) {
-    case ToolPairRun::End::Done:
-      if (!report) {
-        result = StepResult::fail(bin + " ended well but its output has no result: " + report.error().message, facts);
-        break;
-      }
-      result = StepResult::ok(facts);
-      if (!report->uncalibrated.empty())
-        result.hints.push_back("perftest could not calibrate its cycle counter (\"" + report->uncalibrated +
-                               "\", common under software emulation) and printed 0 for every rate and time: only "
-                               "bytes and iterations are reported");
-      if (!report->local_gid.empty() && report->local_gid == report->remote_gid)
-        result.hints.push_back("both ends used GID " + report->local_gid +
-                               ": rdma_cm looped the traffic back inside one device and nothing crossed the wire "
-                               "(put the ends in two namespaces, kernel 7.3)");
-      break;
-    case ToolPairRun::End::Deadline:
-      result =
-          StepResult::timeout(bin + " client was still running at the step's timeout (stopped)" +
-                                  (last_lines(r.client_err, r.client_out).empty() ? "" : ": " + last_lines(r.client_err, r.client_out)),
-                              facts);
-      if (!last_lines(r.server_err, r.server_out).empty())
-        result.hints.push_back("the server's last lines: " + last_lines(r.server_err, r.server_out));
-      result.hints.push_back(
-          "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
-          "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`");
-      break;
-    case ToolPairRun::End::ServerFailed:
-      result = StepResult::fail(
-          bin + " server ended with " + exit_fact(r.server_exit) + ": " + last_lines(r.server_err, r.server_out),
-          facts);
-      result.hints = hints_for(r, server, client, server_gid, client_gid);
-      break;
-    case ToolPairRun::End::ClientFailed:
-    case ToolPairRun::End::Interrupted:
-      result = StepResult::fail(
-          bin + " client ended with " + exit_fact(r.client_exit) + ": " + last_lines(r.client_err, r.client_out),
-          facts);
-      result.hints = hints_for(r, server, client, server_gid, client_gid);
-      break;
-  }
-  if (!r.stuck.empty()) {
-    result.facts["stuck"] = r.stuck.size();
-    result.hints.insert(result.hints.end(), r.stuck.begin(), r.stuck.end());
-  }
-  return result;
-}
+// Defined after the spec below, which names them.
+StepResult run_perftest(const Params& params, StepContext& ctx);
 
 void validate_perftest(const nlohmann::json& p, const KindSpec::Complaint& complain) {
   if (p.contains("iterations") && p.contains("duration"))
@@ -343,5 +138,173 @@ Kind perftest_kind() {
   spec.validate = validate_perftest;
   return Kind{std::move(spec), run_perftest, {}};
 }
+
+namespace {
+
+constexpr unsigned kPort = 1;  // rxe devices have one port
+
+struct Side {
+  std::string dev;
+  std::optional<std::string> netns;
+  std::string to;  // the client's: the server's address
+};
+
+Side side_of(const Params& p, const char* key) {
+  const Params o = p.object(key);
+  Side s{o.str("dev"), std::nullopt, ""};
+  if (o.has("netns")) s.netns = o.str("netns");
+  if (o.has("to")) s.to = o.str("to");
+  return s;
+}
+
+// "::ffff:10.0.0.1" for 10.0.0.1, as inet_ntop writes IPv4-mapped GIDs.
+std::string mapped(const std::string& ipv4) {
+  in_addr a{};
+  if (::inet_pton(AF_INET, ipv4.c_str(), &a) != 1) return "";
+  return "::ffff:" + ipv4;
+}
+
+// The GID index of `dev`: the RoCE v2 entry whose value is the IPv4-mapped
+// address `prefer` when given and present, else the first IPv4-mapped RoCE
+// v2 entry. Fails (with the table) when there is none.
+Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const std::string& prefer) {
+  auto table = ctx.sys().rdma.gids(dev, kPort);
+  if (!table) {
+    if (table.error().code == ENODEV)
+      return make_error("no RDMA device " + dev + " (add it with an rxe step first)", ENODEV);
+    return table.error();
+  }
+  const std::string want = prefer.empty() ? "" : mapped(prefer);
+  const sys::GidEntry* first = nullptr;
+  std::string seen;
+  for (const auto& g : *table) {
+    seen += (seen.empty() ? "" : "; ") + std::to_string(g.index) + ": " + g.gid + " (" + g.type + ")";
+    if (g.type != "RoCE v2" || g.gid.rfind("::ffff:", 0) != 0) continue;
+    if (!want.empty() && g.gid == want) return g.index;
+    if (!first) first = &g;
+  }
+  if (first) return first->index;
+  return make_error(dev + " has no RoCE v2 GID with an IPv4 address (" + (seen.empty() ? "the table is empty" : seen) +
+                        "): put an IPv4 address on its netdev, or give gid_index",
+                    ENOENT);
+}
+
+std::vector<std::string> argv_of(const Params& p, ToolRole role, const Side& side, unsigned gid_index) {
+  std::vector<std::string> a = {"ib_" + p.str("test"), "-d", side.dev, "-x", std::to_string(gid_index), "-F"};
+  if (p.flag("rdma_cm")) a.push_back("-R");
+  a.insert(a.end(), {"-p", std::to_string(p.integer("port"))});
+  if (p.has("size")) a.insert(a.end(), {"-s", std::to_string(p.integer("size"))});
+  if (p.has("iterations")) a.insert(a.end(), {"-n", std::to_string(p.integer("iterations"))});
+  if (p.has("duration")) {
+    const long long secs = std::max<long long>(1, (p.duration("duration").count() + 999) / 1000);
+    a.insert(a.end(), {"-D", std::to_string(secs)});
+  }
+  if (p.has("mtu")) a.insert(a.end(), {"-m", p.str("mtu")});
+  if (role == ToolRole::Client) a.push_back(side.to);
+  return a;
+}
+
+// The client found nobody listening: perftest's TCP exchange was refused, or
+// rdma_cm answered REJECTED (event 8).
+bool refused(const std::string& out, const std::string& err) {
+  const std::string all = out + err;
+  return contains(all, "Couldn't connect to") || contains(all, "Unexpected CM event bl blka 8") ||
+         contains(all, "RDMA_CM_EVENT_REJECTED");
+}
+
+std::vector<std::string> hints_for(const ToolPairRun& r, const Side& server, const Side& client, unsigned server_gid,
+                                   unsigned client_gid) {
+  const std::string all = r.output();
+  if (contains(all, "to RTR") || contains(all, "to RTS") || contains(all, "Unable to Connect the HCA"))
+    return {"likely causes: the GID index (server " + std::to_string(server_gid) + ", client " +
+            std::to_string(client_gid) + "), a device/address mismatch (" + client.dev +
+            " must own the address the route to " + client.to +
+            " leaves from: two addresses in one namespace "
+            "need rdma_cm or the forced wire), the MTU, or the start order"};
+  if (contains(all, "Couldn't connect to") || contains(all, "blka 8"))
+    return {nobody_listened_hint(client.to, "the server (" + server.dev + ")")};
+  if (contains(all, "blka 7") || contains(all, "UNREACHABLE")) return {unanswered_hint(client.to)};
+  if (contains(all, "Unable to find the Infiniband/RoCE device") || contains(all, "Did not detect devices"))
+    return {"no such RDMA device (" + server.dev + ", " + client.dev +
+            ") visible: add it with an rxe step; "
+            "libibverbs needs ibverbs-providers' rxe.driver"};
+  if (contains(all, "Completion with error") || contains(all, "Failed status"))
+    return {"the transfer broke off: packets dropped on the way (`block`, `netem`), or the peer went away"};
+  return {};
+}
+
+StepResult run_perftest(const Params& params, StepContext& ctx) {
+  const std::string test = params.str("test");
+  const Side server = side_of(params, "server");
+  const Side client = side_of(params, "client");
+
+  unsigned server_gid = 0, client_gid = 0;
+  if (params.has("gid_index")) {
+    server_gid = client_gid = static_cast<unsigned>(params.integer("gid_index"));
+  } else {
+    auto s = find_gid_index(ctx, server.dev, client.to);
+    if (!s) return s.error().code == ENOENT ? StepResult::fail(s.error().message) : StepResult::error(s.error());
+    auto c = find_gid_index(ctx, client.dev, "");
+    if (!c) return c.error().code == ENOENT ? StepResult::fail(c.error().message) : StepResult::error(c.error());
+    server_gid = *s;
+    client_gid = *c;
+  }
+
+  const std::string bin = "ib_" + test;
+  const std::string at = client.to + ":" + std::to_string(params.integer("port"));
+  ToolPairSpec spec;
+  spec.name = bin;
+  spec.server = pair_tool(argv_of(params, ToolRole::Server, server, server_gid), server.netns,
+                          bin + " server on " + server.dev + ", port " + std::to_string(params.integer("port")));
+  spec.client = pair_tool(argv_of(params, ToolRole::Client, client, client_gid), client.netns,
+                          bin + " client on " + client.dev + " to " + at);
+  spec.refused = refused;
+  if (params.flag("rdma_cm")) spec.cm_port = static_cast<std::uint16_t>(params.integer("port"));
+
+  auto window = CounterWindow::open(ctx, {server.netns, client.netns});
+  if (!window) return StepResult::error(window.error());
+  auto ran = run_tool_pair(ctx, spec);
+  if (!ran) return StepResult::error(ran.error());
+  const ToolPairRun& r = *ran;
+
+  nlohmann::json facts = nlohmann::json::object();
+  facts["test"] = test;
+  facts["server_gid_index"] = server_gid;
+  facts["client_gid_index"] = client_gid;
+  auto report = parse_perftest_output(r.client_out, r.client_err);
+  if (report) {
+    for (const auto& [name, value] : report->figures)
+      facts[name] = (name == "bytes" || name == "iterations") ? nlohmann::json(static_cast<long long>(value))
+                                                              : rounded(value, name == "msg_rate_mpps" ? 6 : 2);
+    if (!report->local_gid.empty()) facts["local_gid"] = report->local_gid;
+    if (!report->remote_gid.empty()) facts["remote_gid"] = report->remote_gid;
+    facts["clock_calibrated"] = report->uncalibrated.empty();
+  }
+
+  ToolPairWords words;
+  words.subject = bin;
+  words.quote_stalled = true;
+  words.stalled_hints = {
+      "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
+      "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`"};
+  words.failed_hints = hints_for(r, server, client, server_gid, client_gid);
+  words.done = [&](const nlohmann::json& all) {
+    if (!report)
+      return StepResult::fail(bin + " ended well but its output has no result: " + report.error().message, all);
+    StepResult result = StepResult::ok(all);
+    if (!report->uncalibrated.empty())
+      result.hints.push_back("perftest could not calibrate its cycle counter (\"" + report->uncalibrated +
+                             "\", common under software emulation) and printed 0 for every rate and time: only "
+                             "bytes and iterations are reported");
+    if (!report->local_gid.empty() && report->local_gid == report->remote_gid)
+      result.hints.push_back("both ends used GID " + report->local_gid +
+                             ": rdma_cm looped the traffic back inside one device and nothing crossed the wire "
+                             "(put the ends in two namespaces, kernel 7.3)");
+    return result;
+  };
+  return tool_pair_result(ctx, r, *window, std::move(facts), words);
+}
+
+}  // namespace
 
 }  // namespace rxerun::steps

@@ -16,6 +16,54 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_ping(const Params& params, StepContext& ctx);
+
+}  // namespace
+
+Kind ping_kind() {
+  KindSpec spec;
+  spec.name = "ping";
+  spec.needs = {Need::NetAdmin};
+  spec.summary =
+      "ICMP echo to an address, natively (no ping binary); passes when at least one reply came back, as ping(8).";
+  spec.params = {
+      {.name = "to", .type = ParamType::Address, .required = true, .help = "the IPv4 or IPv6 address to ping"},
+      {.name = "from",
+       .type = ParamType::String,
+       .help = "send from this interface (bound to it, as ping -I DEV) or from this source address"},
+      {.name = "count",
+       .type = ParamType::Int,
+       .default_value = 3,
+       .help = "how many echo requests to send (count x interval + 1s must fit in the step's timeout, 10s unless set)",
+       .min = 1,
+       .max = 65535},
+      {.name = "interval",
+       .type = ParamType::Duration,
+       .default_value = "200ms",
+       .help = "time between requests; after the last, replies are awaited for 1s more"},
+  };
+  spec.facts = {
+      {"changed", "always false: a ping changes nothing"},
+      {"sent", "echo requests sent"},
+      {"received", "echo replies received (duplicates not counted)"},
+      {"loss_pct", "percentage of requests without a reply"},
+      {"rtt_min_ms", "fastest round trip in milliseconds (absent when no reply came back)"},
+      {"rtt_avg_ms", "mean round trip in milliseconds (absent when no reply came back)"},
+      {"rtt_max_ms", "slowest round trip in milliseconds (absent when no reply came back)"},
+  };
+  spec.example =
+      "- name: reach\n"
+      "  ping: {to: 127.0.0.1, count: 2, interval: 100ms}\n"
+      "  expect: {loss_pct: 0}\n";
+  // count x interval plus the 1s wait for the last reply must fit: the
+  // default covers the default count with room to spare.
+  spec.default_timeout = Duration(10'000);
+  return Kind{std::move(spec), run_ping, {}};
+}
+
+namespace {
+
 bool is_address(const std::string& s) {
   unsigned char buf[sizeof(in6_addr)];
   return ::inet_pton(AF_INET, s.c_str(), buf) == 1 || ::inet_pton(AF_INET6, s.c_str(), buf) == 1;
@@ -82,46 +130,5 @@ StepResult run_ping(const Params& params, StepContext& ctx) {
 }
 
 }  // namespace
-
-Kind ping_kind() {
-  KindSpec spec;
-  spec.name = "ping";
-  spec.needs = {Need::NetAdmin};
-  spec.summary =
-      "ICMP echo to an address, natively (no ping binary); passes when at least one reply came back, as ping(8).";
-  spec.params = {
-      {.name = "to", .type = ParamType::Address, .required = true, .help = "the IPv4 or IPv6 address to ping"},
-      {.name = "from",
-       .type = ParamType::String,
-       .help = "send from this interface (bound to it, as ping -I DEV) or from this source address"},
-      {.name = "count",
-       .type = ParamType::Int,
-       .default_value = 3,
-       .help = "how many echo requests to send (count x interval + 1s must fit in the step's timeout, 10s unless set)",
-       .min = 1,
-       .max = 65535},
-      {.name = "interval",
-       .type = ParamType::Duration,
-       .default_value = "200ms",
-       .help = "time between requests; after the last, replies are awaited for 1s more"},
-  };
-  spec.facts = {
-      {"changed", "always false: a ping changes nothing"},
-      {"sent", "echo requests sent"},
-      {"received", "echo replies received (duplicates not counted)"},
-      {"loss_pct", "percentage of requests without a reply"},
-      {"rtt_min_ms", "fastest round trip in milliseconds (absent when no reply came back)"},
-      {"rtt_avg_ms", "mean round trip in milliseconds (absent when no reply came back)"},
-      {"rtt_max_ms", "slowest round trip in milliseconds (absent when no reply came back)"},
-  };
-  spec.example =
-      "- name: reach\n"
-      "  ping: {to: 127.0.0.1, count: 2, interval: 100ms}\n"
-      "  expect: {loss_pct: 0}\n";
-  // count x interval plus the 1s wait for the last reply must fit: the
-  // default covers the default count with room to spare.
-  spec.default_timeout = Duration(10'000);
-  return Kind{std::move(spec), run_ping, {}};
-}
 
 }  // namespace rxerun::steps

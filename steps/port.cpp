@@ -14,6 +14,44 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_port(const Params& params, StepContext& ctx);
+
+}  // namespace
+
+Kind port_kind() {
+  KindSpec spec;
+  spec.name = "port";
+  spec.needs = {Need::RdmaRxe};
+  spec.summary = "Wait until a port of an RDMA device reaches a state (ACTIVE by default); report its state and MTU.";
+  spec.params = {
+      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the RDMA device: rxe0"},
+      {.name = "port", .type = ParamType::Int, .default_value = 1, .help = "the port number", .min = 1, .max = 255},
+      {.name = "state",
+       .type = ParamType::Enum,
+       .default_value = "ACTIVE",
+       .help = "the state to wait for",
+       .choices = {"ACTIVE", "DOWN", "INIT", "ARMED"}},
+  };
+  spec.facts = {
+      {"state", "the port's state: ACTIVE, DOWN, INIT, ARMED"},
+      {"phys_state", "the physical state: LinkUp, Disabled, Polling, ..."},
+      {"active_mtu", "the active IB MTU in bytes (1024 over a netdev MTU of 1500)"},
+      {"max_mtu", "the largest IB MTU the port supports, in bytes"},
+  };
+  spec.example =
+      "- veth: {name: vA, peer: vB}\n"
+      "- link: {dev: vA, up: true}\n"
+      "- link: {dev: vB, up: true}\n"
+      "- rxe: {name: rxe0, netdev: vA}\n"
+      "- port: {dev: rxe0, state: ACTIVE}\n"
+      "  expect: {active_mtu: 1024}\n";
+  spec.default_timeout = Duration{10'000};
+  return Kind{std::move(spec), run_port, {}};
+}
+
+namespace {
+
 constexpr Duration kPoll{50};
 
 nlohmann::json state_facts(const sys::PortState& s) {
@@ -69,36 +107,5 @@ StepResult run_port(const Params& params, StepContext& ctx) {
 }
 
 }  // namespace
-
-Kind port_kind() {
-  KindSpec spec;
-  spec.name = "port";
-  spec.needs = {Need::RdmaRxe};
-  spec.summary = "Wait until a port of an RDMA device reaches a state (ACTIVE by default); report its state and MTU.";
-  spec.params = {
-      {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the RDMA device: rxe0"},
-      {.name = "port", .type = ParamType::Int, .default_value = 1, .help = "the port number", .min = 1, .max = 255},
-      {.name = "state",
-       .type = ParamType::Enum,
-       .default_value = "ACTIVE",
-       .help = "the state to wait for",
-       .choices = {"ACTIVE", "DOWN", "INIT", "ARMED"}},
-  };
-  spec.facts = {
-      {"state", "the port's state: ACTIVE, DOWN, INIT, ARMED"},
-      {"phys_state", "the physical state: LinkUp, Disabled, Polling, ..."},
-      {"active_mtu", "the active IB MTU in bytes (1024 over a netdev MTU of 1500)"},
-      {"max_mtu", "the largest IB MTU the port supports, in bytes"},
-  };
-  spec.example =
-      "- veth: {name: vA, peer: vB}\n"
-      "- link: {dev: vA, up: true}\n"
-      "- link: {dev: vB, up: true}\n"
-      "- rxe: {name: rxe0, netdev: vA}\n"
-      "- port: {dev: rxe0, state: ACTIVE}\n"
-      "  expect: {active_mtu: 1024}\n";
-  spec.default_timeout = Duration{10'000};
-  return Kind{std::move(spec), run_port, {}};
-}
 
 }  // namespace rxerun::steps

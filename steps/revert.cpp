@@ -9,11 +9,8 @@ namespace rxerun::steps {
 
 namespace {
 
-StepResult run_revert(const Params& params, StepContext& ctx) {
-  auto facts = ctx.revert(params.scalar_str());
-  if (!facts) return StepResult::error(facts.error());
-  return StepResult::ok(std::move(facts).value());
-}
+// Defined after the spec below, which names them.
+StepResult run_revert(const Params& params, StepContext& ctx);
 
 }  // namespace
 
@@ -29,5 +26,15 @@ Kind revert_kind() {
       "- revert: nap    # a sleep changed nothing, so nothing is undone\n";
   return Kind{std::move(spec), run_revert, {}};
 }
+
+namespace {
+
+StepResult run_revert(const Params& params, StepContext& ctx) {
+  auto facts = ctx.revert(params.scalar_str());
+  if (!facts) return StepResult::error(facts.error());
+  return StepResult::ok(std::move(facts).value());
+}
+
+}  // namespace
 
 }  // namespace rxerun::steps

@@ -26,9 +26,6 @@ namespace rxerun::steps {
 
 namespace {
 
-const std::vector<std::string> kTypes = {"unicast", "local", "blackhole", "unreachable", "prohibit"};
-const std::vector<std::string> kScopes = {"global", "link", "host"};
-
 int type_number(const std::string& name) {
   if (name == "local") return RTN_LOCAL;
   if (name == "blackhole") return RTN_BLACKHOLE;
@@ -50,10 +47,6 @@ std::string family_name(int family) {
 // A scalar parameter as written: `table: 100` and `table: main` alike.
 std::string text_of(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-bool deferred(const nlohmann::json& p, const char* key) {
-  return p.contains(key) && has_step_references(p.at(key));
 }
 
 // The route the parameters name, or the parameter at fault and why. `p`
@@ -110,12 +103,77 @@ Parsed parse(const nlohmann::json& p) {
   return Parsed{r, "", ""};
 }
 
+// Defined after the spec below, which names them.
+StepResult run_route(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_route(const nlohmann::json& args, UndoContext& ctx);
+
+const std::vector<std::string> kTypes = {"unicast", "local", "blackhole", "unreachable", "prohibit"};
+const std::vector<std::string> kScopes = {"global", "link", "host"};
+
+bool deferred(const nlohmann::json& p, const char* key) {
+  return p.contains(key) && has_step_references(p.at(key));
+}
+
 void validate_route(const nlohmann::json& p, const KindSpec::Complaint& complain) {
   for (const char* key : {"dst", "via", "src", "table", "dev"})
     if (deferred(p, key)) return;  // checked at run time, when the fact is known
   auto parsed = parse(p);
   if (!parsed.route) complain(parsed.path, parsed.why);
 }
+
+}  // namespace
+
+Kind route_kind() {
+  KindSpec spec;
+  spec.name = "route";
+  spec.needs = {Need::NetAdmin};
+  spec.summary =
+      "Add a route to a routing table (ip route add); a route already there as asked is left alone, undo deletes "
+      "the route added.";
+  spec.params = {
+      {.name = "dst",
+       .type = ParamType::String,
+       .required = true,
+       .help = "the destination: a prefix (10.10.0.2/32, fd00::/64), an address (its full length) or default"},
+      {.name = "dev", .type = ParamType::IfName, .help = "the interface the route leaves by"},
+      {.name = "via", .type = ParamType::Address, .help = "the gateway"},
+      {.name = "src",
+       .type = ParamType::Address,
+       .help = "the preferred source address of traffic the host sends along the route (an address of its own)"},
+      {.name = "table",
+       .type = ParamType::Scalar,
+       .default_value = "main",
+       .help = "the table: a number 1..4294967295, or main, local, default"},
+      {.name = "metric",
+       .type = ParamType::Int,
+       .help = "the route's metric (priority); default 0 for IPv4, 1024 for IPv6, as the kernel gives",
+       .min = 0,
+       .max = 4294967295LL},
+      {.name = "scope",
+       .type = ParamType::Enum,
+       .help = "default as ip(8): host for a local route, link for an IPv4 route without a gateway, else global",
+       .choices = kScopes},
+      {.name = "type",
+       .type = ParamType::Enum,
+       .default_value = "unicast",
+       .help = "unicast (dev and/or via), local, or one that drops: blackhole, unreachable, prohibit",
+       .choices = kTypes},
+  };
+  spec.facts = {
+      {"changed", "whether the step added the route (false: it was there, and is left there)"},
+      {"route", "the route as ip(8) writes it: 10.10.0.2/32 dev vA src 10.10.0.1 table 100 (default: 0.0.0.0/0)"},
+      {"dev", "the interface, \"\" when none"},
+      {"table", "the table: main, local, default or its number"},
+      {"metric", "the metric"},
+  };
+  spec.example =
+      "# The forced wire (docs/kernel-notes.md): traffic for the peer's address leaves by vA.\n"
+      "- route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}\n";
+  spec.validate = validate_route;
+  return Kind{std::move(spec), run_route, undo_route};
+}
+
+namespace {
 
 nlohmann::json to_json(const sys::Route& r) {
   return {{"family", family_name(r.family)},
@@ -127,23 +185,6 @@ nlohmann::json to_json(const sys::Route& r) {
           {"metric", r.metric},
           {"scope", r.scope},
           {"type", r.type}};
-}
-
-// The route as the journal holds it, every field checked.
-sys::Route from_journal(JournalArgs& a) {
-  sys::Route r;
-  const std::string family = a.text("family");
-  if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
-  r.family = family == "inet6" ? AF_INET6 : AF_INET;
-  r.dst = a.cidr("dst");
-  r.dev = a.ifname("dev", true);
-  r.via = a.address("via", true);
-  r.src = a.address("src", true);
-  r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
-  r.metric = static_cast<unsigned>(a.number("metric", UINT32_MAX));
-  r.scope = static_cast<int>(a.number("scope", 255));
-  r.type = static_cast<int>(a.number("type", 255));
-  return r;
 }
 
 nlohmann::json facts_of(const sys::Route& r, bool changed) {
@@ -199,6 +240,23 @@ StepResult run_route(const Params& params, StepContext& ctx) {
   return StepResult::ok(facts_of(want, true));
 }
 
+// The route as the journal holds it, every field checked.
+sys::Route from_journal(JournalArgs& a) {
+  sys::Route r;
+  const std::string family = a.text("family");
+  if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
+  r.family = family == "inet6" ? AF_INET6 : AF_INET;
+  r.dst = a.cidr("dst");
+  r.dev = a.ifname("dev", true);
+  r.via = a.address("via", true);
+  r.src = a.address("src", true);
+  r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
+  r.metric = static_cast<unsigned>(a.number("metric", UINT32_MAX));
+  r.scope = static_cast<int>(a.number("scope", 255));
+  r.type = static_cast<int>(a.number("type", 255));
+  return r;
+}
+
 // Deletes exactly the route added; gone already (by hand, with its
 // interface or its namespace) is success.
 Result<nlohmann::json> undo_route(const nlohmann::json& args, UndoContext& ctx) {
@@ -222,55 +280,5 @@ Result<nlohmann::json> undo_route(const nlohmann::json& args, UndoContext& ctx) 
 }
 
 }  // namespace
-
-Kind route_kind() {
-  KindSpec spec;
-  spec.name = "route";
-  spec.needs = {Need::NetAdmin};
-  spec.summary =
-      "Add a route to a routing table (ip route add); a route already there as asked is left alone, undo deletes "
-      "the route added.";
-  spec.params = {
-      {.name = "dst",
-       .type = ParamType::String,
-       .required = true,
-       .help = "the destination: a prefix (10.10.0.2/32, fd00::/64), an address (its full length) or default"},
-      {.name = "dev", .type = ParamType::IfName, .help = "the interface the route leaves by"},
-      {.name = "via", .type = ParamType::Address, .help = "the gateway"},
-      {.name = "src",
-       .type = ParamType::Address,
-       .help = "the preferred source address of traffic the host sends along the route (an address of its own)"},
-      {.name = "table",
-       .type = ParamType::Scalar,
-       .default_value = "main",
-       .help = "the table: a number 1..4294967295, or main, local, default"},
-      {.name = "metric",
-       .type = ParamType::Int,
-       .help = "the route's metric (priority); default 0 for IPv4, 1024 for IPv6, as the kernel gives",
-       .min = 0,
-       .max = 4294967295LL},
-      {.name = "scope",
-       .type = ParamType::Enum,
-       .help = "default as ip(8): host for a local route, link for an IPv4 route without a gateway, else global",
-       .choices = kScopes},
-      {.name = "type",
-       .type = ParamType::Enum,
-       .default_value = "unicast",
-       .help = "unicast (dev and/or via), local, or one that drops: blackhole, unreachable, prohibit",
-       .choices = kTypes},
-  };
-  spec.facts = {
-      {"changed", "whether the step added the route (false: it was there, and is left there)"},
-      {"route", "the route as ip(8) writes it: 10.10.0.2/32 dev vA src 10.10.0.1 table 100 (default: 0.0.0.0/0)"},
-      {"dev", "the interface, \"\" when none"},
-      {"table", "the table: main, local, default or its number"},
-      {"metric", "the metric"},
-  };
-  spec.example =
-      "# The forced wire (docs/kernel-notes.md): traffic for the peer's address leaves by vA.\n"
-      "- route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}\n";
-  spec.validate = validate_route;
-  return Kind{std::move(spec), run_route, undo_route};
-}
 
 }  // namespace rxerun::steps

@@ -2,8 +2,8 @@
 // namespace when asked (steps/common/tool_pair.h runs them: the server first, the
 // client once it listens, both stopped before the step ends on every path).
 //
-//   [ip netns exec NS] rping -s -a SERVER -p PORT -C COUNT -S SIZE -v
-//   [ip netns exec NS] rping -c -a SERVER [-I CLIENT] -p PORT -C COUNT -S SIZE -v
+//   LC_ALL=C [ip netns exec NS] rping -s -a SERVER -p PORT -C COUNT -S SIZE -v
+//   LC_ALL=C [ip netns exec NS] rping -c -a SERVER [-I CLIENT] -p PORT -C COUNT -S SIZE -v
 //
 // Outcomes: the client's COUNT round trips done -> ok; still running at the
 // step's timeout -> timeout (killed: a connection request that gets no
@@ -14,139 +14,18 @@
 // counter deltas of every traffic step (steps/common/traffic.h). Changes nothing,
 // so it has no undo.
 
-#include <cmath>
-
+#include "base/strings.h"
 #include "engine/step.h"
-#include "steps/kinds.h"
 #include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
+#include "steps/kinds.h"
 
 namespace rxerun::steps {
 
 namespace {
 
-bool contains(const std::string& s, const char* part) {
-  return s.find(part) != std::string::npos;
-}
-
-// rping -v prints "ping data: rdma-ping-N: ..." per round trip on the
-// client, "server ping data: ..." on the server.
-int count_lines(const std::string& out, const std::string& prefix) {
-  int n = 0;
-  std::size_t pos = 0;
-  while (pos < out.size()) {
-    auto nl = out.find('\n', pos);
-    if (nl == std::string::npos) nl = out.size();
-    if (out.compare(pos, prefix.size(), prefix) == 0) ++n;
-    pos = nl + 1;
-  }
-  return n;
-}
-
-std::vector<std::string> argv_of(bool server, const Params& p) {
-  std::vector<std::string> a = {"rping", server ? "-s" : "-c", "-a", p.str("server")};
-  if (!server && p.has("client")) a.insert(a.end(), {"-I", p.str("client")});
-  a.insert(a.end(), {"-p", std::to_string(p.integer("port")), "-C", std::to_string(p.integer("count")), "-S",
-                     std::to_string(p.integer("size")), "-v"});
-  return a;
-}
-
-std::optional<std::string> netns_of(const Params& p, const char* key) {
-  if (p.has(key)) return p.str(key);
-  return std::nullopt;
-}
-
-// Likely causes, from what the tools wrote.
-std::vector<std::string> hints_for(const ToolPairRun& r, const std::string& server) {
-  const std::string all = r.client_err + r.client_out + r.server_err + r.server_out;
-  if (contains(all, "rdma_bind_addr"))
-    return {"the server cannot bind " + server +
-            ": no such address in its namespace (server_netns?) or no rxe "
-            "device on the netdev that holds it"};
-  if (contains(all, "No RDMA devices"))
-    return {"no RDMA device is visible: add one with an rxe step; libibverbs needs ibverbs-providers' rxe.driver"};
-  if (contains(all, "REJECTED"))
-    return {"nothing listened at " + server +
-            " when the client connected: the server ended early, or another "
-            "address or port"};
-  if (contains(all, "UNREACHABLE"))
-    return {
-        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), or "
-        "no rxe device over the netdev that holds " +
-        server};
-  if (contains(all, "ADDR_ERROR") || contains(all, "rdma_resolve_addr") || contains(all, "ROUTE_ERROR"))
-    return {"the address did not resolve: no route to " + server +
-            " from the client's namespace, nobody answers "
-            "ARP for it, or no rxe device on the netdev the route leaves by"};
-  return {};
-}
-
-StepResult run_rping(const Params& params, StepContext& ctx) {
-  const std::string server = params.str("server");
-  const auto server_ns = netns_of(params, "server_netns");
-  const auto client_ns = netns_of(params, "client_netns");
-  const long long count = params.integer("count");
-  const std::string at = server + ":" + std::to_string(params.integer("port"));
-
-  ToolPairSpec spec;
-  spec.name = "rping";
-  spec.server = {argv_of(true, params), server_ns, {}, "rping server on " + at};
-  spec.client = {argv_of(false, params), client_ns, {}, "rping client to " + at};
-  const auto port = static_cast<std::uint16_t>(params.integer("port"));
-  spec.ready = [&ctx, port] { return ctx.sys().rdma.cm_listening(port); };
-  spec.refused = [](const std::string& out, const std::string& err) {
-    return count_lines(out, "ping data:") == 0 && contains(err, "RDMA_CM_EVENT_REJECTED");
-  };
-
-  auto window = CounterWindow::open(ctx, {server_ns, client_ns});
-  if (!window) return StepResult::error(window.error());
-  auto ran = run_tool_pair(ctx, spec);
-  if (!ran) return StepResult::error(ran.error());
-  const ToolPairRun& r = *ran;
-  if (r.end == ToolPairRun::End::Interrupted) return StepResult::error("interrupted");
-
-  const int iterations = count_lines(r.client_out, "ping data:");
-  nlohmann::json facts = tool_pair_facts(r);
-  facts["changed"] = false;
-  facts["iterations"] = iterations;
-  facts["server_iterations"] = count_lines(r.server_out, "server ping data:");
-  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
-
-  StepResult result;
-  switch (r.end) {
-    case ToolPairRun::End::Done: result = StepResult::ok(facts); break;
-    case ToolPairRun::End::Deadline:
-      result = StepResult::timeout("the rping client was still running at the step's timeout after " +
-                                       std::to_string(iterations) + " of " + std::to_string(count) +
-                                       " round trips (stopped)",
-                                   facts);
-      result.hints.push_back(
-          iterations == 0
-              ? "a connection request without an answer is retried by the kernel for over a minute (78 s on 7.3): "
-                "UDP 4791 dropped on the way (a `block` on the input hook?)"
-              : "the round trips stalled: packets dropped mid-run (`block`, `netem`), or raise `timeout`");
-      break;
-    case ToolPairRun::End::ServerFailed:
-      result = StepResult::fail(
-          "the rping server ended with " + exit_fact(r.server_exit) + ": " + last_lines(r.server_err, r.server_out),
-          facts);
-      result.hints = hints_for(r, server);
-      break;
-    case ToolPairRun::End::ClientFailed:
-    case ToolPairRun::End::Interrupted:
-      result = StepResult::fail("the rping client ended with " + exit_fact(r.client_exit) + " after " +
-                                    std::to_string(iterations) + " of " + std::to_string(count) +
-                                    " round trips: " + last_lines(r.client_err, r.client_out),
-                                facts);
-      result.hints = hints_for(r, server);
-      break;
-  }
-  if (!r.stuck.empty()) {
-    result.facts["stuck"] = r.stuck.size();
-    result.hints.insert(result.hints.end(), r.stuck.begin(), r.stuck.end());
-  }
-  return result;
-}
+// Defined after the spec below, which names them.
+StepResult run_rping(const Params& params, StepContext& ctx);
 
 }  // namespace
 
@@ -207,5 +86,92 @@ Kind rping_kind() {
   spec.default_timeout = Duration{30'000};
   return Kind{std::move(spec), run_rping, {}};
 }
+
+namespace {
+
+// rping -v prints "ping data: rdma-ping-N: ..." per round trip on the
+// client, "server ping data: ..." on the server.
+int count_lines(const std::string& out, const std::string& prefix) {
+  int n = 0;
+  std::size_t pos = 0;
+  while (pos < out.size()) {
+    auto nl = out.find('\n', pos);
+    if (nl == std::string::npos) nl = out.size();
+    if (out.compare(pos, prefix.size(), prefix) == 0) ++n;
+    pos = nl + 1;
+  }
+  return n;
+}
+
+std::vector<std::string> argv_of(const Params& p, ToolRole role) {
+  const bool server = role == ToolRole::Server;
+  std::vector<std::string> a = {"rping", server ? "-s" : "-c", "-a", p.str("server")};
+  if (!server && p.has("client")) a.insert(a.end(), {"-I", p.str("client")});
+  a.insert(a.end(), {"-p", std::to_string(p.integer("port")), "-C", std::to_string(p.integer("count")), "-S",
+                     std::to_string(p.integer("size")), "-v"});
+  return a;
+}
+
+std::optional<std::string> netns_of(const Params& p, const char* key) {
+  if (p.has(key)) return p.str(key);
+  return std::nullopt;
+}
+
+// Likely causes, from what the tools wrote.
+std::vector<std::string> hints_for(const ToolPairRun& r, const std::string& server) {
+  const std::string all = r.output();
+  if (contains(all, "rdma_bind_addr"))
+    return {"the server cannot bind " + server +
+            ": no such address in its namespace (server_netns?) or no rxe "
+            "device on the netdev that holds it"};
+  if (contains(all, "No RDMA devices"))
+    return {"no RDMA device is visible: add one with an rxe step; libibverbs needs ibverbs-providers' rxe.driver"};
+  if (contains(all, "REJECTED")) return {nobody_listened_hint(server, "the server")};
+  if (contains(all, "UNREACHABLE")) return {unanswered_hint(server)};
+  if (contains(all, "ADDR_ERROR") || contains(all, "rdma_resolve_addr") || contains(all, "ROUTE_ERROR"))
+    return {"the address did not resolve: no route to " + server +
+            " from the client's namespace, nobody answers "
+            "ARP for it, or no rxe device on the netdev the route leaves by"};
+  return {};
+}
+
+StepResult run_rping(const Params& params, StepContext& ctx) {
+  const std::string server = params.str("server");
+  const auto server_ns = netns_of(params, "server_netns");
+  const auto client_ns = netns_of(params, "client_netns");
+  const long long count = params.integer("count");
+  const std::string at = server + ":" + std::to_string(params.integer("port"));
+
+  ToolPairSpec spec;
+  spec.name = "rping";
+  spec.server = pair_tool(argv_of(params, ToolRole::Server), server_ns, "rping server on " + at);
+  spec.client = pair_tool(argv_of(params, ToolRole::Client), client_ns, "rping client to " + at);
+  spec.cm_port = static_cast<std::uint16_t>(params.integer("port"));
+  spec.refused = [](const std::string& out, const std::string& err) {
+    return count_lines(out, "ping data:") == 0 && contains(err, "RDMA_CM_EVENT_REJECTED");
+  };
+
+  auto window = CounterWindow::open(ctx, {server_ns, client_ns});
+  if (!window) return StepResult::error(window.error());
+  auto ran = run_tool_pair(ctx, spec);
+  if (!ran) return StepResult::error(ran.error());
+  const ToolPairRun& r = *ran;
+
+  const int iterations = count_lines(r.client_out, "ping data:");
+  const nlohmann::json facts = {{"iterations", iterations},
+                                {"server_iterations", count_lines(r.server_out, "server ping data:")}};
+  ToolPairWords words;
+  words.subject = "the rping";
+  words.progress = " after " + std::to_string(iterations) + " of " + std::to_string(count) + " round trips";
+  words.stalled_hints = {
+      iterations == 0
+          ? "a connection request without an answer is retried by the kernel for over a minute (78 s on 7.3): "
+            "UDP 4791 dropped on the way (a `block` on the input hook?)"
+          : "the round trips stalled: packets dropped mid-run (`block`, `netem`), or raise `timeout`"};
+  words.failed_hints = hints_for(r, server);
+  return tool_pair_result(ctx, r, *window, facts, words);
+}
+
+}  // namespace
 
 }  // namespace rxerun::steps

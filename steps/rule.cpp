@@ -101,11 +101,72 @@ Parsed parse(const nlohmann::json& p) {
   return Parsed{r, "", ""};
 }
 
+// Defined after the spec below, which names them.
+StepResult run_rule(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_rule(const nlohmann::json& args, UndoContext& ctx);
+
 void validate_rule(const nlohmann::json& p, const KindSpec::Complaint& complain) {
   if (has_step_references(p)) return;  // checked at run time, when the facts are known
   auto parsed = parse(p);
   if (!parsed.rule) complain(parsed.path, parsed.why);
 }
+
+}  // namespace
+
+Kind rule_kind() {
+  KindSpec spec;
+  spec.name = "rule";
+  spec.needs = {Need::NetAdmin};
+  spec.summary =
+      "Add a policy-routing rule (ip rule add), or delete one (action: delete) that cleanup puts back exactly; to "
+      "move a rule, add the new one first.";
+  spec.params = {
+      {.name = "pref",
+       .type = ParamType::Int,
+       .required = true,
+       .help = "the priority (ip rule's pref): lower is looked at first; with the selectors and the table it "
+               "names the rule exactly",
+       .min = 0,
+       .max = 4294967295LL},
+      {.name = "table",
+       .type = ParamType::Scalar,
+       .required = true,
+       .help = "the table to look up: a number 1..4294967295, or local, main, default"},
+      {.name = "from", .type = ParamType::String, .help = "source prefix (10.10.0.1/32, an address, or all)"},
+      {.name = "to", .type = ParamType::String, .help = "destination prefix (10.10.0.2/32, an address, or all)"},
+      {.name = "iif", .type = ParamType::IfName, .help = "incoming interface; lo selects what the host itself sends"},
+      {.name = "oif", .type = ParamType::IfName, .help = "outgoing interface (of sockets bound to one)"},
+      {.name = "fwmark", .type = ParamType::Scalar, .help = "firewall mark: MARK or MARK/MASK (0x10, 0x10/0xff)"},
+      {.name = "family",
+       .type = ParamType::Enum,
+       .help = "inet or inet6; default: the family of from/to, else inet",
+       .choices = {"inet", "inet6"}},
+      {.name = "action",
+       .type = ParamType::Enum,
+       .default_value = "add",
+       .help = "add the rule, or delete the rule that has exactly these selectors (cleanup puts it back as it "
+               "was); a rule that is not there is left so (changed=false). To move a rule (the forced wire moves "
+               "pref 0 lookup local to 1000), add the new one FIRST, then delete the old: the namespace must never "
+               "be without a rule that looks up the local table, and rxerun refuses to delete the last one",
+       .choices = {"add", "delete"}},
+  };
+  spec.facts = {
+      {"changed", "whether the step added (or deleted) the rule"},
+      {"rule", "the rule as ip(8) writes it: pref 100 iif lo to 10.10.0.2/32 lookup 100"},
+      {"table", "its table: local, main, default or the number"},
+      {"family", "inet or inet6"},
+  };
+  spec.example =
+      "# The forced wire (docs/kernel-notes.md): what the host sends to 10.10.0.2 looks up\n"
+      "# table 100 first; the local table moves behind it, added before deleted.\n"
+      "- rule: {pref: 100, iif: lo, to: 10.10.0.2/32, table: 100}\n"
+      "- rule: {pref: 1000, table: local}\n"
+      "- rule: {pref: 0, table: local, action: delete}\n";
+  spec.validate = validate_rule;
+  return Kind{std::move(spec), run_rule, undo_rule};
+}
+
+namespace {
 
 nlohmann::json to_json(const sys::Rule& r) {
   return {{"family", family_name(r.family)},
@@ -119,27 +180,6 @@ nlohmann::json to_json(const sys::Rule& r) {
           {"action", r.action},
           {"table", r.table},
           {"protocol", r.protocol}};
-}
-
-// The rule as the journal holds it, every field checked.
-sys::Rule from_journal(JournalArgs& a) {
-  sys::Rule r;
-  const std::string family = a.text("family");
-  if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
-  r.family = family == "inet6" ? AF_INET6 : AF_INET;
-  r.pref = static_cast<unsigned>(a.number("pref", UINT32_MAX));
-  for (auto [key, field] : {std::pair{"from", &r.from}, std::pair{"to", &r.to}}) {
-    *field = a.text(key);
-    if (a.ok() && !field->empty() && !sys::parse_prefix(*field)) a.refuse(key, "a prefix or \"\"");
-  }
-  r.iif = a.ifname("iif", true);
-  r.oif = a.ifname("oif", true);
-  r.fwmark = static_cast<std::uint32_t>(a.number("fwmark", UINT32_MAX));
-  r.fwmask = static_cast<std::uint32_t>(a.number("fwmask", UINT32_MAX));
-  r.action = static_cast<int>(a.number("action", 255));
-  r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
-  r.protocol = static_cast<unsigned>(a.number("protocol", 255));
-  return r;
 }
 
 nlohmann::json facts_of(const sys::Rule& r, bool changed) {
@@ -222,6 +262,27 @@ StepResult run_rule(const Params& params, StepContext& ctx) {
   return add_rule(want, ctx, *present);
 }
 
+// The rule as the journal holds it, every field checked.
+sys::Rule from_journal(JournalArgs& a) {
+  sys::Rule r;
+  const std::string family = a.text("family");
+  if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
+  r.family = family == "inet6" ? AF_INET6 : AF_INET;
+  r.pref = static_cast<unsigned>(a.number("pref", UINT32_MAX));
+  for (auto [key, field] : {std::pair{"from", &r.from}, std::pair{"to", &r.to}}) {
+    *field = a.text(key);
+    if (a.ok() && !field->empty() && !sys::parse_prefix(*field)) a.refuse(key, "a prefix or \"\"");
+  }
+  r.iif = a.ifname("iif", true);
+  r.oif = a.ifname("oif", true);
+  r.fwmark = static_cast<std::uint32_t>(a.number("fwmark", UINT32_MAX));
+  r.fwmask = static_cast<std::uint32_t>(a.number("fwmask", UINT32_MAX));
+  r.action = static_cast<int>(a.number("action", 255));
+  r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
+  r.protocol = static_cast<unsigned>(a.number("protocol", 255));
+  return r;
+}
+
 // "delete": the undo of an add, deletes exactly that rule (gone is
 // success). "add": the undo of a deletion, puts the rule back unless it is
 // there already.
@@ -252,58 +313,5 @@ Result<nlohmann::json> undo_rule(const nlohmann::json& args, UndoContext& ctx) {
 }
 
 }  // namespace
-
-Kind rule_kind() {
-  KindSpec spec;
-  spec.name = "rule";
-  spec.needs = {Need::NetAdmin};
-  spec.summary =
-      "Add a policy-routing rule (ip rule add), or delete one (action: delete) that cleanup puts back exactly; to "
-      "move a rule, add the new one first.";
-  spec.params = {
-      {.name = "pref",
-       .type = ParamType::Int,
-       .required = true,
-       .help = "the priority (ip rule's pref): lower is looked at first; with the selectors and the table it "
-               "names the rule exactly",
-       .min = 0,
-       .max = 4294967295LL},
-      {.name = "table",
-       .type = ParamType::Scalar,
-       .required = true,
-       .help = "the table to look up: a number 1..4294967295, or local, main, default"},
-      {.name = "from", .type = ParamType::String, .help = "source prefix (10.10.0.1/32, an address, or all)"},
-      {.name = "to", .type = ParamType::String, .help = "destination prefix (10.10.0.2/32, an address, or all)"},
-      {.name = "iif", .type = ParamType::IfName, .help = "incoming interface; lo selects what the host itself sends"},
-      {.name = "oif", .type = ParamType::IfName, .help = "outgoing interface (of sockets bound to one)"},
-      {.name = "fwmark", .type = ParamType::Scalar, .help = "firewall mark: MARK or MARK/MASK (0x10, 0x10/0xff)"},
-      {.name = "family",
-       .type = ParamType::Enum,
-       .help = "inet or inet6; default: the family of from/to, else inet",
-       .choices = {"inet", "inet6"}},
-      {.name = "action",
-       .type = ParamType::Enum,
-       .default_value = "add",
-       .help = "add the rule, or delete the rule that has exactly these selectors (cleanup puts it back as it "
-               "was); a rule that is not there is left so (changed=false). To move a rule (the forced wire moves "
-               "pref 0 lookup local to 1000), add the new one FIRST, then delete the old: the namespace must never "
-               "be without a rule that looks up the local table, and rxerun refuses to delete the last one",
-       .choices = {"add", "delete"}},
-  };
-  spec.facts = {
-      {"changed", "whether the step added (or deleted) the rule"},
-      {"rule", "the rule as ip(8) writes it: pref 100 iif lo to 10.10.0.2/32 lookup 100"},
-      {"table", "its table: local, main, default or the number"},
-      {"family", "inet or inet6"},
-  };
-  spec.example =
-      "# The forced wire (docs/kernel-notes.md): what the host sends to 10.10.0.2 looks up\n"
-      "# table 100 first; the local table moves behind it, added before deleted.\n"
-      "- rule: {pref: 100, iif: lo, to: 10.10.0.2/32, table: 100}\n"
-      "- rule: {pref: 1000, table: local}\n"
-      "- rule: {pref: 0, table: local, action: delete}\n";
-  spec.validate = validate_rule;
-  return Kind{std::move(spec), run_rule, undo_rule};
-}
 
 }  // namespace rxerun::steps

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/strings.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -50,19 +51,54 @@ constexpr int kUnloadTries = 10;
 constexpr int kUnloadTriesOthers = 3;  // modules other than rdma_rxe: best effort
 constexpr Duration kUnloadPause{200};
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-std::string where_netns(const StepContext& ctx) {
-  return ctx.step().netns ? " in netns " + *ctx.step().netns : "";
-}
-
 const sys::RxeDevice* named(const std::vector<sys::RxeDevice>& devs, const std::string& name) {
   auto it = std::find_if(devs.begin(), devs.end(), [&](const sys::RxeDevice& d) { return d.name == name; });
   return it == devs.end() ? nullptr : &*it;
+}
+
+// Defined after the spec below, which names them.
+StepResult run_rxe(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_rxe(const nlohmann::json& args, UndoContext& ctx);
+
+}  // namespace
+
+Kind rxe_kind() {
+  KindSpec spec;
+  spec.name = "rxe";
+  spec.needs = {Need::NetAdmin, Need::RdmaRxe};
+  spec.summary =
+      "Add a Soft-RoCE (rxe) device over a netdev, loading rdma_rxe when needed; undo deletes it and unloads what "
+      "the run loaded.";
+  spec.params = {
+      {.name = "name",
+       .type = ParamType::IfName,
+       .required = true,
+       .help = "the RDMA device's name, global across namespaces: rxe0"},
+      {.name = "netdev",
+       .type = ParamType::IfName,
+       .required = true,
+       .help = "the interface it runs over, in the step's namespace"},
+  };
+  spec.facts = {
+      {"name", "the device's name"},
+      {"netdev", "the interface under it"},
+      {"index", "the RDMA device index"},
+      {"changed", "whether the step added the device (false: it was there already, over that netdev)"},
+      {"module_loaded", "whether the step loaded rdma_rxe (cleanup unloads it again)"},
+  };
+  spec.example =
+      "- veth: {name: vA, peer: vB}\n"
+      "- link: {dev: vA, up: true}\n"
+      "- link: {dev: vB, up: true}\n"
+      "- rxe: {name: rxe0, netdev: vA}\n";
+  spec.default_timeout = Duration{30'000};
+  return Kind{std::move(spec), run_rxe, undo_rxe};
+}
+
+namespace {
+
+std::string where_netns(const StepContext& ctx) {
+  return ctx.step().netns ? " in netns " + *ctx.step().netns : "";
 }
 
 std::string name_taken(const std::string& name, const sys::RxeDevice* holder) {
@@ -109,7 +145,7 @@ Result<bool> load_modules(StepContext& ctx, std::vector<std::string>* hints) {
   if (wanted.empty()) return false;
   std::vector<std::string> all = heads;
   all.insert(all.end(), deps.begin(), deps.end());
-  std::string summary = "unload " + join(heads);
+  std::string summary = "unload " + join(heads, ", ");
   if (!deps.empty()) summary += " and " + std::to_string(deps.size()) + " modules they needed";
   summary += " (loaded by this run) once no rxe device is left";
   if (auto r = ctx.will_change({{"modules", all}}, summary); !r) return r.error();
@@ -308,38 +344,5 @@ Result<nlohmann::json> undo_rxe(const nlohmann::json& args, UndoContext& ctx) {
 }
 
 }  // namespace
-
-Kind rxe_kind() {
-  KindSpec spec;
-  spec.name = "rxe";
-  spec.needs = {Need::NetAdmin, Need::RdmaRxe};
-  spec.summary =
-      "Add a Soft-RoCE (rxe) device over a netdev, loading rdma_rxe when needed; undo deletes it and unloads what "
-      "the run loaded.";
-  spec.params = {
-      {.name = "name",
-       .type = ParamType::IfName,
-       .required = true,
-       .help = "the RDMA device's name, global across namespaces: rxe0"},
-      {.name = "netdev",
-       .type = ParamType::IfName,
-       .required = true,
-       .help = "the interface it runs over, in the step's namespace"},
-  };
-  spec.facts = {
-      {"name", "the device's name"},
-      {"netdev", "the interface under it"},
-      {"index", "the RDMA device index"},
-      {"changed", "whether the step added the device (false: it was there already, over that netdev)"},
-      {"module_loaded", "whether the step loaded rdma_rxe (cleanup unloads it again)"},
-  };
-  spec.example =
-      "- veth: {name: vA, peer: vB}\n"
-      "- link: {dev: vA, up: true}\n"
-      "- link: {dev: vB, up: true}\n"
-      "- rxe: {name: rxe0, netdev: vA}\n";
-  spec.default_timeout = Duration{30'000};
-  return Kind{std::move(spec), run_rxe, undo_rxe};
-}
 
 }  // namespace rxerun::steps

@@ -10,6 +10,26 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_sleep(const Params& params, StepContext& ctx);
+
+}  // namespace
+
+Kind sleep_kind() {
+  KindSpec spec;
+  spec.name = "sleep";
+  spec.summary = "Wait for a fixed time.";
+  spec.params = {
+      {.name = "duration", .type = ParamType::Duration, .required = true, .help = "how long to wait: 500ms, 2s, 1m"},
+  };
+  spec.facts = {{"slept_ms", "milliseconds actually waited"}};
+  spec.example = "- name: settle\n  sleep: {duration: 500ms}\n";
+  spec.default_timeout = Duration::zero();  // the duration is the wait; no timeout unless one is given
+  return Kind{std::move(spec), run_sleep, {}};
+}
+
+namespace {
+
 StepResult run_sleep(const Params& params, StepContext& ctx) {
   const Duration wanted = params.duration("duration");
   const auto start = ctx.sys().clock.now();
@@ -27,18 +47,5 @@ StepResult run_sleep(const Params& params, StepContext& ctx) {
 }
 
 }  // namespace
-
-Kind sleep_kind() {
-  KindSpec spec;
-  spec.name = "sleep";
-  spec.summary = "Wait for a fixed time.";
-  spec.params = {
-      {.name = "duration", .type = ParamType::Duration, .required = true, .help = "how long to wait: 500ms, 2s, 1m"},
-  };
-  spec.facts = {{"slept_ms", "milliseconds actually waited"}};
-  spec.example = "- name: settle\n  sleep: {duration: 500ms}\n";
-  spec.default_timeout = Duration::zero();  // the duration is the wait; no timeout unless one is given
-  return Kind{std::move(spec), run_sleep, {}};
-}
 
 }  // namespace rxerun::steps

@@ -48,13 +48,6 @@ std::string key_problem(const std::string& key) {
   return {};
 }
 
-// The value as the kernel reads it: YAML ints as digits, booleans as 1/0.
-std::string value_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
-  return v.dump();
-}
-
 // Equal for the kernel: fields separated by any run of whitespace
 // ("4096 131072 6291456" reads back with tabs), and a decimal number in any
 // spelling the kernel reads back as its digits ("01", "+1" are "1").
@@ -86,6 +79,48 @@ std::string interface_of(const std::string& key) {
       parts[3] != "all" && parts[3] != "default")
     return parts[3];
   return {};
+}
+
+// Defined after the spec below, which names them.
+StepResult run_sysctl(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_sysctl(const nlohmann::json& args, UndoContext& ctx);
+
+}  // namespace
+
+Kind sysctl_kind() {
+  KindSpec spec;
+  spec.name = "sysctl";
+  spec.needs = {Need::NetAdmin};
+  spec.summary = "Set a network kernel parameter (a key under net.); undo restores the value found.";
+  spec.params = {
+      {.name = "key",
+       .type = ParamType::String,
+       .required = true,
+       .help = "the key as sysctl(8) spells it, under net.: net.ipv4.conf.vB.rp_filter (or with '/' separators, "
+               "for interface names that hold a dot: net/ipv4/conf/eth0.100/rp_filter)"},
+      {.name = "value",
+       .type = ParamType::Scalar,
+       .required = true,
+       .help = "the value to write: 0, 1, \"4096 87380\""},
+  };
+  spec.facts = {
+      {"before", "the value found"},
+      {"after", "the value after the step"},
+      {"changed", "whether the step wrote the value"},
+  };
+  spec.example =
+      "- sysctl: {key: net.ipv4.conf.all.rp_filter, value: 0}\n"
+      "  expect: {after: 0}\n";
+  return Kind{std::move(spec), run_sysctl, undo_sysctl};
+}
+
+namespace {
+
+// The value as the kernel reads it: YAML ints as digits, booleans as 1/0.
+std::string value_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  return v.dump();
 }
 
 // A per-interface key lives on its interface; every key under net. lives in
@@ -165,32 +200,5 @@ Result<nlohmann::json> undo_sysctl(const nlohmann::json& args, UndoContext& ctx)
 }
 
 }  // namespace
-
-Kind sysctl_kind() {
-  KindSpec spec;
-  spec.name = "sysctl";
-  spec.needs = {Need::NetAdmin};
-  spec.summary = "Set a network kernel parameter (a key under net.); undo restores the value found.";
-  spec.params = {
-      {.name = "key",
-       .type = ParamType::String,
-       .required = true,
-       .help = "the key as sysctl(8) spells it, under net.: net.ipv4.conf.vB.rp_filter (or with '/' separators, "
-               "for interface names that hold a dot: net/ipv4/conf/eth0.100/rp_filter)"},
-      {.name = "value",
-       .type = ParamType::Scalar,
-       .required = true,
-       .help = "the value to write: 0, 1, \"4096 87380\""},
-  };
-  spec.facts = {
-      {"before", "the value found"},
-      {"after", "the value after the step"},
-      {"changed", "whether the step wrote the value"},
-  };
-  spec.example =
-      "- sysctl: {key: net.ipv4.conf.all.rp_filter, value: 0}\n"
-      "  expect: {after: 0}\n";
-  return Kind{std::move(spec), run_sysctl, undo_sysctl};
-}
 
 }  // namespace rxerun::steps

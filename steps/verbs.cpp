@@ -18,7 +18,6 @@
 // packet crossed the wire). Changes nothing, so it has no undo.
 
 #include <algorithm>
-#include <cmath>
 
 #include "engine/step.h"
 #include "steps/kinds.h"
@@ -28,150 +27,11 @@ namespace rxerun::steps {
 
 namespace {
 
+// Defined after the spec below, which names them.
+StepResult run_verbs(const Params& params, StepContext& ctx);
+
 // rxe's largest message (max_msg_sz); each size is one message.
 constexpr long long kMaxSize = 8 * 1024 * 1024;
-
-nlohmann::json rounded(double v, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  const double r = std::round(v * scale) / scale;
-  if (r == std::floor(r) && std::fabs(r) < 1e15) return static_cast<long long>(r);
-  return r;
-}
-
-sys::VerbsEndpoint endpoint(const Params& p, const char* key) {
-  sys::VerbsEndpoint e;
-  if (!p.has(key)) return e;
-  const Params o = p.object(key);
-  if (o.has("addr")) e.addr = o.str("addr");
-  if (o.has("netns")) e.netns = o.str("netns");
-  if (o.has("to")) e.to = o.str("to");
-  return e;
-}
-
-sys::VerbsRequest request_from(const Params& p) {
-  sys::VerbsRequest r;
-  r.mode = p.str("mode") == "self" ? sys::VerbsMode::Self : sys::VerbsMode::Cm;
-  r.server = endpoint(p, "server");
-  r.client = endpoint(p, "client");
-  r.port = static_cast<unsigned>(p.integer("port"));
-  if (p.has("dev")) r.dev = p.str("dev");
-  if (p.has("addr")) r.addr = p.str("addr");
-  r.ops.clear();
-  for (const auto& op : p.at("ops")) {
-    const std::string s = op.get<std::string>();
-    const auto v = s == "send" ? sys::VerbsOp::Send : s == "write" ? sys::VerbsOp::Write : sys::VerbsOp::Read;
-    if (std::find(r.ops.begin(), r.ops.end(), v) == r.ops.end()) r.ops.push_back(v);
-  }
-  r.sizes.clear();
-  for (const auto& s : p.at("sizes")) {
-    const auto v = static_cast<unsigned>(s.get<long long>());
-    if (std::find(r.sizes.begin(), r.sizes.end(), v) == r.sizes.end()) r.sizes.push_back(v);
-  }
-  r.iterations = static_cast<unsigned>(p.integer("iterations"));
-  return r;
-}
-
-nlohmann::json facts_of(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
-  std::string ops;
-  for (auto op : r.ops_done) ops += (ops.empty() ? "" : ",") + sys::to_string(op);
-  nlohmann::json f = {{"changed", false},
-                      {"mode", req.mode == sys::VerbsMode::Self ? "self" : "cm"},
-                      {"ops_done", ops},
-                      {"bytes_verified", r.bytes_verified}};
-  if (!r.server_device.empty()) f["server_device"] = r.server_device;
-  if (!r.client_device.empty()) f["client_device"] = r.client_device;
-  if (!r.local_gid.empty()) f["local_gid"] = r.local_gid;
-  if (!r.remote_gid.empty()) f["remote_gid"] = r.remote_gid;
-  if (r.gid_index) f["gid_index"] = *r.gid_index;
-  if (r.active_mtu) f["active_mtu"] = r.active_mtu;
-  for (const auto& s : r.sizes) {
-    const std::string n = std::to_string(s.size);
-    if (s.lat_iterations) {
-      f["lat_min_us_" + n] = rounded(s.lat_min_us, 2);
-      f["lat_avg_us_" + n] = rounded(s.lat_avg_us, 2);
-      f["lat_p99_us_" + n] = rounded(s.lat_p99_us, 2);
-    }
-    if (s.bw_iterations) f["bw_mib_" + n] = rounded(s.bw_mib, 2);
-  }
-  if (!r.stage.empty() && r.status != sys::VerbsStatus::Ok) f["stage"] = r.stage;
-  if (!r.cause.empty()) f["cause"] = r.cause;
-  return f;
-}
-
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
-// Likely causes of a failure, from what ended it.
-std::vector<std::string> hints_for(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
-  const std::string to = req.client.to.empty() ? req.server.addr : req.client.to;
-  const std::string& c = r.cause;
-  if (c == "RDMA_CM_EVENT_REJECTED")
-    return {"nothing listens on " + to + " port " + std::to_string(req.port) +
-            " (no server, another port), or the server refused the request"};
-  if (c == "RDMA_CM_EVENT_UNREACHABLE")
-    return {
-        "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), "
-        "or no rxe device over the netdev that holds " +
-        to};
-  if (c == "RDMA_CM_EVENT_ADDR_ERROR" || c == "rdma_resolve_addr")
-    return {"the address did not resolve: no route to " + to +
-            " from the client's namespace, nobody answers ARP "
-            "for it, or no rxe device sits on the netdev the route leaves by"};
-  if (c == "RDMA_CM_EVENT_ROUTE_ERROR")
-    return {"no route to " + to + ": check the routes and rules of the client's namespace"};
-  if (starts_with(c, "modify QP"))
-    return {"Failed to " + c + ": GID index, device/address mismatch, MTU (" + std::to_string(r.active_mtu) +
-            " active), or the port not ACTIVE"};
-  if (starts_with(c, "IBV_WC"))
-    return {
-        "the peer stopped answering or refused the access: packets dropped (`block`, `netem`), its device went "
-        "away, or a wrong rkey"};
-  if (c == "mismatch") return {"the data changed on the way: `netem corrupt`? rxe checks the ICRC, so it should not"};
-  if (c == "deadline" && (r.stage == "connect" || r.stage == "accept"))
-    return {
-        "a connection request without an answer is retried by the kernel for over a minute: UDP 4791 dropped on "
-        "the way (a `block` on the input hook?)"};
-  if (c == "port") return {"a port is ACTIVE only while its netdev is up with carrier (both ends of a veth up)"};
-  return {};
-}
-
-StepResult run_verbs(const Params& params, StepContext& ctx) {
-  const sys::VerbsRequest req = request_from(params);
-  std::vector<std::optional<std::string>> netns;
-  if (req.mode == sys::VerbsMode::Cm) netns = {req.server.netns, req.client.netns};
-  auto window = CounterWindow::open(ctx, netns);
-  if (!window) return StepResult::error(window.error());
-
-  auto ran = ctx.sys().verbs.run(req, ctx.deadline(), ctx.sys().interrupt);
-  if (!ran) return StepResult::error(ran.error());
-  const sys::VerbsResult& r = *ran;
-  nlohmann::json facts = facts_of(req, r);
-  if (r.status == sys::VerbsStatus::Interrupted || ctx.sys().interrupt.requested())
-    return StepResult::error("interrupted");
-  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
-
-  switch (r.status) {
-    case sys::VerbsStatus::Ok: {
-      StepResult ok = StepResult::ok(facts);
-      if (req.mode == sys::VerbsMode::Cm && !r.server_device.empty() && r.server_device == r.client_device)
-        ok.hints.push_back("both ends ran on " + r.server_device +
-                           ": rdma_cm looped the traffic back inside the device and nothing crossed the wire "
-                           "(put the ends in two namespaces, kernel 7.3)");
-      return ok;
-    }
-    case sys::VerbsStatus::TimedOut: {
-      StepResult t = StepResult::timeout("the step's timeout ran out during " + r.stage + ": " + r.message, facts);
-      t.hints = hints_for(req, r);
-      return t;
-    }
-    case sys::VerbsStatus::Failed:
-    case sys::VerbsStatus::Interrupted: break;
-  }
-  StepResult f = StepResult::fail(r.message, facts);
-  f.hints = hints_for(req, r);
-  return f;
-}
 
 void validate_verbs(const nlohmann::json& p, const KindSpec::Complaint& complain) {
   const bool self = p.contains("mode") && p.at("mode") == "self";
@@ -290,5 +150,136 @@ Kind verbs_kind() {
   spec.validate = validate_verbs;
   return Kind{std::move(spec), run_verbs, {}};
 }
+
+namespace {
+
+sys::VerbsEndpoint endpoint(const Params& p, const char* key) {
+  sys::VerbsEndpoint e;
+  if (!p.has(key)) return e;
+  const Params o = p.object(key);
+  if (o.has("addr")) e.addr = o.str("addr");
+  if (o.has("netns")) e.netns = o.str("netns");
+  if (o.has("to")) e.to = o.str("to");
+  return e;
+}
+
+sys::VerbsRequest request_from(const Params& p) {
+  sys::VerbsRequest r;
+  r.mode = p.str("mode") == "self" ? sys::VerbsMode::Self : sys::VerbsMode::Cm;
+  r.server = endpoint(p, "server");
+  r.client = endpoint(p, "client");
+  r.port = static_cast<unsigned>(p.integer("port"));
+  if (p.has("dev")) r.dev = p.str("dev");
+  if (p.has("addr")) r.addr = p.str("addr");
+  r.ops.clear();
+  for (const auto& op : p.at("ops")) {
+    const std::string s = op.get<std::string>();
+    const auto v = s == "send" ? sys::VerbsOp::Send : s == "write" ? sys::VerbsOp::Write : sys::VerbsOp::Read;
+    if (std::find(r.ops.begin(), r.ops.end(), v) == r.ops.end()) r.ops.push_back(v);
+  }
+  r.sizes.clear();
+  for (const auto& s : p.at("sizes")) {
+    const auto v = static_cast<unsigned>(s.get<long long>());
+    if (std::find(r.sizes.begin(), r.sizes.end(), v) == r.sizes.end()) r.sizes.push_back(v);
+  }
+  r.iterations = static_cast<unsigned>(p.integer("iterations"));
+  return r;
+}
+
+nlohmann::json facts_of(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
+  std::string ops;
+  for (auto op : r.ops_done) ops += (ops.empty() ? "" : ",") + sys::to_string(op);
+  nlohmann::json f = {{"changed", false},
+                      {"mode", req.mode == sys::VerbsMode::Self ? "self" : "cm"},
+                      {"ops_done", ops},
+                      {"bytes_verified", r.bytes_verified}};
+  if (!r.server_device.empty()) f["server_device"] = r.server_device;
+  if (!r.client_device.empty()) f["client_device"] = r.client_device;
+  if (!r.local_gid.empty()) f["local_gid"] = r.local_gid;
+  if (!r.remote_gid.empty()) f["remote_gid"] = r.remote_gid;
+  if (r.gid_index) f["gid_index"] = *r.gid_index;
+  if (r.active_mtu) f["active_mtu"] = r.active_mtu;
+  for (const auto& s : r.sizes) {
+    const std::string n = std::to_string(s.size);
+    if (s.lat_iterations) {
+      f["lat_min_us_" + n] = rounded(s.lat_min_us, 2);
+      f["lat_avg_us_" + n] = rounded(s.lat_avg_us, 2);
+      f["lat_p99_us_" + n] = rounded(s.lat_p99_us, 2);
+    }
+    if (s.bw_iterations) f["bw_mib_" + n] = rounded(s.bw_mib, 2);
+  }
+  if (!r.stage.empty() && r.status != sys::VerbsStatus::Ok) f["stage"] = r.stage;
+  if (!r.cause.empty()) f["cause"] = r.cause;
+  return f;
+}
+
+// Likely causes of a failure, from what ended it.
+std::vector<std::string> hints_for(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
+  const std::string to = req.client.to.empty() ? req.server.addr : req.client.to;
+  const std::string& c = r.cause;
+  if (c == "RDMA_CM_EVENT_REJECTED")
+    return {"nothing listens on " + to + " port " + std::to_string(req.port) +
+            " (no server, another port), or the server refused the request"};
+  if (c == "RDMA_CM_EVENT_UNREACHABLE") return {unanswered_hint(to)};
+  if (c == "RDMA_CM_EVENT_ADDR_ERROR" || c == "rdma_resolve_addr")
+    return {"the address did not resolve: no route to " + to +
+            " from the client's namespace, nobody answers ARP "
+            "for it, or no rxe device sits on the netdev the route leaves by"};
+  if (c == "RDMA_CM_EVENT_ROUTE_ERROR")
+    return {"no route to " + to + ": check the routes and rules of the client's namespace"};
+  if (c.starts_with("modify QP"))
+    return {"Failed to " + c + ": GID index, device/address mismatch, MTU (" + std::to_string(r.active_mtu) +
+            " active), or the port not ACTIVE"};
+  if (c.starts_with("IBV_WC"))
+    return {
+        "the peer stopped answering or refused the access: packets dropped (`block`, `netem`), its device went "
+        "away, or a wrong rkey"};
+  if (c == "mismatch") return {"the data changed on the way: `netem corrupt`? rxe checks the ICRC, so it should not"};
+  if (c == "deadline" && (r.stage == "connect" || r.stage == "accept"))
+    return {
+        "a connection request without an answer is retried by the kernel for over a minute: UDP 4791 dropped on "
+        "the way (a `block` on the input hook?)"};
+  if (c == "port") return {"a port is ACTIVE only while its netdev is up with carrier (both ends of a veth up)"};
+  return {};
+}
+
+StepResult run_verbs(const Params& params, StepContext& ctx) {
+  const sys::VerbsRequest req = request_from(params);
+  std::vector<std::optional<std::string>> netns;
+  if (req.mode == sys::VerbsMode::Cm) netns = {req.server.netns, req.client.netns};
+  auto window = CounterWindow::open(ctx, netns);
+  if (!window) return StepResult::error(window.error());
+
+  auto ran = ctx.sys().verbs.run(req, ctx.deadline(), ctx.sys().interrupt);
+  if (!ran) return StepResult::error(ran.error());
+  const sys::VerbsResult& r = *ran;
+  nlohmann::json facts = facts_of(req, r);
+  if (r.status == sys::VerbsStatus::Interrupted || ctx.sys().interrupt.requested())
+    return StepResult::error("interrupted");
+  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
+
+  switch (r.status) {
+    case sys::VerbsStatus::Ok: {
+      StepResult ok = StepResult::ok(facts);
+      if (req.mode == sys::VerbsMode::Cm && !r.server_device.empty() && r.server_device == r.client_device)
+        ok.hints.push_back("both ends ran on " + r.server_device +
+                           ": rdma_cm looped the traffic back inside the device and nothing crossed the wire "
+                           "(put the ends in two namespaces, kernel 7.3)");
+      return ok;
+    }
+    case sys::VerbsStatus::TimedOut: {
+      StepResult t = StepResult::timeout("the step's timeout ran out during " + r.stage + ": " + r.message, facts);
+      t.hints = hints_for(req, r);
+      return t;
+    }
+    case sys::VerbsStatus::Failed:
+    case sys::VerbsStatus::Interrupted: break;
+  }
+  StepResult f = StepResult::fail(r.message, facts);
+  f.hints = hints_for(req, r);
+  return f;
+}
+
+}  // namespace
 
 }  // namespace rxerun::steps

@@ -29,6 +29,65 @@ namespace rxerun::steps {
 
 namespace {
 
+std::string left_alone(const std::string& name, const sys::LinkInfo& l, const std::string& mark) {
+  return "interface " + name + " does not carry rxerun's mark (its alias is '" + l.alias + "', not '" + mark +
+         "'): left alone";
+}
+
+// The first end's name and the pair's identity, as the journal holds them.
+struct Recorded {
+  std::string name;
+  nlohmann::json identity;
+};
+
+Result<Recorded> read_args(const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  Recorded r{a.ifname("name"), a.identity()};
+  // Read for their checks only: the undo deletes the first end, the peer goes along.
+  (void)a.ifname("peer");
+  if (a.has("peer_netns") && args.at("peer_netns") != "") (void)a.netns_name("peer_netns");  // "": beside it
+  if (!a.ok()) return a.error();
+  return r;
+}
+
+// Defined after the spec below, which names them.
+StepResult run_veth(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_veth(const nlohmann::json& args, UndoContext& ctx);
+Result<void> undo_veth_batch(const std::vector<nlohmann::json>& all, UndoContext& ctx);
+Result<std::vector<std::string>> preclean_veth(UndoContext& ctx);
+
+}  // namespace
+
+Kind veth_kind() {
+  KindSpec spec;
+  spec.name = "veth";
+  spec.needs = {Need::NetAdmin};
+  spec.summary = "Create a veth pair, optionally with the peer in another namespace; undo deletes it.";
+  spec.params = {
+      {.name = "name", .type = ParamType::IfName, .required = true, .help = "the first end, where the step runs"},
+      {.name = "peer", .type = ParamType::IfName, .required = true, .help = "the other end"},
+      {.name = "peer_netns",
+       .type = ParamType::NetnsName,
+       .help = "a namespace (made by a netns step, or `ip netns add`) to put the peer in; unset: beside the first end"},
+      {.name = "mtu",
+       .type = ParamType::Int,
+       .help = "MTU of both ends; unset: the kernel's default (1500)",
+       .min = 68,
+       .max = 65535},
+  };
+  spec.facts = {
+      {"changed", "whether the step created the pair (false: this scenario's own pair was there already)"},
+      {"mtu", "the MTU of the first end after the step"},
+      {"replaced", "whether an interface without rxerun's mark was deleted to make room (only with --force)"},
+  };
+  spec.example =
+      "- netns: {name: lab}\n"
+      "- veth: {name: vB, peer: vA, peer_netns: lab, mtu: 1500}\n";
+  return Kind{std::move(spec), run_veth, undo_veth, undo_veth_batch, preclean_veth};
+}
+
+namespace {
+
 struct End {
   std::string name;
   std::string netns;  // "" where the step runs
@@ -153,27 +212,6 @@ StepResult run_veth(const Params& params, StepContext& ctx) {
   return StepResult::ok({{"changed", true}, {"mtu", now_mtu}, {"replaced", replaced}});
 }
 
-std::string left_alone(const std::string& name, const sys::LinkInfo& l, const std::string& mark) {
-  return "interface " + name + " does not carry rxerun's mark (its alias is '" + l.alias + "', not '" + mark +
-         "'): left alone";
-}
-
-// The first end's name and the pair's identity, as the journal holds them.
-struct Recorded {
-  std::string name;
-  nlohmann::json identity;
-};
-
-Result<Recorded> read_args(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  Recorded r{a.ifname("name"), a.identity()};
-  // Read for their checks only: the undo deletes the first end, the peer goes along.
-  (void)a.ifname("peer");
-  if (a.has("peer_netns") && args.at("peer_netns") != "") (void)a.netns_name("peer_netns");  // "": beside it
-  if (!a.ok()) return a.error();
-  return r;
-}
-
 Result<nlohmann::json> undo_veth(const nlohmann::json& args, UndoContext& ctx) {
   auto recorded = read_args(args, ctx);
   if (!recorded) return recorded.error();
@@ -245,33 +283,5 @@ Result<std::vector<std::string>> preclean_veth(UndoContext& ctx) {
 }
 
 }  // namespace
-
-Kind veth_kind() {
-  KindSpec spec;
-  spec.name = "veth";
-  spec.needs = {Need::NetAdmin};
-  spec.summary = "Create a veth pair, optionally with the peer in another namespace; undo deletes it.";
-  spec.params = {
-      {.name = "name", .type = ParamType::IfName, .required = true, .help = "the first end, where the step runs"},
-      {.name = "peer", .type = ParamType::IfName, .required = true, .help = "the other end"},
-      {.name = "peer_netns",
-       .type = ParamType::NetnsName,
-       .help = "a namespace (made by a netns step, or `ip netns add`) to put the peer in; unset: beside the first end"},
-      {.name = "mtu",
-       .type = ParamType::Int,
-       .help = "MTU of both ends; unset: the kernel's default (1500)",
-       .min = 68,
-       .max = 65535},
-  };
-  spec.facts = {
-      {"changed", "whether the step created the pair (false: this scenario's own pair was there already)"},
-      {"mtu", "the MTU of the first end after the step"},
-      {"replaced", "whether an interface without rxerun's mark was deleted to make room (only with --force)"},
-  };
-  spec.example =
-      "- netns: {name: lab}\n"
-      "- veth: {name: vB, peer: vA, peer_netns: lab, mtu: 1500}\n";
-  return Kind{std::move(spec), run_veth, undo_veth, undo_veth_batch, preclean_veth};
-}
 
 }  // namespace rxerun::steps

@@ -25,7 +25,10 @@ void on_signal(int signo) {
 }  // namespace
 
 Interrupt::Interrupt() {
-  if (::pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2 failed");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2 failed");
+  read_.reset(fds[0]);
+  write_.reset(fds[1]);
 }
 
 Interrupt::~Interrupt() {
@@ -35,8 +38,6 @@ Interrupt::~Interrupt() {
     for (int signo : kSignals) ::sigaction(signo, &sa, nullptr);
     g_bound.store(nullptr);
   }
-  ::close(pipe_[0]);
-  ::close(pipe_[1]);
 }
 
 void Interrupt::bind_signals() {
@@ -53,13 +54,13 @@ void Interrupt::request(int signo) {
   int expected = 0;
   signal_.compare_exchange_strong(expected, signo);
   char byte = 1;
-  [[maybe_unused]] auto n = ::write(pipe_[1], &byte, 1);  // async-signal-safe; a full pipe is fine
+  [[maybe_unused]] auto n = ::write(write_.get(), &byte, 1);  // async-signal-safe; a full pipe is fine
 }
 
 void Interrupt::clear() {
   signal_.store(0);
   char buf[64];
-  while (::read(pipe_[0], buf, sizeof buf) > 0) {
+  while (::read(read_.get(), buf, sizeof buf) > 0) {
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <atomic>
 
+#include "base/fd.h"
+
 namespace rxerun::sys {
 
 class Interrupt {
@@ -19,7 +21,7 @@ class Interrupt {
 
   bool requested() const { return signal_.load() != 0; }
   int signal() const { return signal_.load(); }    // 0, SIGINT, SIGTERM or SIGHUP
-  int fd() const { return pipe_[0]; }              // readable once requested
+  int fd() const { return read_.get(); }           // readable once requested
 
   void request(int signo);  // also what the signal handler calls
 
@@ -29,7 +31,7 @@ class Interrupt {
 
  private:
   std::atomic<int> signal_{0};
-  int pipe_[2] = {-1, -1};
+  UniqueFd read_, write_;  // the pipe: the handler writes a byte, waits poll the read end
   bool bound_ = false;
 };
 

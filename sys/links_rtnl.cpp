@@ -22,6 +22,7 @@
 #include <memory>
 #include <set>
 
+#include "base/fd.h"
 #include "sys/rtnl_socket.h"
 
 namespace rxerun::sys {
@@ -40,20 +41,6 @@ struct NlAddrPut {
 using LinkPtr = std::unique_ptr<rtnl_link, LinkPut>;
 using AddrPtr = std::unique_ptr<rtnl_addr, AddrPut>;
 using NlAddrPtr = std::unique_ptr<nl_addr, NlAddrPut>;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // A string attribute, safe against a missing terminator.
 std::string attr_string(const nlattr* a) {
@@ -361,16 +348,16 @@ Result<void> RtnlLinks::add_veth(const VethSpec& spec) {
     rtnl_link_set_mtu(link.get(), spec.mtu);
     rtnl_link_set_mtu(peer.get(), spec.mtu);
   }
-  std::unique_ptr<Fd> ns_fd;
+  UniqueFd ns_fd;
   const std::string ns_path = "/run/netns/" + spec.peer_netns;
   if (!spec.peer_netns.empty()) {
-    ns_fd = std::make_unique<Fd>(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (ns_fd->get() < 0) {
+    ns_fd.reset(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!ns_fd.valid()) {
       int err = errno;
       return make_error(
           err == ENOENT ? "network namespace " + spec.peer_netns + " does not exist" : "cannot open " + ns_path, err);
     }
-    rtnl_link_set_ns_fd(peer.get(), ns_fd->get());
+    rtnl_link_set_ns_fd(peer.get(), ns_fd.get());
   }
   const std::string pair = spec.name + "/" + spec.peer;
   auto added =

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <thread>
 
+#include "base/fd.h"
 #include "sys/links_rtnl.h"
 #include "sys/netns_local.h"
 
@@ -21,38 +22,33 @@ namespace {
 
 class RealNetnsScope final : public NetnsScope {
  public:
-  explicit RealNetnsScope(int original) : original_(original) {}
+  explicit RealNetnsScope(UniqueFd original) : original_(std::move(original)) {}
   ~RealNetnsScope() override {
     // Going back can only fail if the kernel lost our own namespace; then
     // nothing rxerun does afterwards would be safe.
-    if (enter_netns(original_) != 0) std::abort();
-    ::close(original_);
+    if (enter_netns(original_.get()) != 0) std::abort();
   }
 
  private:
-  int original_;
+  UniqueFd original_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<NetnsScope>> RealNetns::enter(const std::string& name) {
-  int original = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (original < 0) return make_error("cannot open /proc/thread-self/ns/net", errno);
+  UniqueFd original(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (!original.valid()) return make_error("cannot open /proc/thread-self/ns/net", errno);
   std::string path = "/run/netns/" + name;
-  int target = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (target < 0) {
+  UniqueFd target(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!target.valid()) {
     int err = errno;
-    ::close(original);
     return make_error(err == ENOENT ? "network namespace '" + name + "' does not exist" : "cannot open " + path, err);
   }
-  int rc = enter_netns(target);
-  int err = errno;
-  ::close(target);
-  if (rc != 0) {
-    ::close(original);
+  if (enter_netns(target.get()) != 0) {
+    const int err = errno;
     return make_error("cannot enter network namespace '" + name + "'", err);
   }
-  return std::unique_ptr<NetnsScope>(std::make_unique<RealNetnsScope>(original));
+  return std::unique_ptr<NetnsScope>(std::make_unique<RealNetnsScope>(std::move(original)));
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/fd.h"
+#include "base/strings.h"
 #include "sys/process.h"
 
 namespace rxerun::sys {
@@ -24,14 +25,6 @@ struct CtxFree {
   void operator()(nft_ctx* ctx) const { nft_ctx_free(ctx); }
 };
 using CtxPtr = std::unique_ptr<nft_ctx, CtxFree>;
-
-std::string trim(std::string s) {
-  const char* ws = " \t\r\n";
-  auto first = s.find_first_not_of(ws);
-  if (first == std::string::npos) return "";
-  auto last = s.find_last_not_of(ws);
-  return s.substr(first, last - first + 1);
-}
 
 // libnftables reports no errno, only text such as "Error: Could not process
 // rule: No such file or directory". The kernel's reasons are strerror()
@@ -59,7 +52,8 @@ Result<nlohmann::json> parse_output(const std::string& text, const std::string& 
     if (trim(line).empty()) continue;
     auto doc = nlohmann::json::parse(line, nullptr, false);
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("nftables") || !doc["nftables"].is_array())
-      return make_error("nft '" + command + "': unreadable JSON output from libnftables: " + trim(text).substr(0, 200));
+      return make_error("nft '" + command +
+                        "': unreadable JSON output from libnftables: " + std::string(trim(text).substr(0, 200)));
     for (auto& item : doc["nftables"]) merged["nftables"].push_back(std::move(item));
   }
   return merged;
@@ -179,14 +173,14 @@ Result<nlohmann::json> LibNft::run_once(const std::string& command) {
 
   const auto answer = nlohmann::json::parse(result_text, nullptr, false);
   if (status.signal || status.code != 0 || !answer.is_object()) {
-    std::string said = trim(stderr_text);
+    std::string said(trim(stderr_text));
     std::replace(said.begin(), said.end(), '\n', ' ');
     return make_error("nft '" + command + "': libnftables ended its process (" + status.describe() + ")" +
                           (said.empty() ? "" : ": " + said) + "; the command may or may not have reached the kernel",
                       EINTR);
   }
   const int rc = answer.value("rc", 1);
-  const std::string err_text = trim(answer.value("err", ""));
+  const std::string err_text(trim(answer.value("err", "")));
   if (rc != 0) {
     std::string message = err_text.empty() ? "nft '" + command + "' failed" : err_text;
     const int code = errno_from_text(message);

@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "base/fd.h"
 #include "sys/interrupt.h"
 
 namespace rxerun::sys {
@@ -34,24 +35,6 @@ constexpr std::size_t kStampBytes = 24;    // CLOCK_MONOTONIC seconds and nanose
 constexpr int kIcmpFilter = 1;  // ICMP_FILTER, at level SOL_RAW
 struct IcmpFilter {
   std::uint32_t data;  // a set bit blocks that ICMP type
-};
-
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd = -1) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
 };
 
 // An IPv4 or IPv6 socket address, parsed from text.

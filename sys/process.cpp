@@ -14,6 +14,8 @@
 #include <cstring>
 #include <thread>
 
+#include "base/fd.h"
+
 namespace rxerun::sys {
 
 namespace {
@@ -26,14 +28,6 @@ ExitStatus from_wait_status(int ws) {
     s.code = WEXITSTATUS(ws);
   return s;
 }
-
-// Closes an fd on scope exit.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 [[noreturn]] void child_fail(int report_fd, int err) {
   (void)!::write(report_fd, &err, sizeof err);
@@ -173,19 +167,17 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
   if (argv.empty()) return make_error("spawn: empty command");
   int report[2];  // the child reports an exec failure's errno; EOF means it ran
   if (::pipe2(report, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
-  Fd report_read{report[0]};
+  UniqueFd report_read(report[0]), report_write(report[1]);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t parent = ::getpid();
 
   pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(report[1]);
-    return make_error("cannot start " + argv[0], errno);
-  }
+  if (pid < 0) return make_error("cannot start " + argv[0], errno);
   if (pid == 0) {
-    ::close(report[0]);
+    // The child's copies: it leaves by exec or _exit, never through a destructor.
+    ::close(report_read.get());
     ::setpgid(0, 0);
     // Dies with rxerun, even on SIGKILL; the check closes the race with a
     // parent that died before prctl.
@@ -198,14 +190,14 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
     int in = options.stdin_fd;
     if (in < 0) in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (in < 0 || ::dup2(in, 0) < 0) child_fail(report[1], errno);
-    if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, 1) < 0) child_fail(report[1], errno);
-    if (options.stderr_fd >= 0 && ::dup2(options.stderr_fd, 2) < 0) child_fail(report[1], errno);
+    if (in < 0 || ::dup2(in, 0) < 0) child_fail(report_write.get(), errno);
+    if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, 1) < 0) child_fail(report_write.get(), errno);
+    if (options.stderr_fd >= 0 && ::dup2(options.stderr_fd, 2) < 0) child_fail(report_write.get(), errno);
     // Extra fds: first out of the way (a target may be another's source), then in place.
     std::vector<std::pair<int, int>> moved;
     for (const auto& [target, source] : options.fds) {
       int high = ::fcntl(source, F_DUPFD_CLOEXEC, 100);
-      if (high < 0) child_fail(report[1], errno);
+      if (high < 0) child_fail(report_write.get(), errno);
       moved.emplace_back(target, high);
     }
     // Nothing of rxerun's beyond what was asked for: whatever a library
@@ -213,17 +205,17 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
     // flag on the fds the child is given.
     cloexec_from_3();
     for (const auto& [target, high] : moved)
-      if (::dup2(high, target) < 0) child_fail(report[1], errno);
-    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) child_fail(report[1], errno);
+      if (::dup2(high, target) < 0) child_fail(report_write.get(), errno);
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) child_fail(report_write.get(), errno);
     for (const auto& [k, v] : options.env) ::setenv(k.c_str(), v.c_str(), 1);
     ::execvp(args[0], args.data());
-    child_fail(report[1], errno);
+    child_fail(report_write.get(), errno);
   }
-  ::close(report[1]);
+  report_write.reset();
   Child child(pid);
   int err = 0;
   ssize_t n;
-  do n = ::read(report_read.fd, &err, sizeof err);
+  do n = ::read(report_read.get(), &err, sizeof err);
   while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof err)) {
     child.wait();
@@ -237,18 +229,16 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chr
                                   const SpawnOptions& options, int interrupt_fd) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
-  Fd out_read{out_pipe[0]}, out_write{out_pipe[1]};
+  UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
-  Fd err_read{err_pipe[0]}, err_write{err_pipe[1]};
+  UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
   SpawnOptions o = options;
-  o.stdout_fd = out_write.fd;
-  o.stderr_fd = err_write.fd;
+  o.stdout_fd = out_write.get();
+  o.stderr_fd = err_write.get();
   auto child = spawn(argv, o);
   if (!child) return child.error();
-  ::close(out_write.fd);
-  out_write.fd = -1;
-  ::close(err_write.fd);
-  err_write.fd = -1;
+  out_write.reset();
+  err_write.reset();
 
   CommandResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -259,8 +249,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chr
       result.timed_out = true;
       break;
     }
-    pollfd fds[3] = {{out_open ? out_read.fd : -1, POLLIN, 0},
-                     {err_open ? err_read.fd : -1, POLLIN, 0},
+    pollfd fds[3] = {{out_open ? out_read.get() : -1, POLLIN, 0},
+                     {err_open ? err_read.get() : -1, POLLIN, 0},
                      {interrupt_fd, POLLIN, 0}};
     int r = ::poll(fds, 3, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (r < 0 && errno != EINTR) break;

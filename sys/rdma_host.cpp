@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 
+#include "base/strings.h"
 #include "sys/rdma_netlink.h"
 
 namespace rxerun::sys {
@@ -21,13 +22,6 @@ namespace rxerun::sys {
 namespace {
 
 const std::filesystem::path kSysIb = "/sys/class/infiniband";
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
-  std::size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-  return s.substr(i);
-}
 
 // The whole file, or nullopt with errno set when it cannot be read.
 std::optional<std::string> slurp(const std::filesystem::path& path) {
@@ -41,9 +35,9 @@ std::optional<std::string> slurp(const std::filesystem::path& path) {
 
 // "4: ACTIVE" -> {4, "ACTIVE"}
 bool parse_numbered(const std::string& text, int* number, std::string* name) {
-  const std::string t = trim(text);
+  const std::string_view t = trim(text);
   const auto colon = t.find(':');
-  if (colon == std::string::npos) return false;
+  if (colon == std::string_view::npos) return false;
   const char* begin = t.data();
   auto [end, ec] = std::from_chars(begin, begin + colon, *number);
   if (ec != std::errc() || end != begin + colon) return false;
@@ -135,7 +129,7 @@ Result<std::vector<RxeDevice>> HostRdma::rxe_devices() {
     // Only rxe has a `parent` attribute: the name of its netdev.
     auto parent = slurp(kSysIb / d.name / "parent");
     if (!parent) continue;
-    RxeDevice dev{.index = d.index, .name = d.name, .parent = trim(*parent)};
+    RxeDevice dev{.index = d.index, .name = d.name, .parent = std::string(trim(*parent))};
     auto port = nl->port(d.index, 1);
     if (!port) {
       if (port.error().code == EINVAL) continue;  // deleted since the dump
@@ -188,9 +182,9 @@ Result<PortState> HostRdma::port_state(const std::string& dev, unsigned port) {
     return make_error("cannot read " + dir.string() + ": " + std::strerror(code), code);
   }
   if (!parse_numbered(*state, &s.state, &s.state_name) || !parse_numbered(*phys, &s.phys_state, &s.phys_state_name))
-    return make_error(
-        "cannot parse " + dir.string() + "/state ('" + trim(*state) + "') or phys_state ('" + trim(*phys) + "')",
-        EBADMSG);
+    return make_error("cannot parse " + dir.string() + "/state ('" + std::string(trim(*state)) + "') or phys_state ('" +
+                          std::string(trim(*phys)) + "')",
+                      EBADMSG);
   return s;
 }
 
@@ -234,7 +228,7 @@ Result<std::vector<GidEntry>> HostRdma::gids(const std::string& dev, unsigned po
     auto raw = slurp(e.path());
     if (!raw) continue;
     in6_addr addr{};
-    if (::inet_pton(AF_INET6, trim(*raw).c_str(), &addr) != 1) continue;
+    if (::inet_pton(AF_INET6, std::string(trim(*raw)).c_str(), &addr) != 1) continue;
     if (IN6_IS_ADDR_UNSPECIFIED(&addr)) continue;
     char text[INET6_ADDRSTRLEN] = {};
     ::inet_ntop(AF_INET6, &addr, text, sizeof(text));
@@ -259,7 +253,7 @@ Result<Counters> HostRdma::counters(const std::string& dev, unsigned port) {
       if (e.path().filename() == "lifespan") continue;
       auto raw = slurp(e.path());
       if (!raw) continue;  // some port counters are write-only or unsupported (EINVAL)
-      const std::string t = trim(*raw);
+      const std::string t(trim(*raw));
       std::uint64_t v = 0;
       auto [end, perr] = std::from_chars(t.data(), t.data() + t.size(), v);
       if (perr == std::errc() && end == t.data() + t.size()) out[e.path().filename().string()] = v;

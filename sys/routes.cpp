@@ -13,6 +13,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace rxerun::sys {
 
 namespace {
@@ -166,12 +168,6 @@ std::vector<std::string> ip_argv(int family) {
 
 namespace {
 
-std::string join_words(const std::vector<std::string>& words) {
-  std::string s;
-  for (const auto& w : words) s += (s.empty() ? "" : " ") + w;
-  return s;
-}
-
 // `other` is text for people ("tos 4", "multipath (2 next hops)"): its words.
 void add_words(std::vector<std::string>& out, const std::string& text) {
   std::size_t i = 0;
@@ -201,7 +197,7 @@ std::vector<std::string> route_argv(const Route& r) {
 }
 
 std::string route_args(const Route& r) {
-  return join_words(route_argv(r));
+  return join(route_argv(r), " ");
 }
 
 std::vector<std::string> rule_argv(const Rule& r) {
@@ -228,7 +224,7 @@ std::vector<std::string> rule_argv(const Rule& r) {
 }
 
 std::string rule_args(const Rule& r) {
-  return join_words(rule_argv(r));
+  return join(rule_argv(r), " ");
 }
 
 }  // namespace rxerun::sys

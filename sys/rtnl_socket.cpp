@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/fd.h"
 #include "sys/netns_local.h"
 
 #ifndef SOL_NETLINK
@@ -62,28 +63,27 @@ class ThreadNetnsSwitch {
   ThreadNetnsSwitch(const ThreadNetnsSwitch&) = delete;
   ThreadNetnsSwitch& operator=(const ThreadNetnsSwitch&) = delete;
   ~ThreadNetnsSwitch() {
-    if (original_ < 0) return;
+    if (!original_.valid()) return;
     // Failing to go back would leave every later call in the wrong namespace.
-    if (enter_netns(original_) != 0) std::abort();
-    ::close(original_);
+    if (enter_netns(original_.get()) != 0) std::abort();
   }
   Result<void> enter(const std::string& path) {
-    original_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (original_ < 0) return make_error("cannot open /proc/thread-self/ns/net", errno);
-    int target = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (target < 0) {
+    original_.reset(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    if (!original_.valid()) return make_error("cannot open /proc/thread-self/ns/net", errno);
+    UniqueFd target(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!target.valid()) {
       int err = errno;
       return make_error(err == ENOENT ? "network namespace " + path + " does not exist" : "cannot open " + path, err);
     }
-    int rc = enter_netns(target);
-    int err = errno;
-    ::close(target);
-    if (rc != 0) return make_error("cannot enter network namespace " + path, err);
+    if (enter_netns(target.get()) != 0) {
+      const int err = errno;
+      return make_error("cannot enter network namespace " + path, err);
+    }
     return {};
   }
 
  private:
-  int original_ = -1;
+  UniqueFd original_;
 };
 
 }  // namespace

@@ -7,31 +7,12 @@
 #include <cstring>
 #include <string_view>
 
+#include "base/fd.h"
+#include "base/strings.h"
+
 namespace rxerun::sys {
 
 namespace {
-
-// Owns one descriptor of a /proc/sys file.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view space = " \t\n\r\v\f";
-  const auto first = s.find_first_not_of(space);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(space) - first + 1);
-}
 
 // One message per errno that says what it means for a sysctl and what to do.
 Error sysctl_error(int code, const std::string& key, const std::string& path, std::string_view verb,
@@ -74,8 +55,8 @@ std::string sysctl_path(const std::string& key) {
 
 Result<std::string> ProcSysctl::read(const std::string& key) {
   const std::string path = sysctl_path(key);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return sysctl_error(errno, key, path, "read");
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return sysctl_error(errno, key, path, "read");
   std::string text;
   char buf[4096];
   for (;;) {
@@ -95,8 +76,8 @@ Result<std::string> ProcSysctl::read(const std::string& key) {
 
 Result<void> ProcSysctl::write(const std::string& key, const std::string& value) {
   const std::string path = sysctl_path(key);
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (fd.get() < 0) return sysctl_error(errno, key, path, "write", value);
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) return sysctl_error(errno, key, path, "write", value);
   // One write(): the kernel parses a sysctl from the buffer of a single call.
   const std::string line = value + "\n";
   ssize_t n;

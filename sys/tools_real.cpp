@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <fstream>
 
+#include "base/fd.h"
 #include "sys/interrupt.h"
 
 namespace rxerun::sys {
@@ -29,11 +30,6 @@ int pidfd_open(pid_t pid) {
 #endif
 }
 
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 std::string wchan_of(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/wchan");
   std::string w;
@@ -43,14 +39,16 @@ std::string wchan_of(pid_t pid) {
 
 class RealRunningTool final : public RunningTool {
  public:
-  RealRunningTool(Child child, int out, int err, int pidfd, std::chrono::milliseconds kill_wait)
-      : child_(std::move(child)), pid_(child_.pid()), out_(out), err_(err), pidfd_(pidfd), kill_wait_(kill_wait) {}
+  RealRunningTool(Child child, UniqueFd out, UniqueFd err, UniqueFd pidfd, std::chrono::milliseconds kill_wait)
+      : child_(std::move(child)),
+        pid_(child_.pid()),
+        out_(std::move(out)),
+        err_(std::move(err)),
+        pidfd_(std::move(pidfd)),
+        kill_wait_(kill_wait) {}
 
   ~RealRunningTool() override {
     if (!status_ && !released_) stop(kDropGrace);
-    close_fd(out_);
-    close_fd(err_);
-    close_fd(pidfd_);
   }
 
   pid_t pid() const override { return pid_; }
@@ -122,8 +120,9 @@ class RealRunningTool final : public RunningTool {
   // the child's end or `extra_fd`. Returns whether `extra_fd` is readable.
   bool pump(int timeout_ms, int extra_fd) {
     // Without a pidfd (a kernel before 5.3) the end is noticed by polling.
-    if (pidfd_ < 0) timeout_ms = std::min(timeout_ms, 20);
-    pollfd fds[4] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}, {pidfd_, POLLIN, 0}, {extra_fd, POLLIN, 0}};
+    if (!pidfd_.valid()) timeout_ms = std::min(timeout_ms, 20);
+    pollfd fds[4] = {
+        {out_.get(), POLLIN, 0}, {err_.get(), POLLIN, 0}, {pidfd_.get(), POLLIN, 0}, {extra_fd, POLLIN, 0}};
     const int r = ::poll(fds, 4, timeout_ms);
     if (r <= 0) return false;
     if (fds[0].revents) read_some(out_, out_text_);
@@ -132,31 +131,31 @@ class RealRunningTool final : public RunningTool {
   }
 
   // One read; closes the pipe at its end.
-  static void read_some(int& fd, std::string& into) {
-    if (fd < 0) return;
+  static void read_some(UniqueFd& fd, std::string& into) {
+    if (!fd.valid()) return;
     char buf[16384];
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n > 0)
       into.append(buf, static_cast<std::size_t>(n));
     else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-      close_fd(fd);
+      fd.reset();
   }
 
   // After the end: what the pipes hold, without blocking (a grandchild may
   // still hold them open).
   void drain_all() {
-    for (auto [fd, into] : {std::pair<int*, std::string*>{&out_, &out_text_}, {&err_, &err_text_}}) {
-      while (*fd >= 0) {
+    for (auto [fd, into] : {std::pair<UniqueFd*, std::string*>{&out_, &out_text_}, {&err_, &err_text_}}) {
+      while (fd->valid()) {
         const std::size_t before = into->size();
         read_some(*fd, *into);
-        if (*fd >= 0 && into->size() == before) break;  // EAGAIN: nothing more now
+        if (fd->valid() && into->size() == before) break;  // EAGAIN: nothing more now
       }
     }
   }
 
   Child child_;
   pid_t pid_;
-  int out_, err_, pidfd_;
+  UniqueFd out_, err_, pidfd_;
   std::chrono::milliseconds kill_wait_;
   std::string out_text_, err_text_;
   std::optional<ExitStatus> status_;
@@ -170,16 +169,13 @@ Result<std::unique_ptr<RunningTool>> RealTools::start(const ToolSpec& spec) {
   if (spec.argv.empty()) return make_error("no program to run");
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
-  if (::pipe2(err, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::close(out[0]);
-    ::close(out[1]);
-    return make_error("cannot create a pipe", e);
-  }
+  UniqueFd out_read(out[0]), out_write(out[1]);
+  if (::pipe2(err, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
+  UniqueFd err_read(err[0]), err_write(err[1]);
   SpawnOptions options;
   options.env = spec.env;
-  options.stdout_fd = out[1];
-  options.stderr_fd = err[1];
+  options.stdout_fd = out_write.get();
+  options.stderr_fd = err_write.get();
   Result<Child> child = make_error("not started");
   {
     // The child inherits the namespace of the thread that forks it; this
@@ -196,17 +192,13 @@ Result<std::unique_ptr<RunningTool>> RealTools::start(const ToolSpec& spec) {
     }
     if (!spec.netns || inside) child = spawn(spec.argv, options);
   }
-  ::close(out[1]);
-  ::close(err[1]);
-  if (!child) {
-    ::close(out[0]);
-    ::close(err[0]);
-    return child.error();
-  }
-  for (int fd : {out[0], err[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  const int pidfd = pidfd_open(child->pid());
-  return std::unique_ptr<RunningTool>(
-      std::make_unique<RealRunningTool>(std::move(*child), out[0], err[0], pidfd, kill_wait));
+  out_write.reset();
+  err_write.reset();
+  if (!child) return child.error();
+  for (int fd : {out_read.get(), err_read.get()}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  UniqueFd pidfd(pidfd_open(child->pid()));
+  return std::unique_ptr<RunningTool>(std::make_unique<RealRunningTool>(
+      std::move(*child), std::move(out_read), std::move(err_read), std::move(pidfd), kill_wait));
 }
 
 }  // namespace rxerun::sys

@@ -1,6 +1,8 @@
 #include "vm/files.h"
 
+#include "base/fd.h"
 #include "base/files.h"
+#include "base/strings.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,13 +18,6 @@ namespace rxerun::vm {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct FdCloser {
-  int fd = -1;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 Result<void> write_all(int fd, std::string_view data, const fs::path& path) {
   while (!data.empty()) {
@@ -49,12 +44,12 @@ Error io_error(std::string_view what, const fs::path& path, int err) {
 }
 
 Result<std::string> read_whole_file(const fs::path& path) {
-  FdCloser f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) return io_error("open", path, errno);
+  UniqueFd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!f.valid()) return io_error("open", path, errno);
   std::string out;
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(f.fd, buf, sizeof buf);
+    ssize_t n = ::read(f.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       return io_error("read", path, errno);
@@ -66,14 +61,12 @@ Result<std::string> read_whole_file(const fs::path& path) {
 }
 
 Result<void> write_whole_file(const fs::path& path, std::string_view data, unsigned mode) {
-  FdCloser f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)};
-  if (f.fd < 0) return io_error("create", path, errno);
+  UniqueFd f(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (!f.valid()) return io_error("create", path, errno);
   // The umask must not make the cache unreadable for other users.
-  if (::fchmod(f.fd, mode) != 0) return io_error("chmod", path, errno);
-  if (auto r = write_all(f.fd, data, path); !r) return r;
-  int fd = f.fd;
-  f.fd = -1;
-  if (::close(fd) != 0) return io_error("write", path, errno);
+  if (::fchmod(f.get(), mode) != 0) return io_error("chmod", path, errno);
+  if (auto r = write_all(f.get(), data, path); !r) return r;
+  if (f.close() != 0) return io_error("write", path, errno);
   return {};
 }
 
@@ -84,20 +77,16 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data) {
 }
 
 std::string tail_lines(std::string_view text, int n) {
-  std::vector<std::string_view> lines;
+  std::vector<std::string> lines;
   while (!text.empty()) {
     std::size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-    if (!line.empty()) lines.push_back(line);
+    if (!line.empty()) lines.emplace_back(line);
   }
-  std::string out;
-  for (std::size_t i = lines.size() > static_cast<std::size_t>(n) ? lines.size() - n : 0; i < lines.size(); ++i) {
-    if (!out.empty()) out += "; ";
-    out += lines[i];
-  }
-  return out;
+  if (lines.size() > static_cast<std::size_t>(n)) lines.erase(lines.begin(), lines.end() - n);
+  return join(lines, "; ");
 }
 
 Result<void> remove_tree(const fs::path& path) {

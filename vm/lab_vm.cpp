@@ -14,6 +14,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "base/fd.h"
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
 #include "vm/kernel/kernels.h"
@@ -32,22 +33,14 @@ double seconds_since(Clock::time_point t) {
 }
 
 struct Pipe {
-  int read = -1, write = -1;
-  ~Pipe() {
-    if (read >= 0) ::close(read);
-    if (write >= 0) ::close(write);
-  }
-  void close_write() {
-    if (write >= 0) ::close(write);
-    write = -1;
-  }
+  UniqueFd read, write;
 };
 
 Result<void> make_pipe(Pipe& p) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
-  p.read = fds[0];
-  p.write = fds[1];
+  p.read.reset(fds[0]);
+  p.write.reset(fds[1]);
   return {};
 }
 
@@ -87,14 +80,14 @@ Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm)
   if (auto r = make_pipe(output); !r) return boot.detail = r.error().message, boot;
   if (auto r = make_pipe(errors); !r) return boot.detail = r.error().message, boot;
   sys::SpawnOptions so;
-  so.fds = {{3, output.write}};  // the guest's output reaches qemu as its fd 3 (cmd names /dev/fd/3)
-  so.stdout_fd = console.write;
-  so.stderr_fd = errors.write;
+  so.fds = {{3, output.write.get()}};  // the guest's output reaches qemu as its fd 3 (cmd names /dev/fd/3)
+  so.stdout_fd = console.write.get();
+  so.stderr_fd = errors.write.get();
   const auto t0 = Clock::now();
   auto qemu = sys::spawn(cmd, so);
-  console.close_write();
-  errors.close_write();
-  output.close_write();
+  console.write.reset();
+  errors.write.reset();
+  output.write.reset();
   if (!qemu) {
     boot.detail = qemu.error().message + (qemu.error().code ? std::string(": ") + std::strerror(qemu.error().code) : "");
     return boot;
@@ -122,9 +115,9 @@ Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm)
       return boot;
     }
     if (!console_open && !output_open && !errors_open) break;
-    pollfd fds[4] = {{console_open ? console.read : -1, POLLIN, 0},
-                     {output_open ? output.read : -1, POLLIN, 0},
-                     {errors_open ? errors.read : -1, POLLIN, 0},
+    pollfd fds[4] = {{console_open ? console.read.get() : -1, POLLIN, 0},
+                     {output_open ? output.read.get() : -1, POLLIN, 0},
+                     {errors_open ? errors.read.get() : -1, POLLIN, 0},
                      {run.interrupt_fd, POLLIN, 0}};
     int r = ::poll(fds, 4, 100);
     if (r < 0 && errno != EINTR) break;
@@ -135,17 +128,17 @@ Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm)
     if (!boot.started && run.booting) run.booting(seconds_since(t0));
     char buf[16384];
     if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = ::read(output.read, buf, sizeof buf);
+      ssize_t n = ::read(output.read.get(), buf, sizeof buf);
       if (n > 0 && run.output) run.output(std::string_view(buf, static_cast<std::size_t>(n)));
       if (n == 0 || (n < 0 && errno != EINTR)) output_open = false;
     }
     if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = ::read(errors.read, buf, sizeof buf);
+      ssize_t n = ::read(errors.read.get(), buf, sizeof buf);
       if (n > 0) qemu_errors.append(buf, static_cast<std::size_t>(n));
       if (n == 0 || (n < 0 && errno != EINTR)) errors_open = false;
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = ::read(console.read, buf, sizeof buf);
+      ssize_t n = ::read(console.read.get(), buf, sizeof buf);
       if (n == 0 || (n < 0 && errno != EINTR)) console_open = false;
       if (n > 0) partial.append(buf, static_cast<std::size_t>(n));
       std::size_t nl;

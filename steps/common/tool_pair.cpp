@@ -1,11 +1,12 @@
 #include "steps/common/tool_pair.h"
 
-#include "steps/common/traffic.h"
-
 #include <algorithm>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
+
+#include "base/strings.h"
+#include "steps/common/traffic.h"
 
 namespace rxerun::steps {
 
@@ -25,20 +26,22 @@ std::string stuck_line(const std::string& name, const sys::RunningTool& t, const
 
 }  // namespace
 
+sys::ToolSpec pair_tool(std::vector<std::string> argv, std::optional<std::string> netns, std::string what) {
+  return {std::move(argv), std::move(netns), {{"LC_ALL", "C"}}, std::move(what)};
+}
+
 std::string last_lines(const std::string& err, const std::string& out, int n) {
-  const std::string& text = err.find_first_not_of(" \t\r\n") != std::string::npos ? err : out;
   std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    const auto e = line.find_last_not_of(" \t\r");
-    lines.push_back(line.substr(b, e - b + 1));
-  }
-  std::string joined;
-  const std::size_t from = lines.size() > static_cast<std::size_t>(n) ? lines.size() - n : 0;
-  for (std::size_t i = from; i < lines.size(); ++i) joined += (joined.empty() ? "" : " / ") + lines[i];
-  return joined;
+  std::istringstream in(trim(err).empty() ? out : err);
+  for (std::string line; std::getline(in, line);)
+    if (const std::string_view said = trim(line); !said.empty()) lines.emplace_back(said);
+  if (lines.size() > static_cast<std::size_t>(n)) lines.erase(lines.begin(), lines.end() - n);
+  return join(lines, " / ");
+}
+
+std::string nobody_listened_hint(const std::string& address, const std::string& server) {
+  return "nothing listened at " + address + " when the client connected: " + server +
+         " ended early, or another address or port";
 }
 
 std::string exit_fact(const std::optional<sys::ExitStatus>& s) {
@@ -65,9 +68,9 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
   // refused, and a refusal at the wrong moment can leave a server that
   // serves one connection waiting for the wrong one.
   const auto server_start = sys.clock.now();
-  if (spec.ready) {
+  if (spec.cm_port) {
     for (;;) {
-      auto up = spec.ready();
+      auto up = sys.rdma.cm_listening(*spec.cm_port);
       if (!up) {
         spdlog::debug("{}: cannot tell whether the server listens ({}): starting the client", spec.name,
                       up.error().message);
@@ -168,6 +171,45 @@ std::vector<FactSpec> tool_pair_fact_specs() {
       {"stuck", "tools that did not die after SIGKILL (asleep in the kernel); absent when none"},
       {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
   };
+}
+
+StepResult tool_pair_result(StepContext& ctx, const ToolPairRun& r, const CounterWindow& window, nlohmann::json facts,
+                            const ToolPairWords& words) {
+  using End = ToolPairRun::End;
+  if (r.end == End::Interrupted) return StepResult::error("interrupted");
+
+  nlohmann::json all = tool_pair_facts(r);
+  all["changed"] = false;
+  all.update(facts);
+  if (auto closed = window.close(ctx, all); !closed) return StepResult::error(closed.error());
+
+  StepResult result;
+  if (r.end == End::Done) {
+    result = words.done ? words.done(all) : StepResult::ok(all);
+  } else if (r.end == End::Deadline) {
+    const std::string client_said = words.quote_stalled ? last_lines(r.client_err, r.client_out) : "";
+    result = StepResult::timeout(words.subject + " client was still running at the step's timeout" + words.progress +
+                                     " (stopped)" + (client_said.empty() ? "" : ": " + client_said),
+                                 all);
+    const std::string server_said = words.quote_stalled ? last_lines(r.server_err, r.server_out) : "";
+    if (!server_said.empty()) result.hints.push_back("the server's last lines: " + server_said);
+    result.hints.insert(result.hints.end(), words.stalled_hints.begin(), words.stalled_hints.end());
+  } else if (r.end == End::ServerFailed) {
+    result = StepResult::fail(words.subject + " server ended with " + exit_fact(r.server_exit) + ": " +
+                                  last_lines(r.server_err, r.server_out),
+                              all);
+    result.hints = words.failed_hints;
+  } else {  // End::ClientFailed
+    result = StepResult::fail(words.subject + " client ended with " + exit_fact(r.client_exit) + words.progress + ": " +
+                                  last_lines(r.client_err, r.client_out),
+                              all);
+    result.hints = words.failed_hints;
+  }
+  if (!r.stuck.empty()) {
+    result.facts["stuck"] = r.stuck.size();
+    result.hints.insert(result.hints.end(), r.stuck.begin(), r.stuck.end());
+  }
+  return result;
 }
 
 }  // namespace rxerun::steps

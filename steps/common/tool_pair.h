@@ -14,6 +14,7 @@
 //   deleted while a verbs user holds it); a tool that survives SIGKILL is
 //   reported, not waited for.
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -27,15 +28,25 @@
 
 namespace rxerun::steps {
 
+class CounterWindow;
+
+// Which end of the pair a command line is for.
+enum class ToolRole { Server, Client };
+
+// A tool of a pair: rxerun parses its output (refusals, hints, facts), so it
+// runs in the C locale (LC_ALL=C), whatever the user's is.
+sys::ToolSpec pair_tool(std::vector<std::string> argv, std::optional<std::string> netns, std::string what);
+
 struct ToolPairSpec {
   sys::ToolSpec server, client;
   std::string name;  // "rping", "ib_write_bw": in messages
   // The client found nobody listening (judged from its output): try again.
   std::function<bool(const std::string& out, const std::string& err)> refused;
-  // Whether the server listens yet (rdma_cm's resource tracking): polled
-  // before the first client starts. Unset, or when the probe fails, the
-  // client is started at once and `refused` decides.
-  std::function<Result<bool>()> ready;
+  // The server's rdma_cm port: whether it listens there yet (rdma_cm's
+  // resource tracking) is polled before the first client starts. Unset (no
+  // rdma_cm), or when the probe fails, the client is started at once and
+  // `refused` decides.
+  std::optional<std::uint16_t> cm_port;
 };
 
 struct ToolPairRun {
@@ -56,6 +67,9 @@ struct ToolPairRun {
   std::optional<Duration> server_ready;  // from the server's start until the probe saw it listen
   Duration client_time{0};         // from the first client's start to the last one's end
   std::vector<std::string> stuck;  // one line per tool that did not die
+
+  // All that the two tools wrote, for the hints to search.
+  std::string output() const { return client_err + client_out + server_err + server_out; }
 };
 
 // An Error only when a tool could not be started at all (not installed, no
@@ -65,6 +79,10 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec);
 // The last `n` non-empty lines of a tool's stderr (else its stdout), joined
 // with " / ": what a failure message quotes.
 std::string last_lines(const std::string& err, const std::string& out, int n = 3);
+
+// The hint for a client refused at `address`: `server` ("the server",
+// "the server (rxe0)") ended early, or the client asked elsewhere.
+std::string nobody_listened_hint(const std::string& address, const std::string& server);
 
 // "exit 0", "killed by SIGTERM", "stuck": a tool's end as a fact.
 std::string exit_fact(const std::optional<sys::ExitStatus>& s);
@@ -77,5 +95,32 @@ nlohmann::json tool_pair_facts(const ToolPairRun& r);
 // Their descriptions, then stuck's and DEV.COUNTER's: the tail of a tool pair
 // kind's facts in the registry.
 std::vector<FactSpec> tool_pair_fact_specs();
+
+// How a kind words the end of its tool pair; tool_pair_result() builds the
+// rest of the result the same way for every kind.
+struct ToolPairWords {
+  // What " server ended with ..." and " client ..." follow: "the rping",
+  // "ib_write_bw".
+  std::string subject;
+  // Said of the client when it failed or stalled (" after 2 of 5 round
+  // trips"); empty when the kind counts nothing.
+  std::string progress;
+  // Whether a stalled client's message quotes its last lines, and a hint the
+  // server's: perftest's tell where it hung; rping's only repeat the round
+  // trips already counted.
+  bool quote_stalled = false;
+  std::vector<std::string> stalled_hints;  // likely causes of a client still running at the deadline
+  std::vector<std::string> failed_hints;   // likely causes of a tool that ended badly, from what the tools wrote
+  // The result when the client ended well: StepResult::ok(facts) when unset.
+  std::function<StepResult(const nlohmann::json& facts)> done;
+};
+
+// The step's result once run_tool_pair() is through. After Ctrl-C the error
+// "interrupted", with nothing measured. Else the kind's `facts` with
+// tool_pair_facts(), changed: false and the counter deltas of `window`; the
+// outcome of r.end in `words` (a failure quotes the last lines of the tool
+// that failed); and every stuck tool, as the fact "stuck" and a hint each.
+StepResult tool_pair_result(StepContext& ctx, const ToolPairRun& r, const CounterWindow& window, nlohmann::json facts,
+                            const ToolPairWords& words);
 
 }  // namespace rxerun::steps

@@ -13,6 +13,12 @@ nlohmann::json rounded(double v, int decimals) {
   return r;
 }
 
+std::string unanswered_hint(const std::string& address) {
+  return "the connection request got no answer: UDP 4791 dropped on the way (a `block` on the input hook?), or no "
+         "rxe device over the netdev that holds " +
+         address;
+}
+
 namespace {
 
 constexpr unsigned kPort = 1;  // rxe devices have one port

@@ -27,6 +27,11 @@ namespace rxerun::steps {
 // A measured value as a fact: `decimals` places, an integer when it is one.
 nlohmann::json rounded(double v, int decimals);
 
+// The likely causes of an rdma_cm connection request to `address` that got
+// no answer (RDMA_CM_EVENT_UNREACHABLE), in the words every kind that
+// connects gives them.
+std::string unanswered_hint(const std::string& address);
+
 class CounterWindow {
  public:
   // Reads the counters now. `netns`: the namespaces the step's work ran in,

@@ -381,19 +381,19 @@ Result<VerbsResult> run_cm(const VerbsRequest& req, Waiter& waiter) {
   FirstFailure failure;
   Shared shared{req, waiter, failure, {}, result};
   const bool with_server = !req.server.addr.empty();
-  Fd ready(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (ready.fd < 0) return make_error("cannot create an eventfd", errno);
+  UniqueFd ready(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!ready.valid()) return make_error("cannot create an eventfd", errno);
 
   Side server, client;
   std::thread server_thread, client_thread;
   try {
     if (with_server)
       server_thread = std::thread([&] {
-        server_side(req, waiter, ready.fd, shared, server);
+        server_side(req, waiter, ready.get(), shared, server);
         failure.report(server.outcome, waiter, false);
       });
     client_thread = std::thread([&] {
-      client_side(req, waiter, with_server ? ready.fd : -1, shared, client);
+      client_side(req, waiter, with_server ? ready.get() : -1, shared, client);
       failure.report(client.outcome, waiter, true);
     });
   } catch (const std::system_error& e) {

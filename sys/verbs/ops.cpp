@@ -333,7 +333,7 @@ Wake Waiter::wait(const std::vector<int>& fds, std::size_t* which, SteadyClock::
   std::vector<pollfd> p;
   for (int fd : fds) p.push_back({fd, POLLIN, 0});
   p.push_back({interrupt_fd_, POLLIN, 0});
-  p.push_back({abort_.fd, POLLIN, 0});
+  p.push_back({abort_.get(), POLLIN, 0});
   const auto end = std::min(until, deadline_);
   for (;;) {
     if (aborted_.load()) return Wake::Aborted;
@@ -357,7 +357,7 @@ Wake Waiter::wait(const std::vector<int>& fds, std::size_t* which, SteadyClock::
 void Waiter::abort() {
   aborted_.store(true);
   const std::uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(abort_.fd, &one, sizeof one);
+  [[maybe_unused]] auto n = ::write(abort_.get(), &one, sizeof one);
 }
 
 Outcome Outcome::failed(std::string stage, std::string message, std::string cause) {

@@ -150,12 +150,12 @@ bool reap(pid_t pid, std::chrono::milliseconds bound, int* status) {
 Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadline, Interrupt& interrupt) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return make_error("cannot create a pipe", errno);
-  verbs::Fd in(fds[0]), out(fds[1]);
+  UniqueFd in(fds[0]), out(fds[1]);
   const int keep[] = {interrupt.fd(), fds[1]};
   auto forked = fork_worker(keep, [&] { return worker(request, deadline, interrupt.fd(), fds[1]); });
   if (!forked) return make_error("cannot start the verbs worker", forked.error().code);
   const pid_t pid = *forked;
-  out = verbs::Fd();
+  out.reset();
 
   // The worker keeps to the deadline and to Ctrl-C; past them, and a grace
   // to release what it holds, it is killed.
@@ -172,7 +172,7 @@ Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadl
     const auto left = bound == SteadyClock::time_point::max()
                           ? 60'000LL
                           : std::chrono::ceil<std::chrono::milliseconds>(bound - now).count();
-    pollfd p[2] = {{in.fd, POLLIN, 0}, {interrupted ? -1 : interrupt.fd(), POLLIN, 0}};
+    pollfd p[2] = {{in.get(), POLLIN, 0}, {interrupted ? -1 : interrupt.fd(), POLLIN, 0}};
     const int n = ::poll(p, 2, static_cast<int>(std::min<long long>(left, 60'000)));
     if (n < 0 && errno != EINTR) break;
     if (n <= 0) continue;
@@ -182,7 +182,7 @@ Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadl
     }
     if (p[0].revents) {
       char buf[4096];
-      const ssize_t got = ::read(in.fd, buf, sizeof buf);
+      const ssize_t got = ::read(in.get(), buf, sizeof buf);
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) break;  // EOF: the worker is done
       text.append(buf, static_cast<std::size_t>(got));

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fd.h"
 #include "sys/verbs.h"
 
 namespace rxerun::sys::verbs {
@@ -51,24 +52,6 @@ struct CmIdDeleter {
 };
 using CmId = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
 
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      if (fd >= 0) ::close(fd);
-      fd = o.fd;
-      o.fd = -1;
-    }
-    return *this;
-  }
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // Memory for a memory region: page-aligned, freed with free().
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -95,7 +78,7 @@ class Waiter {
  private:
   std::chrono::steady_clock::time_point deadline_;
   int interrupt_fd_;
-  Fd abort_;
+  UniqueFd abort_;
   std::atomic<bool> aborted_{false};
 };
 

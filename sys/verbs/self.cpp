@@ -20,6 +20,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/strings.h"
 #include "sys/verbs/resources.h"
 
 namespace rxerun::sys::verbs {
@@ -33,8 +34,7 @@ std::optional<std::string> read_line(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::string line;
   if (!in || !std::getline(in, line)) return std::nullopt;
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  return line;
+  return std::string(trim(line));
 }
 
 struct GidChoice {

@@ -4,10 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include "base/strings.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
-#include "steps/kinds.h"
 #include "steps/common/traffic.h"
+#include "steps/kinds.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -31,10 +32,6 @@ struct Harness : fakes::Harness {
     fake.links.stats[""]["vA"] = {{"tx_packets", 100}};
   }
 };
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "base/strings.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
@@ -21,10 +22,6 @@ struct Harness : fakes::Harness {
     fake.rdma.devices.push_back({.index = 1, .name = "rxe0", .netns = "", .netdev = "vA"});
   }
 };
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "base/strings.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
@@ -20,10 +21,6 @@ using Strings = std::vector<std::string>;
 namespace {
 
 const std::string kMark = "rxerun:test";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 const UndoReport* undo_of(const CleanupReport& c, const std::string& step) {
   for (const auto& u : c.undos)

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "base/strings.h"
 #include "fakes/harness.h"
 
 using namespace rxerun;
@@ -14,10 +15,6 @@ using fakes::FakeRun;
 using fakes::step_named;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 bool is_client(const sys::ToolSpec& s) {
   return !s.argv.empty() && s.argv.back().find('.') != std::string::npos;  // ends with the server's address
@@ -269,6 +266,31 @@ TEST_CASE("perftest: a client still running at the timeout is stopped with its s
   CHECK(r.exit_code == 0);
   CHECK(h.fake.tools.alive.empty());
   CHECK(h.fake.clock.now() - h.fake.clock.start() == std::chrono::seconds(15));
+  // Neither said anything: the message has no quote, the hints no server lines.
+  const auto& s = step_named(r, "p");
+  CHECK(s.message == "ib_write_bw client was still running at the step's timeout (stopped)");
+  REQUIRE(s.hints.size() == 1);
+  CHECK(contains(s.hints[0], "retried by the kernel for over a minute"));
+}
+
+TEST_CASE("perftest: a stalled client's message quotes its last lines, a hint the server's") {
+  Harness h;
+  h.fake.tools.on_start = [](const sys::ToolSpec& s) {
+    if (!is_client(s)) return FakeRun{.out = " Waiting for client to connect...\n"};
+    return FakeRun{.out = " local address: LID 0000 QPN 0x0011\n remote address: LID 0000 QPN 0x0012\n"};
+  };
+  auto r = h.run(std::string(kBw) + "    timeout: 15s\n    expect: timeout\n");
+  CHECK(r.exit_code == 0);
+  const auto& s = step_named(r, "p");
+  CHECK(s.outcome == Outcome::Timeout);
+  CHECK(s.message ==
+        "ib_write_bw client was still running at the step's timeout (stopped): local address: LID 0000 QPN 0x0011 / "
+        "remote address: LID 0000 QPN 0x0012");
+  REQUIRE(s.hints.size() == 2);
+  CHECK(s.hints[0] == "the server's last lines: Waiting for client to connect...");
+  CHECK(contains(s.hints[1], "retried by the kernel for over a minute"));
+  CHECK(s.facts.at("client_exit") == "killed by SIGTERM");
+  CHECK(h.fake.tools.alive.empty());
 }
 
 TEST_CASE("perftest: parameters are checked at load time") {

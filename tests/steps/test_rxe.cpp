@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "base/strings.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
@@ -28,10 +29,6 @@ struct Harness : fakes::Harness {
 };
 
 const std::string kStep = "steps:\n  - {name: dev, rxe: {name: rxe0, netdev: vA}}\n";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 }  // namespace
 

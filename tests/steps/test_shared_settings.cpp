@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "base/strings.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
@@ -17,10 +18,6 @@ using Strings = std::vector<std::string>;
 namespace {
 
 const std::string kKey = "net.ipv4.conf.vB.rp_filter";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // One fake host, and a journal per lab: what two scenarios run one after
 // the other with --keep share.

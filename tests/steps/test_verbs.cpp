@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "base/strings.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
@@ -20,10 +21,6 @@ struct Harness : fakes::RxePairHarness {
     for (const auto& [name, deps] : fake.rdma.modules) fake.rdma.loaded.insert(name);
   }
 };
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 const char* kAcross =
     "steps:\n"

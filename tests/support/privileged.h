@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/fd.h"
 #include "sys/netns_local.h"
 
 namespace rxerun::testing {
@@ -42,18 +43,17 @@ class ThrowawayNetns {
  public:
   ThrowawayNetns() {
     require_root();
-    original_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (original_ < 0 || sys::unshare_netns() != 0) skip_test("cannot unshare a network namespace");
+    original_.reset(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    if (!original_.valid() || sys::unshare_netns() != 0) skip_test("cannot unshare a network namespace");
   }
   ~ThrowawayNetns() {
-    if (sys::enter_netns(original_) != 0) std::abort();
-    ::close(original_);
+    if (sys::enter_netns(original_.get()) != 0) std::abort();
   }
   ThrowawayNetns(const ThrowawayNetns&) = delete;
   ThrowawayNetns& operator=(const ThrowawayNetns&) = delete;
 
  private:
-  int original_ = -1;
+  UniqueFd original_;
 };
 
 // Brings lo up: a fresh namespace has its loopback down.

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/fd.h"
 #include "sys/process.h"
 
 using namespace rxerun;
@@ -122,27 +123,20 @@ namespace {
 // lock is: opened without O_CLOEXEC, at a distinctive descriptor number.
 struct HeldLock {
   std::string path = "/tmp/rxerun-lock-test-" + std::to_string(::getpid());
-  int fd = -1;
+  UniqueFd fd;
   HeldLock() {
-    const int opened = ::open(path.c_str(), O_RDWR | O_CREAT, 0600);
-    REQUIRE(opened >= 0);
-    fd = ::dup2(opened, 77);
-    ::close(opened);
-    REQUIRE(fd == 77);
-    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    const UniqueFd opened(::open(path.c_str(), O_RDWR | O_CREAT, 0600));
+    REQUIRE(opened.valid());
+    fd.reset(::dup2(opened.get(), 77));
+    REQUIRE(fd.get() == 77);
+    REQUIRE(::flock(fd.get(), LOCK_EX | LOCK_NB) == 0);
   }
-  ~HeldLock() {
-    if (fd >= 0) ::close(fd);
-    ::unlink(path.c_str());
-  }
+  ~HeldLock() { ::unlink(path.c_str()); }
   // Whether another holder still has it: after our own descriptor is closed.
   bool free_after_close() {
-    ::close(fd);
-    fd = -1;
-    const int again = ::open(path.c_str(), O_RDWR);
-    const bool free = again >= 0 && ::flock(again, LOCK_EX | LOCK_NB) == 0;
-    if (again >= 0) ::close(again);
-    return free;
+    fd.reset();
+    const UniqueFd again(::open(path.c_str(), O_RDWR));
+    return again.valid() && ::flock(again.get(), LOCK_EX | LOCK_NB) == 0;
   }
 };
 

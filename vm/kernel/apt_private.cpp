@@ -27,13 +27,6 @@ std::string env_or(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
-std::string trim(std::string_view s) {
-  std::size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  std::size_t e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
-
 std::vector<std::string> parse_depends(const std::string& value) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -95,7 +88,7 @@ std::vector<AptPackage> parse_apt_packages(const std::string& text) {
       continue;
     }
     if (line[0] == ' ' || line[0] == '\t') {
-      if (!last.empty()) fields[last] += " " + trim(line);
+      if (!last.empty()) fields[last] += " " + std::string(trim(line));
       continue;
     }
     std::size_t colon = line.find(':');

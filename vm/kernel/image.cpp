@@ -21,10 +21,6 @@ std::uint16_t le16(std::string_view d, std::size_t off) {
   return static_cast<std::uint16_t>(static_cast<unsigned char>(d[off]) | static_cast<unsigned char>(d[off + 1]) << 8);
 }
 
-bool starts_with(std::string_view d, std::string_view magic) {
-  return d.substr(0, magic.size()) == magic;
-}
-
 }  // namespace
 
 Result<std::string> vmlinux_from_bzimage(std::string_view image) {
@@ -48,15 +44,14 @@ Result<std::string> vmlinux_from_bzimage(std::string_view image) {
   // size_append, 4 bytes little-endian), which the decompressors would take
   // for a truncated second stream.
   std::optional<std::uint32_t> expected_size;
-  if (!starts_with(payload, "\x1f\x8b")) {
+  if (!payload.starts_with("\x1f\x8b")) {
     expected_size = le32(payload, payload.size() - 4);
     payload.remove_suffix(4);
   }
   auto elf = decompress_buffer(payload, "the bzImage's kernel payload");
   if (!elf) return elf.error();
-  if (!starts_with(*elf,
-                   "\x7f"
-                   "ELF"))
+  if (!elf->starts_with("\x7f"
+                        "ELF"))
     return make_error("the bzImage's payload does not decompress to an ELF kernel");
   if (expected_size && elf->size() != *expected_size)
     return make_error("the bzImage's payload decompressed to " + std::to_string(elf->size()) +

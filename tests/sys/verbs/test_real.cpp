@@ -32,27 +32,27 @@ bool has_rdma_device() {
 TEST_CASE("verbs waiter: a passed deadline ends the wait at once") {
   Interrupt interrupt;
   verbs::Waiter w(SteadyClock::now() - std::chrono::seconds(1), interrupt.fd());
-  verbs::Fd never(::eventfd(0, EFD_CLOEXEC));
-  CHECK(w.wait({never.fd}) == verbs::Wake::Deadline);
+  UniqueFd never(::eventfd(0, EFD_CLOEXEC));
+  CHECK(w.wait({never.get()}) == verbs::Wake::Deadline);
 }
 
 TEST_CASE("verbs waiter: Ctrl-C ends the wait, before the deadline") {
   Interrupt interrupt;
   verbs::Waiter w(SteadyClock::now() + std::chrono::hours(1), interrupt.fd());
-  verbs::Fd never(::eventfd(0, EFD_CLOEXEC));
+  UniqueFd never(::eventfd(0, EFD_CLOEXEC));
   interrupt.request(SIGINT);
-  CHECK(w.wait({never.fd}) == verbs::Wake::Interrupted);
+  CHECK(w.wait({never.get()}) == verbs::Wake::Interrupted);
 }
 
 TEST_CASE("verbs waiter: the other side's abort ends the wait, a ready fd is named") {
   Interrupt interrupt;
   verbs::Waiter w(SteadyClock::now() + std::chrono::hours(1), interrupt.fd());
-  verbs::Fd never(::eventfd(0, EFD_CLOEXEC)), ready(::eventfd(1, EFD_CLOEXEC));
+  UniqueFd never(::eventfd(0, EFD_CLOEXEC)), ready(::eventfd(1, EFD_CLOEXEC));
   std::size_t which = 99;
-  CHECK(w.wait({never.fd, ready.fd}, &which) == verbs::Wake::Ready);
+  CHECK(w.wait({never.get(), ready.get()}, &which) == verbs::Wake::Ready);
   CHECK(which == 1);
   std::thread other([&] { w.abort(); });
-  CHECK(w.wait({never.fd}) == verbs::Wake::Aborted);
+  CHECK(w.wait({never.get()}) == verbs::Wake::Aborted);
   other.join();
   CHECK(w.aborted());
 }
@@ -60,8 +60,8 @@ TEST_CASE("verbs waiter: the other side's abort ends the wait, a ready fd is nam
 TEST_CASE("verbs waiter: a bound sooner than the deadline ends the wait as a deadline") {
   Interrupt interrupt;
   verbs::Waiter w(SteadyClock::now() + std::chrono::hours(1), interrupt.fd());
-  verbs::Fd never(::eventfd(0, EFD_CLOEXEC));
-  CHECK(w.wait({never.fd}, nullptr, SteadyClock::now()) == verbs::Wake::Deadline);
+  UniqueFd never(::eventfd(0, EFD_CLOEXEC));
+  CHECK(w.wait({never.get()}, nullptr, SteadyClock::now()) == verbs::Wake::Deadline);
 }
 
 TEST_CASE("verbs pattern: every byte checked, the first difference found") {
