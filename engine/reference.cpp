@@ -3,16 +3,14 @@
 #include <fmt/format.h>
 
 #include "base/duration.h"
+#include "base/strings.h"
 
 namespace rxerun {
 
 namespace {
 
 std::string type_of(const ParamSpec& p) {
-  if (p.type != ParamType::Enum) return std::string(to_string(p.type));
-  std::string type;
-  for (const auto& c : p.choices) type += (type.empty() ? "" : "|") + c;
-  return type;
+  return p.type == ParamType::Enum ? join(p.choices, "|") : std::string(to_string(p.type));
 }
 
 // "required", "default 5", or nothing.

@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "base/fd.h"
+#include "base/strings.h"
 #include "vm/kernel/apt_private.h"
 #include "vm/boot_protocol.h"
 #include "vm/kernel/deb.h"
@@ -255,9 +256,7 @@ class Setup {
     if (auto r = apt.prepare(); !r) return r.error();
     bool updated = false;
     auto update = [&]() -> Result<void> {
-      std::string suites;
-      for (const auto& s : source_.suites) suites += (suites.empty() ? "" : ", ") + s;
-      tell("updating the package lists of " + suites + " (private apt state in " + apt.state().string() + ")");
+      tell("updating the package lists of " + join(source_.suites, ", ") + " (private apt state in " + apt.state().string() + ")");
       updated = true;
       return apt.update();
     };
