@@ -40,4 +40,9 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   return std::nullopt;
 }
 
+std::string hex_escape(unsigned char byte) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  return {'\\', 'x', kDigits[byte >> 4], kDigits[byte & 0xf]};
+}
+
 }  // namespace rxerun

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace rxerun {
@@ -27,5 +28,30 @@ std::size_t utf8_length(std::string_view text, std::size_t i);
 // The offset of the first byte that does not start a valid sequence, or
 // nullopt when all of `text` is UTF-8.
 std::optional<std::size_t> first_invalid_utf8(std::string_view text);
+
+// "\xNN": how a byte is shown where it cannot be shown as it is.
+std::string hex_escape(unsigned char byte);
+
+// Text shown to people from bytes that may not be UTF-8 (tool output, kernel
+// names, hostile input): every valid character goes to
+// `on_char(code_point, its bytes, out)`, which appends it as the place needs
+// (XML, one terminal line, a diagnostic); every byte that is not UTF-8 is
+// appended as hex_escape(byte), so it is seen rather than passed on.
+template <class OnChar>
+std::string escape_utf8(std::string_view text, OnChar on_char) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const Utf8Char c = decode_utf8(text, i);
+    if (c.length == 0) {
+      out += hex_escape(static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    on_char(c.code_point, text.substr(i, c.length), out);
+    i += c.length;
+  }
+  return out;
+}
 
 }  // namespace rxerun

@@ -62,22 +62,16 @@ std::string excerpt(std::string_view text, std::size_t max) {
     cut = max;
     while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
   }
-  std::string out;
-  const std::string_view shown = text.substr(0, cut);
-  for (std::size_t i = 0; i < shown.size();) {
-    const char c = shown[i];
-    const auto u = static_cast<unsigned char>(c);
-    const std::size_t n = utf8_length(shown, i);
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else if (u < 0x20 || u == 0x7f || n == 0)  // a byte that is not UTF-8 is shown, not passed on
-      out += fmt::format("\\x{:02x}", u);
+  std::string out = escape_utf8(text.substr(0, cut), [](char32_t cp, std::string_view bytes, std::string& o) {
+    if (cp == '\n')
+      o += "\\n";
+    else if (cp == '\t')
+      o += "\\t";
+    else if (cp < 0x20 || cp == 0x7f)
+      o += hex_escape(static_cast<unsigned char>(cp));
     else
-      out.append(shown.substr(i, n));
-    i += n == 0 ? 1 : n;
-  }
+      o.append(bytes);
+  });
   if (cut < text.size()) out += "...";
   return out;
 }

@@ -36,15 +36,7 @@ bool xml_char(char32_t cp) {
 // newlines and tabs are written as references, which survive attribute
 // normalisation.
 std::string xml_escape(std::string_view s, bool attribute) {
-  std::string out;
-  out.reserve(s.size() + s.size() / 8);
-  for (std::size_t i = 0; i < s.size();) {
-    const auto [cp, len] = decode_utf8(s, i);
-    if (len == 0) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
-      ++i;
-      continue;
-    }
+  return escape_utf8(s, [attribute](char32_t cp, std::string_view bytes, std::string& out) {
     switch (cp) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -56,15 +48,13 @@ std::string xml_escape(std::string_view s, bool attribute) {
       case '\t': out += attribute ? "&#9;" : "\t"; break;
       default:
         if (!xml_char(cp)) {
-          out += cp < 0x100 ? fmt::format("\\x{:02x}", static_cast<unsigned>(cp))
+          out += cp < 0x100 ? hex_escape(static_cast<unsigned char>(cp))
                             : fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
         } else {
-          out.append(s.substr(i, len));
+          out.append(bytes);
         }
     }
-    i += len;
-  }
-  return out;
+  });
 }
 
 std::string xml_text(std::string_view s) {

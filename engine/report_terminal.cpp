@@ -55,27 +55,17 @@ std::size_t columns_of(char32_t cp) {
 // visible escapes, so a fact or a tool message can neither break the layout
 // nor send escape sequences to the user's terminal.
 std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const auto [cp, len] = decode_utf8(s, i);
-    if (len == 0) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
-      ++i;
-      continue;
-    }
+  return escape_utf8(s, [](char32_t cp, std::string_view bytes, std::string& out) {
     if (cp == '\n') {
       out += "\\n";
     } else if (cp == '\t') {
       out += ' ';
     } else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+      out += hex_escape(static_cast<unsigned char>(cp));
     } else {
-      out.append(s.substr(i, len));
+      out.append(bytes);
     }
-    i += len;
-  }
-  return out;
+  });
 }
 
 // Display columns of printable() text.

@@ -91,3 +91,28 @@ TEST_CASE("base.utf8: utf8_length and first_invalid_utf8 agree with the decoder"
   CHECK(first_invalid_utf8("\xE4\xB8\xAD\xED\xA0\x80") == std::size_t{3});
   CHECK(first_invalid_utf8("ok\xE4\xB8") == std::size_t{2});
 }
+
+TEST_CASE("base.utf8: escape_utf8 hands valid characters on and shows each bad byte as \\xNN") {
+  CHECK(hex_escape(0x00) == "\\x00");
+  CHECK(hex_escape(0xe9) == "\\xe9");
+  CHECK(hex_escape(0xff) == "\\xff");
+  std::vector<char32_t> seen;
+  const auto keep = [&](char32_t cp, std::string_view bytes, std::string& out) {
+    seen.push_back(cp);
+    out.append(bytes);
+  };
+  CHECK(escape_utf8("", keep).empty());
+  CHECK(escape_utf8("a\xE4\xB8\xAD", keep) == "a\xE4\xB8\xAD");
+  CHECK(seen == std::vector<char32_t>{U'a', U'\u4E2D'});
+  // A truncated sequence is two bad bytes, each escaped; the text goes on after them.
+  seen.clear();
+  CHECK(escape_utf8("v\xE4\xB8!", keep) == "v\\xe4\\xb8!");
+  CHECK(seen == std::vector<char32_t>{U'v', U'!'});
+  // The callback decides how a valid character is shown.
+  CHECK(escape_utf8("a\nb", [](char32_t cp, std::string_view bytes, std::string& out) {
+          if (cp == '\n')
+            out += "\\n";
+          else
+            out.append(bytes);
+        }) == "a\\nb");
+}
