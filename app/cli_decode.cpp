@@ -8,8 +8,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "base/output.h"
 #include "app/cli.h"
+#include "base/output.h"
 #include "roce/opcodes.h"
 #include "roce/packet.h"
 #include "roce/summary.h"

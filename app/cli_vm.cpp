@@ -11,9 +11,9 @@
 #include <optional>
 #include <variant>
 
+#include "app/cli.h"
 #include "base/files.h"
 #include "base/output.h"
-#include "app/cli.h"
 #include "engine/report.h"
 #include "sys/host_info.h"
 #include "sys/interrupt.h"
@@ -44,14 +44,10 @@ Result<void> add_vm_facts(const fs::path& file, const vm::PreparedKernel& kernel
       return make_error("the guest's JSON report is not JSON: " + std::string(e.what()));
     }
   }
-  report["vm"] = {{"kernel", kernel.label},
-                  {"release", kernel.release},
-                  {"package_version", kernel.package_version},
-                  {"accel", lab.accel},
-                  {"boot_s", lab.boot_seconds},
-                  {"guest_uptime_at_start_s", lab.guest.uptime_at_start},
-                  {"boots", lab.boots},
-                  {"dmesg", lab.guest.dmesg}};
+  report["vm"] = {
+      {"kernel", kernel.label}, {"release", kernel.release},  {"package_version", kernel.package_version},
+      {"accel", lab.accel},     {"boot_s", lab.boot_seconds}, {"guest_uptime_at_start_s", lab.guest.uptime_at_start},
+      {"boots", lab.boots},     {"dmesg", lab.guest.dmesg}};
   std::ofstream out(file, std::ios::trunc);
   out << report.dump(2) << "\n";
   if (!out) return make_error("cannot write " + file.string(), errno);
@@ -65,7 +61,7 @@ std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& re
   Duration total{0};
   for (const auto& step : scenario.steps) {
     const Kind* kind = registry.find(step.kind);
-    Duration t = step.timeout ? *step.timeout
+    Duration t = step.timeout                         ? *step.timeout
                  : kind && kind->spec.default_timeout ? *kind->spec.default_timeout
                                                       : Duration(30'000);
     if (t.count() == 0) t = Duration(60'000);  // kinds without a timeout: a minute each
@@ -208,7 +204,8 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const bool json = targets[i].format == ReportTarget::Format::Json;
     guest_reports.push_back(fmt::format("report-{}.{}", i, json ? "json" : "xml"));
-    args.insert(args.end(), {"--report", fmt::format("{}:{}/{}", json ? "json" : "junit", vm::kShareMount, guest_reports.back())});
+    args.insert(args.end(),
+                {"--report", fmt::format("{}:{}/{}", json ? "json" : "junit", vm::kShareMount, guest_reports.back())});
   }
   // Files the steps write (captures) go into the share and come back here.
   const fs::path guest_output = share->path() / "output";

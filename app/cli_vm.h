@@ -16,7 +16,7 @@ namespace rxerun {
 
 // What `run` was asked, as the guest needs it again.
 struct VmRunOptions {
-  std::string scenario;                 // as given
+  std::string scenario;  // as given
   std::vector<std::string> vars, only, skip;
   std::vector<ReportTarget> reports;
   bool force = false;
@@ -39,9 +39,9 @@ std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& re
 // program in the lab VM (the host's root, read-only, with a throwaway layer),
 // its output live, and exits with its exit code (128+N for a signal).
 struct VmExecOptions {
-  std::string kernel;                  // empty: the newest prepared
+  std::string kernel;  // empty: the newest prepared
   std::chrono::seconds timeout{600};
-  std::vector<std::string> command;    // PROGRAM ARGS...
+  std::vector<std::string> command;  // PROGRAM ARGS...
   bool quiet = false;
 };
 int cmd_vm_exec(const VmExecOptions& options);

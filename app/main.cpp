@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "base/output.h"
 #include "app/cli.h"
+#include "base/output.h"
 #include "engine/registry.h"
 #include "steps/kinds.h"
 

@@ -119,7 +119,8 @@ Placement place(const Scenario& scenario, const Registry& registry, const Placem
     kernel = &prepared.front();
   }
   const std::string setup = wanted ? "rxerun vm setup --kernel " + *wanted : "rxerun vm setup";
-  const std::string no_kernel = wanted ? "lab kernel " + *wanted + " is not prepared" + (prepared.empty() ? "" : " (prepared: " + labels(prepared) + ")")
+  const std::string no_kernel = wanted ? "lab kernel " + *wanted + " is not prepared" +
+                                             (prepared.empty() ? "" : " (prepared: " + labels(prepared) + ")")
                                        : "no lab VM is prepared";
 
   if (request.force_vm) {

@@ -25,8 +25,7 @@ struct HostAbilities {
 
 // Why the host cannot run this scenario, one phrase per missing need
 // ("host kernel has no sch_netem (netem step 'lossy')"); empty when it can.
-std::vector<std::string> host_shortfalls(const Scenario& scenario, const Registry& registry,
-                                         const HostAbilities& host);
+std::vector<std::string> host_shortfalls(const Scenario& scenario, const Registry& registry, const HostAbilities& host);
 
 struct PlacementRequest {
   bool force_vm = false;

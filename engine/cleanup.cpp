@@ -62,15 +62,16 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
     return finish(make_error("cannot read this journal entry: " + entry.unreadable +
                              " (written by another rxerun version, or edited?)"));
   if (!kind || !kind->undo) {
-    return finish(make_error("no undo for step kind '" + entry.kind + "' (journal written by another rxerun version?)"));
+    return finish(
+        make_error("no undo for step kind '" + entry.kind + "' (journal written by another rxerun version?)"));
   }
   bool gone = false;
   auto scope = enter(entry.netns, &gone);
   if (gone) return finish({});  // a namespace that is gone took everything inside it along
   if (!scope) return finish(scope.error());
   SimpleUndoContext uctx(sys_, scenario_name_, entry.step, entry.netns);
-  auto r = guarded("undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); },
-                   kUnreadableArgs);
+  auto r = guarded(
+      "undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); }, kUnreadableArgs);
   if (!r) return finish(r.error());
   if (facts && r->is_object()) facts->update(*r);
   return finish({});
@@ -97,8 +98,8 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
         std::vector<nlohmann::json> args;
         for (const auto& e : entries) args.push_back(undo_args(e));
         SimpleUndoContext uctx(sys_, scenario_name_, "", entries.front().netns);
-        r = guarded("undo of step kind '" + kind.spec.name + "'", [&] { return kind.undo_batch(args, uctx); },
-                    kUnreadableArgs);
+        r = guarded(
+            "undo of step kind '" + kind.spec.name + "'", [&] { return kind.undo_batch(args, uctx); }, kUnreadableArgs);
       }
     }
   }
@@ -132,7 +133,9 @@ void Runner::remove_marked(const Scenario& scenario, CleanupReport& report) {
       if (gone) continue;
       const auto start = sys_.clock.now();
       if (!scope) {
-        report.undos.push_back({.kind = kind.spec.name, .summary = "look for leftovers in netns " + ns, .ok = false,
+        report.undos.push_back({.kind = kind.spec.name,
+                                .summary = "look for leftovers in netns " + ns,
+                                .ok = false,
                                 .error = scope.error().message});
         reporter_.undo_finished(report.undos.back());
         continue;
@@ -142,12 +145,15 @@ void Runner::remove_marked(const Scenario& scenario, CleanupReport& report) {
       if (!removed) {
         report.undos.push_back({.kind = kind.spec.name,
                                 .summary = "remove marked leftovers" + (ns.empty() ? "" : " in netns " + ns),
-                                .ok = false, .error = removed.error().message, .duration = sys::elapsed_since(sys_.clock, start)});
+                                .ok = false,
+                                .error = removed.error().message,
+                                .duration = sys::elapsed_since(sys_.clock, start)});
         reporter_.undo_finished(report.undos.back());
         continue;
       }
       for (const auto& what : *removed) {
-        report.undos.push_back({.kind = kind.spec.name, .summary = what, .duration = sys::elapsed_since(sys_.clock, start)});
+        report.undos.push_back(
+            {.kind = kind.spec.name, .summary = what, .duration = sys::elapsed_since(sys_.clock, start)});
         reporter_.undo_finished(report.undos.back());
       }
     }
@@ -200,9 +206,8 @@ CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view
     if (riding.count(it->seq)) continue;
     const Kind* kind = registry_.find(it->kind);
     if (kind && kind->undo_batch && it->unreadable.empty()) {
-      auto b = std::find_if(batches.begin(), batches.end(), [&](const auto& x) {
-        return x.first == kind && x.second.front().netns == it->netns;
-      });
+      auto b = std::find_if(batches.begin(), batches.end(),
+                            [&](const auto& x) { return x.first == kind && x.second.front().netns == it->netns; });
       if (b == batches.end()) {
         batches.push_back({kind, {*it}});
       } else {

@@ -2,8 +2,8 @@
 // Diagnostics name the place in the scenario file, the way a compiler does:
 // FILE:LINE:COL: message.
 
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -526,7 +526,9 @@ Result<Journal> Journal::open(const std::string& given_dir, const std::string& s
   return j;
 }
 
-Journal Journal::in_memory() { return Journal(); }
+Journal Journal::in_memory() {
+  return Journal();
+}
 
 Result<void> Journal::reopen() {
   auto fd = open_in_dir(dir_fd_.get(), dir_, name_, O_RDWR | O_CREAT | O_APPEND);
@@ -624,8 +626,12 @@ Result<void> Journal::mark_undone(const std::vector<long>& seqs) {
   return {};
 }
 
-std::string link_object(const std::string& netns, const std::string& dev) { return "link:" + netns + "/" + dev; }
-std::string netns_object(const std::string& name) { return "netns:" + name; }
+std::string link_object(const std::string& netns, const std::string& dev) {
+  return "link:" + netns + "/" + dev;
+}
+std::string netns_object(const std::string& name) {
+  return "netns:" + name;
+}
 
 void Journal::remove_if_clean() {
   if (!pending_.empty() || path_.empty()) return;

@@ -68,13 +68,13 @@ enum class Need {
 struct KindSpec {
   std::string name;
   std::string summary;
-  std::vector<ParamSpec> params;     // a map of named parameters...
-  std::optional<ParamSpec> scalar;   // ...or, instead, a single scalar value (revert: NAME)
-  std::optional<ParamSpec> extra;    // type of any further key (offload features); unset: unknown keys are errors
+  std::vector<ParamSpec> params;    // a map of named parameters...
+  std::optional<ParamSpec> scalar;  // ...or, instead, a single scalar value (revert: NAME)
+  std::optional<ParamSpec> extra;   // type of any further key (offload features); unset: unknown keys are errors
   std::vector<FactSpec> facts;
-  bool dynamic_facts = false;        // facts named at run time (DEV.COUNTER); matchers on any name allowed
-  bool facts_of_target = false;      // revert: the facts are those of the step it reverts
-  std::string example;               // a YAML step, shown by `rxerun steps KIND`
+  bool dynamic_facts = false;               // facts named at run time (DEV.COUNTER); matchers on any name allowed
+  bool facts_of_target = false;             // revert: the facts are those of the step it reverts
+  std::string example;                      // a YAML step, shown by `rxerun steps KIND`
   std::optional<Duration> default_timeout;  // unset: the engine's default; Duration::zero(): none
   std::vector<Need> needs;
   // Optional: rules that span parameters ("index or find, not both"), run

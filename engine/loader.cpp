@@ -348,8 +348,7 @@ void Loader::load_vm(const YAML::Node& value, const YAML::Node& key) {
                              "rxerun takes",
                              excerpt(*e)));
       else if (!d || d->count() <= 0)
-        error(v,
-              fmt::format("'vm.timeout' must be a positive duration with a unit (90s, 10m), got '{}'", excerpt(*e)));
+        error(v, fmt::format("'vm.timeout' must be a positive duration with a unit (90s, 10m), got '{}'", excerpt(*e)));
       else
         scenario_.vm_timeout = *d;
     } else if (e->empty()) {
@@ -412,7 +411,7 @@ void Loader::load_var_overrides() {
 // Expands {{name}}; {{steps.X.Y}} stays, and is allowed only where
 // `step_refs_ok` (parameters, read at run time). nullopt after an error.
 std::optional<std::string> Loader::expand_string(const std::string& text, Mark where, bool step_refs_ok,
-                                         std::string_view what) {
+                                                 std::string_view what) {
   const int refused = expansion_.refused;
   auto r = expand(text, scenario_.vars, nullptr, &expansion_);
   if (!r) {
@@ -437,8 +436,7 @@ bool Loader::check_step_ref(const StepReference& ref, Mark where) {
   const std::string written = fmt::format("{{{{steps.{}.{}}}}}", excerpt(ref.step), excerpt(ref.fact));
   const StepSpec* target = find_loaded(ref.step);
   if (!target) {
-    const bool later =
-        std::any_of(heads_.begin(), heads_.end(), [&](const StepHead& h) { return h.name == ref.step; });
+    const bool later = std::any_of(heads_.begin(), heads_.end(), [&](const StepHead& h) { return h.name == ref.step; });
     if (later)
       error(where,
             fmt::format("step '{}' in {} comes later: only earlier steps' facts can be read", ref.step, written));
@@ -584,7 +582,8 @@ void Loader::check_step_keys(const YAML::Node& node, Mark step_mark) {
   }
 }
 
-std::optional<std::string> Loader::common_text(const YAML::Node& key_node, const YAML::Node& value, const std::string& key) {
+std::optional<std::string> Loader::common_text(const YAML::Node& key_node, const YAML::Node& value,
+                                               const std::string& key) {
   if (!value.IsScalar()) {
     error(value.IsNull() ? key_node : value, fmt::format("'{}' must be a scalar, got {}", key, type_name(value)));
     return std::nullopt;
@@ -612,8 +611,7 @@ void Loader::load_common(StepSpec& step, const std::string& key, const YAML::Nod
                                "takes",
                                key, excerpt(*s)));
     else if (!d)
-      error(value,
-            fmt::format("'{}' must be a duration with a unit (500ms, 5s, 1m, 1h), got '{}'", key, excerpt(*s)));
+      error(value, fmt::format("'{}' must be a duration with a unit (500ms, 5s, 1m, 1h), got '{}'", key, excerpt(*s)));
     else if (key == "timeout")
       step.timeout = *d;
     else
@@ -632,8 +630,7 @@ void Loader::load_common(StepSpec& step, const std::string& key, const YAML::Nod
 
 void Loader::load_step_name(const YAML::Node& key_node, const YAML::Node& value) {
   if (!value.IsScalar()) {
-    error(value.IsNull() ? key_node : value,
-          fmt::format("a step's 'name' must be a string, got {}", type_name(value)));
+    error(value.IsNull() ? key_node : value, fmt::format("a step's 'name' must be a string, got {}", type_name(value)));
   } else if (!valid_step_name(value.Scalar())) {
     error(value,
           fmt::format("step name '{}' may hold only letters, digits, '_', '.' and '-'", excerpt(value.Scalar())));
@@ -679,4 +676,3 @@ LoadResult load_scenario_text(std::string_view text, const std::string& file, co
 }
 
 }  // namespace rxerun
-

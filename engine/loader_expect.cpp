@@ -34,9 +34,8 @@ bool Loader::check_fact(const StepSpec& step, const std::string& fact, Mark wher
   if (!kind || fact_declared(*kind, fact)) return true;
   std::vector<std::string> names;
   for (const auto& f : kind->facts) names.push_back(f.name);
-  const std::string of = step.kind == kind->name
-                             ? fmt::format("'{}'", kind->name)
-                             : fmt::format("'{}' (it reverts a '{}' step)", step.kind, kind->name);
+  const std::string of = step.kind == kind->name ? fmt::format("'{}'", kind->name)
+                                                 : fmt::format("'{}' (it reverts a '{}' step)", step.kind, kind->name);
   std::string msg = names.empty() ? fmt::format("unknown fact '{}': {} reports no facts", excerpt(fact), of)
                                   : fmt::format("unknown fact '{}' for {}{}; it reports {}", excerpt(fact), of,
                                                 did_you_mean(fact, names), fmt::join(names, ", "));
@@ -66,9 +65,9 @@ void Loader::load_expect(StepSpec& step, const YAML::Node& value, const YAML::No
     return;
   }
   if (!value.IsMap()) {
-    error(value.IsNull() ? key : value,
-          fmt::format("'expect' must be ok, fail, timeout or a mapping of facts to matchers, got {}",
-                      type_name(value)));
+    error(
+        value.IsNull() ? key : value,
+        fmt::format("'expect' must be ok, fail, timeout or a mapping of facts to matchers, got {}", type_name(value)));
     return;
   }
   for_each_pair(value, [&](const std::string& fact, const YAML::Node& fact_key, const YAML::Node& v) {
@@ -83,7 +82,8 @@ void Loader::load_expect(StepSpec& step, const YAML::Node& value, const YAML::No
   });
 }
 
-void Loader::load_fact_expectation(StepSpec& step, const std::string& fact, const YAML::Node& fact_key, const YAML::Node& v) {
+void Loader::load_fact_expectation(StepSpec& step, const std::string& fact, const YAML::Node& fact_key,
+                                   const YAML::Node& v) {
   if (!step.kind.empty()) check_fact(step, fact, mark_of(fact_key), "");
   if (!v.IsScalar()) {
     std::string why;

@@ -14,7 +14,6 @@ Diagnostic diag_at(const std::string& file, int line, int col, std::string messa
   return Diagnostic{file, Mark{line, col}, std::move(message)};
 }
 
-
 // A cheap over-approximation of YAML nesting, computed before yaml-cpp parses:
 // block levels from the indentation stack (plus compact "- - x" entries) and
 // flow levels from brackets outside quotes and comments.

@@ -40,7 +40,7 @@ nlohmann::json Loader::generic(ParamContext& ctx, const YAML::Node& n) {
 }
 
 nlohmann::json Loader::typed(ParamContext& ctx, const ParamSpec& spec, const YAML::Node& n, const std::string& path,
-                     Mark key_mark) {
+                             Mark key_mark) {
   ctx.step.marks[path] = n.IsNull() ? key_mark : mark_of(n);
   if (n.IsScalar()) {
     if (spec.type == ParamType::Scalar || spec.type == ParamType::Bool) return generic(ctx, n);
@@ -61,7 +61,7 @@ nlohmann::json Loader::typed(ParamContext& ctx, const ParamSpec& spec, const YAM
 }
 
 nlohmann::json Loader::typed_fields(ParamContext& ctx, const std::vector<ParamSpec>& specs, const ParamSpec* extra,
-                            const YAML::Node& map, const std::string& prefix) {
+                                    const YAML::Node& map, const std::string& prefix) {
   nlohmann::json obj = nlohmann::json::object();
   for_each_pair(map, [&](const std::string& k, const YAML::Node& key_node, const YAML::Node& v) {
     const std::string path = prefix + k;

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/diag.h"
 #include "base/duration.h"
+#include "engine/diag.h"
 
 namespace rxerun {
 
@@ -43,26 +43,26 @@ struct Expectation {
 };
 
 struct StepSpec {
-  int index = 0;        // 0-based position in the scenario
+  int index = 0;  // 0-based position in the scenario
   std::string kind;
-  std::string name;     // given, or "KIND-N" (1-based) when not
-  bool named = false;   // the user gave the name
+  std::string name;    // given, or "KIND-N" (1-based) when not
+  bool named = false;  // the user gave the name
   std::optional<std::string> netns;
   Expectation expect;
   std::optional<Duration> timeout;  // unset: the kind's default
   int retries = 0;
   Duration delay{1000};
   std::vector<std::string> tags;
-  nlohmann::json params;                // object (or the scalar, for scalar kinds); defaults filled in
-  std::map<std::string, Mark> marks;    // "" -> the kind key; "dev", "server.netns" -> a parameter's value
-  Mark mark;                            // the step itself
+  nlohmann::json params;              // object (or the scalar, for scalar kinds); defaults filled in
+  std::map<std::string, Mark> marks;  // "" -> the kind key; "dev", "server.netns" -> a parameter's value
+  Mark mark;                          // the step itself
 
   Mark mark_of(const std::string& path) const;  // nearest known mark
 };
 
 struct Scenario {
   std::string file;
-  std::string name;          // also the id used for the journal, lock and marks
+  std::string name;  // also the id used for the journal, lock and marks
   std::string description;
   std::map<std::string, std::string> vars;  // after --var overrides
   std::optional<std::string> vm_kernel;     // vm: {kernel: "7.3"}

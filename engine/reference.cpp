@@ -60,7 +60,8 @@ std::string describe_kind(const KindSpec& s) {
       out += param_line(p, "");
       for (const auto& f : p.fields) out += param_line(f, p.name + ".");
     }
-    if (s.extra) out += fmt::format("  {:<18} {:<14} {:<16} {}\n", "(any other key)", to_string(s.extra->type), "", s.extra->help);
+    if (s.extra)
+      out += fmt::format("  {:<18} {:<14} {:<16} {}\n", "(any other key)", to_string(s.extra->type), "", s.extra->help);
   }
   out += "\nfacts:\n";
   if (s.facts_of_target) out += "  those of the step it reverts\n";
@@ -91,8 +92,7 @@ std::string kinds_markdown(const Registry& registry) {
         out += param_row(p, "");
         for (const auto& f : p.fields) out += param_row(f, p.name + ".");
       }
-      if (s.extra)
-        out += fmt::format("| any other key | {} | | {} |\n", to_string(s.extra->type), cell(s.extra->help));
+      if (s.extra) out += fmt::format("| any other key | {} | | {} |\n", to_string(s.extra->type), cell(s.extra->help));
     }
     if (s.facts_of_target) {
       out += "\nFacts: those of the step it reverts.\n";

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/duration.h"
-#include "engine/model.h"
 #include "base/result.h"
+#include "engine/model.h"
 
 namespace rxerun {
 
@@ -46,11 +46,11 @@ struct StepReport {
 };
 
 struct UndoReport {
-  std::string step;     // the step whose change this undoes
+  std::string step;  // the step whose change this undoes
   std::string kind;
   std::string summary;  // "delete veth vA"
   bool ok = true;
-  std::string error;    // when !ok: what was left behind and why
+  std::string error;  // when !ok: what was left behind and why
   Duration duration{0};
   std::string covered_by;  // not undone on its own: went with this undo ("delete veth pair vA/vB")
   // When !ok: what the journal holds for it ("line 7: {...}"), for undoing
@@ -59,8 +59,8 @@ struct UndoReport {
 };
 
 struct CleanupReport {
-  std::string phase;  // "preclean" or "cleanup"
-  bool kept = false;  // --keep: nothing undone on purpose
+  std::string phase;         // "preclean" or "cleanup"
+  bool kept = false;         // --keep: nothing undone on purpose
   bool interrupted = false;  // stopped by a signal after the undo in progress; the rest stays in the journal
   std::vector<UndoReport> undos;
   bool clean() const;  // every undo succeeded (or kept)

@@ -33,8 +33,8 @@
 //     to the number of steps.
 // }
 
-#include "engine/report.h"
 #include "base/version.h"
+#include "engine/report.h"
 
 namespace rxerun {
 namespace {
@@ -47,12 +47,8 @@ nlohmann::json cleanup_json(const CleanupReport& c) {
   auto undos = nlohmann::json::array();
   for (const auto& u : c.undos) {
     nlohmann::json j = {
-        {"step", u.step},
-        {"kind", u.kind},
-        {"summary", u.summary},
-        {"ok", u.ok},
-        {"error", u.error},
-        {"duration_s", seconds(u.duration)},
+        {"step", u.step}, {"kind", u.kind},   {"summary", u.summary},
+        {"ok", u.ok},     {"error", u.error}, {"duration_s", seconds(u.duration)},
     };
     if (!u.covered_by.empty()) j["covered_by"] = u.covered_by;
     if (!u.journal_text.empty()) j["journal"] = u.journal_text;

@@ -7,15 +7,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <set>
 
 #include "base/utf8.h"
 #include "engine/barrier.h"
-#include "engine/exit_code.h"
 #include "engine/checks.h"
+#include "engine/exit_code.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 
@@ -24,7 +24,8 @@ namespace rxerun {
 namespace {
 
 bool intersects(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return std::find(b.begin(), b.end(), x) != b.end(); });
+  return std::any_of(a.begin(), a.end(),
+                     [&](const std::string& x) { return std::find(b.begin(), b.end(), x) != b.end(); });
 }
 
 std::string join_keys(const nlohmann::json& facts) {
@@ -78,8 +79,8 @@ class Runner::Context final : public StepContext {
   sys::SteadyTime deadline() const override { return deadline_; }
 
   Result<void> will_change(nlohmann::json args, std::string summary, Footprint footprint) override {
-    JournalEntry e{0,       step_.name,      step_.kind, step_.netns.value_or(""), std::move(summary),
-                   std::move(args), std::move(footprint)};
+    JournalEntry e{
+        0, step_.name, step_.kind, step_.netns.value_or(""), std::move(summary), std::move(args), std::move(footprint)};
     auto r = runner_.journal_.append(std::move(e));
     if (!r) return r.error();
     last_change_ = *r;
@@ -97,7 +98,8 @@ class Runner::Context final : public StepContext {
     const auto& o = runner_.options_;
     if (!file.empty() && file.front() == '/') {
       if (o.outputs_return)
-        return make_error("'" + file + "' is an absolute path: in the lab VM only files under --output-dir come "
+        return make_error("'" + file +
+                          "' is an absolute path: in the lab VM only files under --output-dir come "
                           "back to the host; name it relative to --output-dir");
       return OutputPath{file, file};
     }
@@ -116,7 +118,6 @@ class Runner::Context final : public StepContext {
   sys::SteadyTime deadline_;
   long last_change_ = 0;  // the seq of this step's latest will_change()
 };
-
 
 Runner::Runner(const Registry& registry, sys::System& sys, Journal& journal, Reporter& reporter, RunOptions options)
     : registry_(registry), sys_(sys), journal_(journal), reporter_(reporter), options_(std::move(options)) {}
@@ -141,16 +142,22 @@ RunReport Runner::run(const Scenario& scenario) {
   for (const auto& step : scenario.steps) {
     StepReport sr;
     if (stop || sys_.interrupt.requested()) {
-      sr = StepReport{.index = step.index, .name = step.name, .kind = step.kind, .netns = step.netns.value_or(""),
-                      .tags = step.tags, .status = StepStatus::NotRun, .expected = step.expect.outcome};
-      sr.message = sys_.interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
+      sr = StepReport{.index = step.index,
+                      .name = step.name,
+                      .kind = step.kind,
+                      .netns = step.netns.value_or(""),
+                      .tags = step.tags,
+                      .status = StepStatus::NotRun,
+                      .expected = step.expect.outcome};
+      sr.message =
+          sys_.interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
     } else {
       sr = run_step(scenario, step);
     }
     statuses_[step.name] = sr.status;
     if (sr.status == StepStatus::Interrupted) report.interrupted = true;
-    if (!options_.planning && (sr.status == StepStatus::Failed || sr.status == StepStatus::Error ||
-                               sr.status == StepStatus::Interrupted))
+    if (!options_.planning &&
+        (sr.status == StepStatus::Failed || sr.status == StepStatus::Error || sr.status == StepStatus::Interrupted))
       stop = true;
     reporter_.step_finished(sr);
     report.steps.push_back(std::move(sr));
@@ -188,8 +195,12 @@ std::optional<std::string> Runner::skip_reason(const Scenario& scenario, const S
 }
 
 StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
-  StepReport sr{.index = step.index, .name = step.name, .kind = step.kind, .netns = step.netns.value_or(""),
-                .tags = step.tags, .expected = step.expect.outcome};
+  StepReport sr{.index = step.index,
+                .name = step.name,
+                .kind = step.kind,
+                .netns = step.netns.value_or(""),
+                .tags = step.tags,
+                .expected = step.expect.outcome};
   if (auto why = skip_reason(scenario, step)) {
     sr.status = StepStatus::Skipped;
     sr.message = *why;
@@ -220,8 +231,12 @@ sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
 }
 
 StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind) {
-  StepReport sr{.index = step.index, .name = step.name, .kind = step.kind, .netns = step.netns.value_or(""),
-                .tags = step.tags, .expected = step.expect.outcome};
+  StepReport sr{.index = step.index,
+                .name = step.name,
+                .kind = step.kind,
+                .netns = step.netns.value_or(""),
+                .tags = step.tags,
+                .expected = step.expect.outcome};
   const auto start = sys_.clock.now();
 
   // Parameters that read earlier steps' facts are expanded and checked now.

@@ -19,14 +19,14 @@
 namespace rxerun {
 
 struct RunOptions {
-  bool keep = false;                // leave the lab up; `rxerun cleanup` removes it later
-  std::vector<std::string> only;    // run tagged steps only when they carry one of these (untagged steps always run)
-  std::vector<std::string> skip;    // never run steps carrying one of these
-  Duration default_timeout{30'000}; // for kinds that declare none
-  bool planning = false;            // `plan`: go on past failures; leave out steps that need run-time facts
-  bool force = false;               // --force: steps may replace existing interfaces without rxerun's mark
-  std::string output_dir;           // where relative output files go; empty: the current directory
-  bool outputs_return = false;      // in the lab VM: output_dir is the share; absolute paths would be lost
+  bool keep = false;                 // leave the lab up; `rxerun cleanup` removes it later
+  std::vector<std::string> only;     // run tagged steps only when they carry one of these (untagged steps always run)
+  std::vector<std::string> skip;     // never run steps carrying one of these
+  Duration default_timeout{30'000};  // for kinds that declare none
+  bool planning = false;             // `plan`: go on past failures; leave out steps that need run-time facts
+  bool force = false;                // --force: steps may replace existing interfaces without rxerun's mark
+  std::string output_dir;            // where relative output files go; empty: the current directory
+  bool outputs_return = false;       // in the lab VM: output_dir is the share; absolute paths would be lost
 };
 
 class Runner {
@@ -70,8 +70,8 @@ class Runner {
   GuardedReporter reporter_;
   RunOptions options_;
   std::string scenario_name_;
-  std::map<std::string, nlohmann::json> facts_;     // by step name, for {{steps.NAME.FACT}}
-  std::map<std::string, StepStatus> statuses_;      // by step name
+  std::map<std::string, nlohmann::json> facts_;  // by step name, for {{steps.NAME.FACT}}
+  std::map<std::string, StepStatus> statuses_;   // by step name
 };
 
 // The exit code (engine/exit_code.h) from what the run did.

@@ -7,7 +7,9 @@ namespace {
 using nlohmann::json;
 
 // Any string may hold a {{variable}}; typed parameters accept one too.
-json or_template(json schema) { return json{{"anyOf", json::array({std::move(schema), {{"$ref", "#/definitions/template"}}})}}; }
+json or_template(json schema) {
+  return json{{"anyOf", json::array({std::move(schema), {{"$ref", "#/definitions/template"}}})}};
+}
 
 // YAML writes `mtu: 1024` as a number: a choice that reads as an integer is
 // accepted as that integer too, as the loader does.
@@ -15,7 +17,8 @@ json enum_schema(const std::vector<std::string>& choices) {
   json values = json::array();
   for (const auto& c : choices) {
     values.push_back(c);
-    if (!c.empty() && c.find_first_not_of("0123456789") == std::string::npos && c.size() < 10) values.push_back(std::stoi(c));
+    if (!c.empty() && c.find_first_not_of("0123456789") == std::string::npos && c.size() < 10)
+      values.push_back(std::stoi(c));
   }
   return or_template({{"enum", values}});
 }
@@ -85,7 +88,8 @@ json kind_value_schema(const KindSpec& k) {
 json step_schema(const KindSpec& k) {
   json props = {
       {k.name, kind_value_schema(k)},
-      {"name", {{"type", "string"}, {"pattern", "^[A-Za-z0-9_.-]+$"}, {"description", "label; how later steps refer to it"}}},
+      {"name",
+       {{"type", "string"}, {"pattern", "^[A-Za-z0-9_.-]+$"}, {"description", "label; how later steps refer to it"}}},
       {"netns", {{"$ref", "#/definitions/netns"}}},
       {"expect", {{"$ref", "#/definitions/expect"}}},
       {"timeout", {{"$ref", "#/definitions/duration"}}},
@@ -93,12 +97,8 @@ json step_schema(const KindSpec& k) {
       {"delay", {{"$ref", "#/definitions/duration"}}},
       {"tags", {{"anyOf", json::array({{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}}})}}},
   };
-  return {{"title", k.name},
-          {"description", k.summary},
-          {"type", "object"},
-          {"properties", props},
-          {"required", json::array({k.name})},
-          {"additionalProperties", false}};
+  return {{"title", k.name},     {"description", k.summary},          {"type", "object"},
+          {"properties", props}, {"required", json::array({k.name})}, {"additionalProperties", false}};
 }
 
 }  // namespace
@@ -111,7 +111,9 @@ json scenario_schema(const Registry& registry) {
       {"duration", {{"type", "string"}, {"pattern", "^([0-9]+(\\.[0-9]+)?(ms|s|m|h)|.*\\{\\{.*\\}\\}.*)$"}}},
       {"ifname", {{"type", "string"}, {"pattern", "^([^/\\s]{1,15}|.*\\{\\{.*\\}\\}.*)$"}}},
       {"netns", {{"type", "string"}, {"pattern", "^[^/\\s]+$"}}},
-      {"on_off", {{"anyOf", json::array({{{"type", "boolean"}}, {{"enum", {"on", "off"}}}, {{"$ref", "#/definitions/template"}}})}}},
+      {"on_off",
+       {{"anyOf",
+         json::array({{{"type", "boolean"}}, {{"enum", {"on", "off"}}}, {{"$ref", "#/definitions/template"}}})}}},
       {"outcome", {{"enum", {"ok", "fail", "timeout"}}}},
       {"matcher", {{"type", json::array({"string", "number", "boolean"})}}},
       {"expect",
@@ -130,12 +132,15 @@ json scenario_schema(const Registry& registry) {
       {"properties",
        {{"name", {{"type", "string"}, {"pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}},
         {"description", {{"type", "string"}}},
-        {"vars", {{"type", "object"}, {"additionalProperties", {{"type", json::array({"string", "number", "boolean"})}}}}},
+        {"vars",
+         {{"type", "object"}, {"additionalProperties", {{"type", json::array({"string", "number", "boolean"})}}}}},
         {"vm",
          {{"type", "object"},
           {"properties",
            {{"kernel", {{"type", "string"}, {"description", "the lab kernel the scenario needs (6.1, 7.3)"}}},
-            {"timeout", {{"type", "string"}, {"description", "time for the whole run in the lab VM (default: the steps' timeouts plus 5m)"}}}}},
+            {"timeout",
+             {{"type", "string"},
+              {"description", "time for the whole run in the lab VM (default: the steps' timeouts plus 5m)"}}}}},
           {"additionalProperties", false}}},
         {"steps", {{"type", "array"}, {"minItems", 1}, {"items", {{"oneOf", steps}}}}}}},
       {"definitions", definitions},

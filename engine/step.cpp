@@ -14,16 +14,22 @@ bool Params::has(std::string_view key) const {
   return values_.is_object() && values_.contains(key) && !values_.at(std::string(key)).is_null();
 }
 
-const nlohmann::json& Params::at(std::string_view key) const { return values_.at(std::string(key)); }
+const nlohmann::json& Params::at(std::string_view key) const {
+  return values_.at(std::string(key));
+}
 
 std::string Params::str(std::string_view key) const {
   const auto& v = at(key);
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-long long Params::integer(std::string_view key) const { return at(key).get<long long>(); }
+long long Params::integer(std::string_view key) const {
+  return at(key).get<long long>();
+}
 
-bool Params::flag(std::string_view key) const { return at(key).get<bool>(); }
+bool Params::flag(std::string_view key) const {
+  return at(key).get<bool>();
+}
 
 Duration Params::duration(std::string_view key) const {
   // The loader checked the spelling; a value that slipped through is a bug.
@@ -43,7 +49,9 @@ std::string Params::where(std::string_view key) const {
   return fmt::format("{}:{}:{}", file_, m.line, m.col);
 }
 
-StepResult StepResult::ok(nlohmann::json facts) { return {Outcome::Ok, std::move(facts), {}, {}}; }
+StepResult StepResult::ok(nlohmann::json facts) {
+  return {Outcome::Ok, std::move(facts), {}, {}};
+}
 
 StepResult StepResult::fail(std::string message, nlohmann::json facts) {
   return {Outcome::Fail, std::move(facts), std::move(message), {}};
@@ -63,7 +71,9 @@ StepResult StepResult::error(const Error& e) {
   return error(e.message);
 }
 
-std::string mark_for(const std::string& scenario) { return "rxerun:" + scenario; }
+std::string mark_for(const std::string& scenario) {
+  return "rxerun:" + scenario;
+}
 
 Footprint StepContext::on_link(const std::string& dev) const {
   const std::string ns = step().netns.value_or("");

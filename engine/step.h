@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/duration.h"
+#include "base/result.h"
 #include "engine/journal.h"
 #include "engine/kind.h"
 #include "engine/model.h"
-#include "base/result.h"
 #include "sys/system.h"
 
 namespace rxerun {
@@ -29,7 +29,7 @@ class Params {
   const nlohmann::json& at(std::string_view key) const;
   std::string str(std::string_view key) const;
   long long integer(std::string_view key) const;
-  bool flag(std::string_view key) const;          // Bool and OnOff
+  bool flag(std::string_view key) const;  // Bool and OnOff
   Duration duration(std::string_view key) const;
   Params object(std::string_view key) const;      // a nested Object parameter
   std::string scalar_str() const;                 // scalar kinds (revert: NAME)
@@ -45,7 +45,7 @@ class Params {
 struct StepResult {
   Outcome outcome = Outcome::Ok;
   nlohmann::json facts = nlohmann::json::object();
-  std::string message;             // one line: why it failed or erred
+  std::string message;  // one line: why it failed or erred
   // Likely causes of a failure; on a step that succeeded, warnings. Both are
   // shown under the step.
   std::vector<std::string> hints;
@@ -65,7 +65,7 @@ class StepContext {
   virtual sys::System& sys() = 0;
   virtual const std::string& scenario() const = 0;  // the scenario's name: journal, lock, marks
   virtual const StepSpec& step() const = 0;
-  virtual sys::SteadyTime deadline() const = 0;      // SteadyTime::max() when unbounded
+  virtual sys::SteadyTime deadline() const = 0;  // SteadyTime::max() when unbounded
 
   // Records the inverse of a change in the journal BEFORE the
   // change is made. `args` is what this kind's undo() will receive, also in

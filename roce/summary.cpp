@@ -69,11 +69,19 @@ nlohmann::json Summary::facts() const {
   nlohmann::json qps = nlohmann::json::array();
   for (std::uint32_t qp : qps_) qps.push_back(qp);
   return {
-      {"packets", packets_},   {"bytes", bytes_},         {"other", other_},
-      {"malformed", malformed_}, {"icrc_good", icrc_good_}, {"icrc_bad", icrc_bad_},
-      {"acks", acks_},         {"naks", naks_},           {"rnr_naks", rnr_naks_},
-      {"psn_gaps", psn_gaps_}, {"psn_repeats", psn_repeats_},
-      {"opcodes", opcodes},    {"qps", qps},
+      {"packets", packets_},
+      {"bytes", bytes_},
+      {"other", other_},
+      {"malformed", malformed_},
+      {"icrc_good", icrc_good_},
+      {"icrc_bad", icrc_bad_},
+      {"acks", acks_},
+      {"naks", naks_},
+      {"rnr_naks", rnr_naks_},
+      {"psn_gaps", psn_gaps_},
+      {"psn_repeats", psn_repeats_},
+      {"opcodes", opcodes},
+      {"qps", qps},
   };
 }
 

@@ -71,8 +71,9 @@ Kind capture_kind() {
        .max = 262144},
   };
   spec.facts = {
-      {"file", "the pcap file (at the capture step and at its revert; from the lab VM: where it lands on the host, "
-               "relative to --output-dir)"},
+      {"file",
+       "the pcap file (at the capture step and at its revert; from the lab VM: where it lands on the host, "
+       "relative to --output-dir)"},
       {"packets", "at revert: RoCEv2 packets captured"},
       {"bytes", "at revert: their bytes on the wire"},
       {"frames", "at revert: every frame the filter passed, RoCEv2 or not"},
@@ -88,8 +89,9 @@ Kind capture_kind() {
       {"qps", "at revert: the destination QPs seen, 0x11,0x12"},
       {"qp_count", "at revert: how many destination QPs"},
       {"dropped", "at revert: packets the kernel dropped because the capture fell behind"},
-      {"OPCODE", "at revert: packets of that opcode, RC_RDMA_WRITE_ONLY, RC_ACKNOWLEDGE, UD_SEND_ONLY, CNP "
-                 "(every RC opcode is reported, 0 when none was seen)"},
+      {"OPCODE",
+       "at revert: packets of that opcode, RC_RDMA_WRITE_ONLY, RC_ACKNOWLEDGE, UD_SEND_ONLY, CNP "
+       "(every RC opcode is reported, 0 when none was seen)"},
       {"error", "at revert: why capturing stopped early (the interface went away)"},
   };
   spec.dynamic_facts = true;
@@ -161,7 +163,8 @@ nlohmann::json flat_facts(const nlohmann::json& stopped) {
     for (const auto& [name, count] : stopped["opcodes"].items()) facts[name] = count;
   if (stopped.contains("qps")) {
     std::string qps;
-    for (const auto& qp : stopped["qps"]) qps += (qps.empty() ? "" : ",") + fmt::format("{:#x}", qp.get<std::uint32_t>());
+    for (const auto& qp : stopped["qps"])
+      qps += (qps.empty() ? "" : ",") + fmt::format("{:#x}", qp.get<std::uint32_t>());
     facts["qps"] = qps;
     facts["qp_count"] = stopped["qps"].size();
   }

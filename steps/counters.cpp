@@ -25,8 +25,9 @@ StepResult run_counters(const Params& params, StepContext& ctx);
 
 void validate_counters(const nlohmann::json& p, const KindSpec::Complaint& complain) {
   if (p.contains("since") && p.contains("window"))
-    complain("window", "'counters' takes 'since' (deltas from an earlier counters step) or 'window' (deltas across "
-                       "a wait), not both");
+    complain("window",
+             "'counters' takes 'since' (deltas from an earlier counters step) or 'window' (deltas across "
+             "a wait), not both");
 }
 
 }  // namespace

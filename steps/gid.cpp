@@ -27,8 +27,10 @@ StepResult run_gid(const Params& params, StepContext& ctx);
 void validate_gid(const nlohmann::json& p, const KindSpec::Complaint& complain) {
   const bool has_index = p.contains("index"), has_find = p.contains("find");
   if (has_index == has_find) {
-    complain(has_find ? "find" : "", "'gid' takes either 'index' (check that entry) or 'find' (an address: look "
-                                     "its entry up), not " + std::string(has_index ? "both" : "neither"));
+    complain(has_find ? "find" : "",
+             "'gid' takes either 'index' (check that entry) or 'find' (an address: look "
+             "its entry up), not " +
+                 std::string(has_index ? "both" : "neither"));
     return;
   }
   if (has_find && p.contains("equals")) complain("equals", "'equals' checks the entry at 'index'; 'find' looks one up");
@@ -126,8 +128,10 @@ StepResult run_gid(const Params& params, StepContext& ctx) {
   const std::string netdev = params.has("netdev") ? params.str("netdev") : "";
   const bool finding = params.has("find");
   std::optional<std::string> gid;
-  if (finding) gid = as_gid(params.str("find"));
-  else if (params.has("equals")) gid = as_gid(params.str("equals"));
+  if (finding)
+    gid = as_gid(params.str("find"));
+  else if (params.has("equals"))
+    gid = as_gid(params.str("equals"));
   std::optional<unsigned> index;
   if (params.has("index")) index = static_cast<unsigned>(params.integer("index"));
 
@@ -135,7 +139,8 @@ StepResult run_gid(const Params& params, StepContext& ctx) {
   for (;;) {
     auto table = ctx.sys().rdma.gids(dev, port);
     if (!table) {
-      if (table.error().code == ENODEV) return StepResult::error("no RDMA device " + dev + " (add it with an rxe step first)");
+      if (table.error().code == ENODEV)
+        return StepResult::error("no RDMA device " + dev + " (add it with an rxe step first)");
       if (table.error().code == ENOENT) return StepResult::error(dev + " has no port " + std::to_string(port));
       return StepResult::error(table.error());
     }
@@ -161,8 +166,9 @@ StepResult run_gid(const Params& params, StepContext& ctx) {
       case WaitStatus::Deadline: {
         StepResult r = StepResult::fail(why);
         if (finding)
-          r.hints.push_back("a GID entry appears once the address is on the rxe device's netdev (address step) "
-                            "and the netdev is up");
+          r.hints.push_back(
+              "a GID entry appears once the address is on the rxe device's netdev (address step) "
+              "and the netdev is up");
         return r;
       }
     }

@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "engine/step.h"
-#include "steps/kinds.h"
 #include "steps/common/traffic.h"
+#include "steps/kinds.h"
 
 namespace rxerun::steps {
 

@@ -18,8 +18,8 @@ Kind revert_kind() {
   KindSpec spec;
   spec.name = "revert";
   spec.summary = "Undo an earlier step now and report its final facts.";
-  spec.scalar = ParamSpec{.name = "step", .type = ParamType::StepRef, .required = true,
-                          .help = "the name of an earlier step"};
+  spec.scalar =
+      ParamSpec{.name = "step", .type = ParamType::StepRef, .required = true, .help = "the name of an earlier step"};
   spec.facts_of_target = true;
   spec.example =
       "- name: nap\n  sleep: {duration: 1s}\n"

@@ -39,8 +39,7 @@ StepResult run_sleep(const Params& params, StepContext& ctx) {
   switch (status) {
     case WaitStatus::Done: return StepResult::ok(facts);
     case WaitStatus::Deadline:
-      return StepResult::timeout("the step's timeout ran out before " + format_duration(wanted) + " had passed",
-                                 facts);
+      return StepResult::timeout("the step's timeout ran out before " + format_duration(wanted) + " had passed", facts);
     case WaitStatus::Interrupted: return StepResult::error("interrupted");
   }
   return StepResult::error("unreachable");

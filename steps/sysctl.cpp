@@ -70,7 +70,7 @@ std::string interface_of(const std::string& key) {
   const char sep = key.find('/') != std::string::npos ? '/' : '.';
   std::vector<std::string> parts;
   std::size_t start = 0;
-  for (auto end = key.find(sep); ; end = key.find(sep, start)) {
+  for (auto end = key.find(sep);; end = key.find(sep, start)) {
     parts.push_back(key.substr(start, end == std::string::npos ? std::string::npos : end - start));
     if (end == std::string::npos) break;
     start = end + 1;

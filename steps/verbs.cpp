@@ -20,8 +20,8 @@
 #include <algorithm>
 
 #include "engine/step.h"
-#include "steps/kinds.h"
 #include "steps/common/traffic.h"
+#include "steps/kinds.h"
 
 namespace rxerun::steps {
 

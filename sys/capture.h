@@ -19,8 +19,8 @@
 namespace rxerun::sys {
 
 struct CaptureRequest {
-  std::string id;    // unique within the process: the scenario and the step
-  std::string dev;   // the interface; "any" for all of the namespace's
+  std::string id;                        // unique within the process: the scenario and the step
+  std::string dev;                       // the interface; "any" for all of the namespace's
   std::string filter = "udp port 4791";  // BPF, as tcpdump spells it
   int snaplen = 9216;                    // bytes kept of each frame (and the size of a slot in the kernel's ring)
   std::string file;                      // the pcap file to write; created or replaced when the capture stops

@@ -9,7 +9,9 @@
 
 namespace rxerun::sys {
 
-SteadyTime RealClock::now() { return std::chrono::steady_clock::now(); }
+SteadyTime RealClock::now() {
+  return std::chrono::steady_clock::now();
+}
 
 WaitResult RealClock::wait_until(SteadyTime until, Interrupt& interrupt) {
   while (true) {

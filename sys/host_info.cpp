@@ -16,6 +16,8 @@ nlohmann::json host_facts() {
   return j;
 }
 
-bool is_terminal(int fd) { return ::isatty(fd) == 1; }
+bool is_terminal(int fd) {
+  return ::isatty(fd) == 1;
+}
 
 }  // namespace rxerun::sys

@@ -20,8 +20,8 @@ class Interrupt {
   void bind_signals();
 
   bool requested() const { return signal_.load() != 0; }
-  int signal() const { return signal_.load(); }    // 0, SIGINT, SIGTERM or SIGHUP
-  int fd() const { return read_.get(); }           // readable once requested
+  int signal() const { return signal_.load(); }  // 0, SIGINT, SIGTERM or SIGHUP
+  int fd() const { return read_.get(); }         // readable once requested
 
   void request(int signo);  // also what the signal handler calls
 

@@ -15,8 +15,8 @@ namespace rxerun::sys {
 struct LinkInfo {
   int ifindex = 0;
   std::string name;
-  std::string kind;   // "veth", "macvlan", ...; "" when the kernel names none
-  std::string alias;  // IFLA_IFALIAS: rxerun marks the interfaces it creates here
+  std::string kind;      // "veth", "macvlan", ...; "" when the kernel names none
+  std::string alias;     // IFLA_IFALIAS: rxerun marks the interfaces it creates here
   bool up = false;       // IFF_UP, the administrative state
   bool carrier = false;  // IFF_LOWER_UP
   unsigned mtu = 0;

@@ -136,8 +136,7 @@ Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint3
 // The counters of IFLA_STATS64 under the names sysfs gives them.
 void parse_stats(nlmsghdr* h, std::vector<LinkStats>& out) {
   nlattr* tb[IFLA_MAX + 1] = {};
-  if (h->nlmsg_type != RTM_NEWLINK || nlmsg_parse(h, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0 ||
-      !tb[IFLA_IFNAME])
+  if (h->nlmsg_type != RTM_NEWLINK || nlmsg_parse(h, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0 || !tb[IFLA_IFNAME])
     return;
   LinkStats s;
   s.name = attr_string(tb[IFLA_IFNAME]);
@@ -277,8 +276,8 @@ Result<std::vector<std::string>> addresses_of(RtnlSocket& sock, int ifindex) {
   ifaddrmsg ifa{};
   ifa.ifa_family = AF_UNSPEC;
   ifa.ifa_index = static_cast<unsigned>(ifindex);
-  if (auto r = sock.check(nl_send_simple(sock.get(), RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof(ifa)),
-                          "cannot list addresses");
+  if (auto r =
+          sock.check(nl_send_simple(sock.get(), RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof(ifa)), "cannot list addresses");
       !r)
     return r.error();
   struct Collect {
@@ -330,7 +329,8 @@ Result<std::vector<LinkStats>> RtnlLinks::statistics() {
   auto cur = RtnlSocket::current();
   if (!cur) return cur.error();
   std::vector<LinkStats> out;
-  auto r = dump_links(**cur, true, [&](nlmsghdr* h) { parse_stats(h, out); }, [&] { out.clear(); });
+  auto r = dump_links(
+      **cur, true, [&](nlmsghdr* h) { parse_stats(h, out); }, [&] { out.clear(); });
   if (!r) return r.error();
   return out;
 }

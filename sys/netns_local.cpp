@@ -18,7 +18,7 @@ thread_local std::uint64_t known_netns = 0;
 
 Result<std::uint64_t> current_netns_id() {
   if (known_netns != 0) return known_netns;
-  struct stat st{};
+  struct stat st {};
   if (::stat("/proc/thread-self/ns/net", &st) != 0) return make_error("cannot look at /proc/thread-self/ns/net", errno);
   known_netns = static_cast<std::uint64_t>(st.st_ino);
   return known_netns;
@@ -45,7 +45,9 @@ void drop_cached_netlink_sockets() {
 }
 
 namespace detail {
-void register_dropper(std::function<void()> drop) { droppers.push_back(std::move(drop)); }
+void register_dropper(std::function<void()> drop) {
+  droppers.push_back(std::move(drop));
+}
 }  // namespace detail
 
 }  // namespace rxerun::sys

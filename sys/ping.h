@@ -17,7 +17,7 @@ struct PingSpec {
   std::string from_addr;  // bind to this source address; "" for none
   int count = 3;
   Duration interval{200};
-  Duration wait{1000};    // how long to wait for the last reply
+  Duration wait{1000};  // how long to wait for the last reply
 };
 
 struct PingResult {

@@ -132,8 +132,10 @@ ExitStatus Child::wait() {
   while (!status_) {
     int ws = 0;
     pid_t r = ::waitpid(pid_, &ws, 0);
-    if (r == pid_) status_ = from_wait_status(ws);
-    else if (r < 0 && errno != EINTR) status_ = ExitStatus{.code = 127};
+    if (r == pid_)
+      status_ = from_wait_status(ws);
+    else if (r < 0 && errno != EINTR)
+      status_ = ExitStatus{.code = 127};
   }
   return *status_;
 }
@@ -244,7 +246,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chr
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool out_open = true, err_open = true;
   while (out_open || err_open) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
       break;

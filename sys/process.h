@@ -22,12 +22,12 @@
 namespace rxerun::sys {
 
 struct SpawnOptions {
-  std::string cwd;                           // empty: rxerun's own
-  std::map<std::string, std::string> env;    // set (or override) in the child's environment
-  int stdin_fd = -1;                         // -1: /dev/null
-  int stdout_fd = -1;                        // -1: rxerun's stdout
-  int stderr_fd = -1;                        // -1: rxerun's stderr
-  std::vector<std::pair<int, int>> fds;      // more fds for the child: {fd in the child, fd of rxerun}
+  std::string cwd;                         // empty: rxerun's own
+  std::map<std::string, std::string> env;  // set (or override) in the child's environment
+  int stdin_fd = -1;                       // -1: /dev/null
+  int stdout_fd = -1;                      // -1: rxerun's stdout
+  int stderr_fd = -1;                      // -1: rxerun's stderr
+  std::vector<std::pair<int, int>> fds;    // more fds for the child: {fd in the child, fd of rxerun}
 };
 
 // How a child ended: exit status, or the signal that killed it.

@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 
 #include <array>
-#include <cstddef>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 

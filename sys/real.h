@@ -39,8 +39,8 @@ class RealSystem {
   RealTools tools_;
   RealVerbs verbs_;
   PcapCaptures captures_;
-  System system_{clock_,  netns_,  interrupt_, links_, ethtool_, sysctl_,  nft_,
-                 qdiscs_, pinger_, rdma_,      routes_, tools_, verbs_, captures_};
+  System system_{clock_,  netns_,  interrupt_, links_,  ethtool_, sysctl_, nft_,
+                 qdiscs_, pinger_, rdma_,      routes_, tools_,   verbs_,  captures_};
 };
 
 }  // namespace rxerun::sys

@@ -53,7 +53,6 @@ GuestResult GuestResult::from_json(const nlohmann::json& j) {
   return r;
 }
 
-
 namespace {
 
 // PID 1's messages go to the console, which the host reads.

@@ -31,10 +31,10 @@ struct GuestRequest {
 // What the guest writes to the share as result.json.
 struct GuestResult {
   int exit_code = 3;
-  std::string ended;                 // "exit 1", "killed by SIGKILL"
-  double uptime_at_start = 0;        // seconds since the guest kernel booted
+  std::string ended;           // "exit 1", "killed by SIGKILL"
+  double uptime_at_start = 0;  // seconds since the guest kernel booted
   double uptime_at_end = 0;
-  std::vector<std::string> dmesg;    // rdma_rxe, ib_core, rdma_cm lines: "[  12.345678] rdma_rxe: loaded"
+  std::vector<std::string> dmesg;  // rdma_rxe, ib_core, rdma_cm lines: "[  12.345678] rdma_rxe: loaded"
   nlohmann::json to_json() const;
   static GuestResult from_json(const nlohmann::json& j);
 };

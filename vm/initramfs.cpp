@@ -10,8 +10,8 @@
 #include <cstring>
 #include <memory>
 
-#include "vm/kernel/decompress.h"
 #include "vm/files.h"
+#include "vm/kernel/decompress.h"
 
 namespace rxerun::vm {
 

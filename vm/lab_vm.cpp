@@ -89,7 +89,8 @@ Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm)
   errors.write.reset();
   output.write.reset();
   if (!qemu) {
-    boot.detail = qemu.error().message + (qemu.error().code ? std::string(": ") + std::strerror(qemu.error().code) : "");
+    boot.detail =
+        qemu.error().message + (qemu.error().code ? std::string(": ") + std::strerror(qemu.error().code) : "");
     return boot;
   }
 
@@ -189,13 +190,15 @@ Result<ShareDir> ShareDir::create() {
     if (dot == std::string::npos) continue;
     const pid_t pid = static_cast<pid_t>(std::atol(name.substr(10, dot - 10).c_str()));
     struct stat st {};
-    if (pid <= 0 || ::lstat(entry.path().c_str(), &st) != 0 || st.st_uid != ::geteuid() || !S_ISDIR(st.st_mode)) continue;
+    if (pid <= 0 || ::lstat(entry.path().c_str(), &st) != 0 || st.st_uid != ::geteuid() || !S_ISDIR(st.st_mode))
+      continue;
     if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
     std::error_code ignored;
     fs::remove_all(entry.path(), ignored);
   }
   std::string templ = (base / ("rxerun-vm." + std::to_string(::getpid()) + ".XXXXXX")).string();
-  if (!::mkdtemp(templ.data())) return make_error("cannot create a directory for the lab VM in " + base.string(), errno);
+  if (!::mkdtemp(templ.data()))
+    return make_error("cannot create a directory for the lab VM in " + base.string(), errno);
   return ShareDir(templ);
 }
 
@@ -225,10 +228,26 @@ std::string boot_id() {
 // finds no root, and with panic=-1 and -no-reboot qemu exits by itself, in
 // well under a second where KVM works. "" when it did; else why not.
 std::string kvm_probe(const fs::path& image) {
-  const std::vector<std::string> argv = {
-      "qemu-system-x86_64", "-machine", "microvm", "-accel", "kvm", "-cpu", "host", "-m", "256",
-      "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot", "-serial", "none",
-      "-kernel", image.string(), "-append", "panic=-1 quiet"};
+  const std::vector<std::string> argv = {"qemu-system-x86_64",
+                                         "-machine",
+                                         "microvm",
+                                         "-accel",
+                                         "kvm",
+                                         "-cpu",
+                                         "host",
+                                         "-m",
+                                         "256",
+                                         "-nodefaults",
+                                         "-no-user-config",
+                                         "-display",
+                                         "none",
+                                         "-no-reboot",
+                                         "-serial",
+                                         "none",
+                                         "-kernel",
+                                         image.string(),
+                                         "-append",
+                                         "panic=-1 quiet"};
   auto r = sys::run_command(argv, std::chrono::seconds(5));
   if (!r) return r.error().message;
   if (r->timed_out) return "a probe guest did not run under KVM within 5 s";
@@ -296,22 +315,41 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
   const std::string tcg_thread = tcg && std::string_view(tcg) == "multi" ? "multi" : "single";
   const fs::path image = boot_image(k);
   return {"qemu-system-x86_64",
-          "-machine", "microvm,acpi=on,pit=on,pic=on,rtc=on",
-          "-accel", kvm ? "kvm" : "tcg,thread=" + tcg_thread,
-          "-cpu", kvm ? "host" : "max",
-          "-smp", "2",
-          "-m", "1024",
-          "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-          "-serial", "stdio",
-          "-chardev", "file,id=out,path=/dev/fd/3",
-          "-device", "isa-serial,chardev=out,index=1",
-          "-kernel", image.string(),
-          "-initrd", k.initramfs.string(),
-          "-append", append,
-          "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
-          "-device", "virtio-9p-device,fsdev=root,mount_tag=" + std::string(kHostRootTag),
-          "-fsdev", "local,id=share,path=" + run.share.string() + ",security_model=none,multidevs=remap",
-          "-device", "virtio-9p-device,fsdev=share,mount_tag=" + std::string(kShareTag)};
+          "-machine",
+          "microvm,acpi=on,pit=on,pic=on,rtc=on",
+          "-accel",
+          kvm ? "kvm" : "tcg,thread=" + tcg_thread,
+          "-cpu",
+          kvm ? "host" : "max",
+          "-smp",
+          "2",
+          "-m",
+          "1024",
+          "-nodefaults",
+          "-no-user-config",
+          "-display",
+          "none",
+          "-no-reboot",
+          "-serial",
+          "stdio",
+          "-chardev",
+          "file,id=out,path=/dev/fd/3",
+          "-device",
+          "isa-serial,chardev=out,index=1",
+          "-kernel",
+          image.string(),
+          "-initrd",
+          k.initramfs.string(),
+          "-append",
+          append,
+          "-fsdev",
+          "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
+          "-device",
+          "virtio-9p-device,fsdev=root,mount_tag=" + std::string(kHostRootTag),
+          "-fsdev",
+          "local,id=share,path=" + run.share.string() + ",security_model=none,multidevs=remap",
+          "-device",
+          "virtio-9p-device,fsdev=share,mount_tag=" + std::string(kShareTag)};
 }
 
 Result<LabRunResult> run_lab(const LabRun& run) {

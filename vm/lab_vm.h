@@ -39,16 +39,16 @@ class ShareDir {
 
 struct LabRun {
   PreparedKernel kernel;
-  std::filesystem::path exe;           // the rxerun binary the guest runs (this one)
-  std::filesystem::path share;         // a ShareDir's path
+  std::filesystem::path exe;    // the rxerun binary the guest runs (this one)
+  std::filesystem::path share;  // a ShareDir's path
   GuestRequest request;
-  std::chrono::seconds run_timeout{600};    // from the guest's start to its end
+  std::chrono::seconds run_timeout{600};         // from the guest's start to its end
   std::function<void(std::string_view)> output;  // the guest run's output, as it arrives
-  std::function<void(double)> booting;           // seconds since qemu started, ~10 times a second until the guest starts
-  std::function<void(double)> started;           // once the guest starts the run: seconds the boot took
+  std::function<void(double)> booting;  // seconds since qemu started, ~10 times a second until the guest starts
+  std::function<void(double)> started;  // once the guest starts the run: seconds the boot took
   std::function<void(const std::string&)> notice;  // one-line notes ("kernel died while booting: booting again")
-  int interrupt_fd = -1;               // readable on Ctrl-C: qemu is stopped at once
-  std::optional<bool> kvm;             // the accelerator; unset: choose_accel() decides
+  int interrupt_fd = -1;                           // readable on Ctrl-C: qemu is stopped at once
+  std::optional<bool> kvm;                         // the accelerator; unset: choose_accel() decides
 };
 
 // The kernel image qemu boots: the uncompressed vmlinux (PVH entry, faster)
@@ -66,10 +66,10 @@ enum class LabOutcome {
 struct LabRunResult {
   LabOutcome outcome = LabOutcome::BootFailed;
   GuestResult guest;
-  double boot_seconds = 0;          // qemu start to the guest's start marker (the last boot)
-  int boots = 0;                    // 2 when the first boot failed
-  std::string accel;                // "kvm" or "tcg"
-  std::string detail;               // why, for every outcome but Finished
+  double boot_seconds = 0;                // qemu start to the guest's start marker (the last boot)
+  int boots = 0;                          // 2 when the first boot failed
+  std::string accel;                      // "kvm" or "tcg"
+  std::string detail;                     // why, for every outcome but Finished
   std::vector<std::string> console_tail;  // the console's last lines (kernel messages), for failures
 };
 

@@ -63,10 +63,10 @@ struct ToolPairRun {
   bool client_stopped = false;
   std::string server_out, server_err, client_out, client_err;  // the last client's
   pid_t server_pid = 0, client_pid = 0;
-  int attempts = 0;                // clients started
+  int attempts = 0;                      // clients started
   std::optional<Duration> server_ready;  // from the server's start until the probe saw it listen
-  Duration client_time{0};         // from the first client's start to the last one's end
-  std::vector<std::string> stuck;  // one line per tool that did not die
+  Duration client_time{0};               // from the first client's start to the last one's end
+  std::vector<std::string> stuck;        // one line per tool that did not die
 
   // All that the two tools wrote, for the hints to search.
   std::string output() const { return client_err + client_out + server_err + server_out; }

@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "app/cli_vm.h"
-#include "engine/loader.h"
 #include "app/placement.h"
+#include "engine/loader.h"
 #include "steps/kinds.h"
 
 using namespace rxerun;
@@ -60,8 +60,9 @@ TEST_CASE("placement: the lab VM when the host lacks something, saying why first
 TEST_CASE("placement: nowhere, with the command that fixes it") {
   auto p = place(scenario(kNetem), registry(), {}, {}, kRootNoNetem);
   CHECK(p.where == Placement::Where::Nowhere);
-  CHECK(p.message == "host kernel has no sch_netem (netem step 'netem-1'), and no lab VM is prepared: `rxerun vm "
-                     "setup` prepares it, then run again");
+  CHECK(p.message ==
+        "host kernel has no sch_netem (netem step 'netem-1'), and no lab VM is prepared: `rxerun vm "
+        "setup` prepares it, then run again");
 }
 
 TEST_CASE("placement: --vm and --host decide outright") {

@@ -77,8 +77,8 @@ TEST_CASE("journal: a second run of the same scenario is locked out") {
   REQUIRE(first);
   auto second = Journal::open(dir.string(), "lab");
   REQUIRE_FALSE(second);
-  CHECK(second.error().message.find("another run of scenario 'lab' is in progress (pid " +
-                                    std::to_string(::getpid()) + ")") == 0);
+  CHECK(second.error().message.find("another run of scenario 'lab' is in progress (pid " + std::to_string(::getpid()) +
+                                    ")") == 0);
   auto other = Journal::open(dir.string(), "other-lab");
   CHECK(other);  // other scenarios are independent
   fs::remove_all(dir);
@@ -504,9 +504,12 @@ TEST_CASE("journal: a journal of an earlier boot is discarded, one of this boot 
   }
   {
     std::ofstream out(dir / "lab.journal");
-    out << R"({"boot":"00000000-0000-0000-0000-000000000000"})" << "\n"
-        << R"({"do":1,"step":"s","kind":"veth","args":{"name":"vA"}})" << "\n"
-        << R"({"do":2,"step":"s","kind":"address","args":{}})" << "\n";
+    out << R"({"boot":"00000000-0000-0000-0000-000000000000"})"
+        << "\n"
+        << R"({"do":1,"step":"s","kind":"veth","args":{"name":"vA"}})"
+        << "\n"
+        << R"({"do":2,"step":"s","kind":"address","args":{}})"
+        << "\n";
   }
   auto j = Journal::open(dir.string(), "lab");
   REQUIRE(j);

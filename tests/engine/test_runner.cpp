@@ -8,8 +8,8 @@
 #include "engine/loader.h"
 #include "engine/runner.h"
 #include "fakes/fake_kinds.h"
-#include "fakes/harness.h"
 #include "fakes/fake_system.h"
+#include "fakes/harness.h"
 
 using namespace rxerun;
 using Strings = std::vector<std::string>;
@@ -180,7 +180,8 @@ steps:
 
   Harness h2;
   h2.world.packets = 0;
-  auto r2 = h2.run("steps:\n  - {name: block, fault: {id: f}}\n  - {name: lift, revert: block, expect: {packets: '> 0'}}\n");
+  auto r2 =
+      h2.run("steps:\n  - {name: block, fault: {id: f}}\n  - {name: lift, revert: block, expect: {packets: '> 0'}}\n");
   CHECK(step(r2, "lift").status == StepStatus::Failed);
   CHECK(r2.exit_code == 1);
 }

@@ -24,9 +24,10 @@ Packet ack(std::uint8_t syndrome, std::uint32_t psn) {
   Packet p = packet(0x11, psn, 0x12, "10.0.0.1");
   Aeth a;
   a.syndrome = syndrome;
-  a.kind = syndrome >> 5 == 0 ? AethKind::ack : syndrome >> 5 == 1 ? AethKind::rnr_nak
-                                                   : syndrome >> 5 == 3 ? AethKind::nak
-                                                                        : AethKind::reserved;
+  a.kind = syndrome >> 5 == 0   ? AethKind::ack
+           : syndrome >> 5 == 1 ? AethKind::rnr_nak
+           : syndrome >> 5 == 3 ? AethKind::nak
+                                : AethKind::reserved;
   p.aeth = a;
   return p;
 }

@@ -12,9 +12,13 @@ using rxerun::fakes::step_named;
 
 TEST_CASE("capture: starts on the interface, revert stops it and reports flat facts") {
   Harness h;
-  h.fake.captures.facts = {{"packets", 12},        {"bytes", 9000},    {"icrc_good", 12}, {"icrc_bad", 0},
+  h.fake.captures.facts = {{"packets", 12},
+                           {"bytes", 9000},
+                           {"icrc_good", 12},
+                           {"icrc_bad", 0},
                            {"opcodes", {{"RC_RDMA_WRITE_ONLY", 6}, {"RC_ACKNOWLEDGE", 6}, {"UD_SEND_ONLY", 0}}},
-                           {"qps", {17, 18}},      {"frames", 12}};
+                           {"qps", {17, 18}},
+                           {"frames", 12}};
   auto r = h.run(
       "steps:\n"
       "  - {name: wire, capture: {dev: vB, file: w.pcap}}\n"

@@ -142,8 +142,9 @@ TEST_CASE("perftest: rates perftest could not time are left out, with a hint, an
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
     if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}};
-    return FakeRun{.out = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
-                          " 4096       2000             0.00               0.00   \t\t   0.000000\n",
+    return FakeRun{.out =
+                       " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+                       " 4096       2000             0.00               0.00   \t\t   0.000000\n",
                    .err = "Correlation coefficient r^2: 0.34 < 0.9\n",
                    .exit = sys::ExitStatus{}};
   };

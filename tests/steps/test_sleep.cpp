@@ -17,7 +17,9 @@ class TestContext final : public StepContext {
   const std::string& scenario() const override { return name_; }
   const StepSpec& step() const override { return step_; }
   sys::SteadyTime deadline() const override { return deadline_; }
-  Result<void> will_change(nlohmann::json, std::string, Footprint) override { return make_error("sleep changes nothing"); }
+  Result<void> will_change(nlohmann::json, std::string, Footprint) override {
+    return make_error("sleep changes nothing");
+  }
   Result<nlohmann::json> revert(const std::string&) override { return make_error("no"); }
 
  private:

@@ -30,8 +30,17 @@ namespace {
 // payload and an ICRC of zeros (wrong on purpose: the kernel chose the IP
 // header's ID, which the ICRC covers).
 std::vector<std::uint8_t> roce_payload(std::uint8_t opcode, std::uint32_t psn) {
-  std::vector<std::uint8_t> p = {opcode, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11,
-                                 0x80,   static_cast<std::uint8_t>(psn >> 16), static_cast<std::uint8_t>(psn >> 8),
+  std::vector<std::uint8_t> p = {opcode,
+                                 0x00,
+                                 0xff,
+                                 0xff,
+                                 0x00,
+                                 0x00,
+                                 0x00,
+                                 0x11,
+                                 0x80,
+                                 static_cast<std::uint8_t>(psn >> 16),
+                                 static_cast<std::uint8_t>(psn >> 8),
                                  static_cast<std::uint8_t>(psn)};
   if (opcode == 0x11) p.insert(p.end(), {0x1f, 0x00, 0x00, 0x01});  // AETH: ACK, MSN 1
   if (opcode == 0x04) p.insert(p.end(), {'d', 'a', 't', 'a'});
@@ -82,7 +91,7 @@ TEST_CASE("sys.capture_pcap: captures, decodes and writes what crossed, also jus
   send_udp(4791, roce_payload(0x11, 9));  // RC ACKNOWLEDGE
   send_udp(53, {1, 2, 3, 4});             // other traffic the filter lets through
   send_udp(4791, {0x04, 0x00});           // too short for a BTH
-  auto facts = captures.stop("t/cap");     // at once: what the kernel holds must still be read
+  auto facts = captures.stop("t/cap");    // at once: what the kernel holds must still be read
 
   REQUIRE(facts);
   CHECK((*facts)["frames"] == 5);

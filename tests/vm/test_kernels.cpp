@@ -24,16 +24,16 @@
 #include "support/privileged.h"
 #include "support/shell.h"
 #include "sys/process.h"
-#include "vm/kernel/apt_private.h"
 #include "vm/boot_protocol.h"
-#include "vm/kernel/deb.h"
-#include "vm/kernel/decompress.h"
 #include "vm/files.h"
 #include "vm/initramfs.h"
+#include "vm/kernel/apt_private.h"
+#include "vm/kernel/deb.h"
+#include "vm/kernel/decompress.h"
 #include "vm/kernel/image.h"
-#include "vm/kernel/record.h"
 #include "vm/kernel/kernels.h"
 #include "vm/kernel/module_tree.h"
+#include "vm/kernel/record.h"
 
 namespace fs = std::filesystem;
 using namespace rxerun;

@@ -81,7 +81,10 @@ TEST_CASE("vm.lab: request and result survive the share") {
   CHECK(back.args == req.args);
   CHECK(back.cwd == "/x");
   CHECK(back.term == "xterm");
-  vm::GuestResult res{.exit_code = 1, .ended = "exit 1", .uptime_at_start = 3.5, .uptime_at_end = 9.25,
+  vm::GuestResult res{.exit_code = 1,
+                      .ended = "exit 1",
+                      .uptime_at_start = 3.5,
+                      .uptime_at_end = 9.25,
                       .dmesg = {"[    4.000000] rdma_rxe: loaded"}};
   auto r2 = vm::GuestResult::from_json(res.to_json());
   CHECK(r2.exit_code == 1);

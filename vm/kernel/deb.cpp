@@ -11,17 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "vm/kernel/archive.h"
 #include "vm/files.h"
 #include "vm/interrupt_check.h"
+#include "vm/kernel/archive.h"
 
 namespace rxerun::vm {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-
 
 // The inner tar is read from the outer ar member's data, block by block.
 struct InnerSource {

@@ -8,15 +8,14 @@
 #include <cerrno>
 #include <memory>
 
-#include "vm/kernel/archive.h"
 #include "vm/files.h"
+#include "vm/kernel/archive.h"
 
 namespace rxerun::vm {
 
 namespace fs = std::filesystem;
 
 namespace {
-
 
 // A raw reader with the in-process filters only: archive_read_support_filter_all
 // would also register external programs (lrzip, lzop, grzip).
@@ -32,7 +31,6 @@ ArchiveReader raw_reader() {
   archive_read_support_format_raw(a.get());
   return a;
 }
-
 
 // Opens the single raw entry and checks that a decompression filter is on it.
 Result<void> open_entry(archive* a, std::string_view what) {

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "vm/kernel/decompress.h"
 #include "vm/files.h"
+#include "vm/kernel/decompress.h"
 
 namespace rxerun::vm {
 

@@ -13,9 +13,9 @@
 
 #include "base/strings.h"
 #include "sys/process.h"
-#include "vm/kernel/decompress.h"
 #include "vm/files.h"
 #include "vm/interrupt_check.h"
+#include "vm/kernel/decompress.h"
 
 namespace rxerun::vm {
 

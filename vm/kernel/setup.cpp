@@ -19,15 +19,15 @@
 
 #include "base/fd.h"
 #include "base/strings.h"
-#include "vm/kernel/apt_private.h"
 #include "vm/boot_protocol.h"
-#include "vm/kernel/deb.h"
 #include "vm/files.h"
 #include "vm/initramfs.h"
 #include "vm/interrupt_check.h"
+#include "vm/kernel/apt_private.h"
+#include "vm/kernel/deb.h"
 #include "vm/kernel/image.h"
-#include "vm/kernel/record.h"
 #include "vm/kernel/module_tree.h"
+#include "vm/kernel/record.h"
 
 namespace rxerun::vm {
 
@@ -256,7 +256,8 @@ class Setup {
     if (auto r = apt.prepare(); !r) return r.error();
     bool updated = false;
     auto update = [&]() -> Result<void> {
-      tell("updating the package lists of " + join(source_.suites, ", ") + " (private apt state in " + apt.state().string() + ")");
+      tell("updating the package lists of " + join(source_.suites, ", ") + " (private apt state in " +
+           apt.state().string() + ")");
       updated = true;
       return apt.update();
     };
