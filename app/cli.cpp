@@ -1,34 +1,34 @@
 #include "app/cli.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
-#include <algorithm>
 #include <set>
 #include <string_view>
 
 #include <unistd.h>
 
-#include "base/output.h"
-#include "engine/checks.h"
 #include "app/cli_decode.h"
 #include "app/cli_vm.h"
-#include "engine/journal.h"
-#include "engine/loader.h"
 #include "app/placement.h"
 #include "app/plan.h"
+#include "base/output.h"
+#include "base/version.h"
+#include "engine/checks.h"
+#include "engine/journal.h"
+#include "engine/loader.h"
 #include "engine/reference.h"
 #include "engine/report.h"
 #include "engine/runner.h"
 #include "engine/schema.h"
-#include "base/version.h"
 #include "sys/host_info.h"
 #include "sys/kernel_log.h"
 #include "sys/real.h"
@@ -72,8 +72,14 @@ bool want_color(const std::string& mode) {
   return sys::is_terminal(1);
 }
 
+// The terminal's look from -v/-q/--color (and NO_COLOR, TERM).
+TerminalStyle terminal_style(const RunCommandOptions& o) {
+  return {want_color(o.color), o.quiet ? Verbosity::Quiet : o.verbose ? Verbosity::Verbose : Verbosity::Normal};
+}
+
 void add_common(CLI::App* cmd, CommonOptions& o) {
-  cmd->add_option("--var", o.vars, "set a variable (repeatable; wins over the scenario's vars)")->type_name("KEY=VALUE");
+  cmd->add_option("--var", o.vars, "set a variable (repeatable; wins over the scenario's vars)")
+      ->type_name("KEY=VALUE");
   cmd->add_option("--only", o.only, "run tagged steps only when they carry TAG (untagged steps always run)")
       ->type_name("TAG");
   cmd->add_option("--skip", o.skip, "leave out steps that carry TAG")->type_name("TAG");
@@ -104,7 +110,6 @@ std::string now_iso8601() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
-
 
 // The scenario's journal, locked for this process; prints why not.
 std::optional<Journal> open_journal(const std::string& scenario) {
@@ -149,7 +154,8 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   if (!o.kernel.empty()) where.kernel = o.kernel;
   const bool might_use_vm = !o.host;
   const Placement placement =
-      place(*scenario, registry, where, might_use_vm ? vm::prepared_kernels(vm::search_dirs()) : std::vector<vm::PreparedKernel>{},
+      place(*scenario, registry, where,
+            might_use_vm ? vm::prepared_kernels(vm::search_dirs()) : std::vector<vm::PreparedKernel>{},
             o.vm || o.host ? HostAbilities{} : HostAbilities::probe());
   switch (placement.where) {
     case Placement::Where::BadKernel: print(stderr, "rxerun: {}\n", placement.message); return kExitUsage;
@@ -182,9 +188,7 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   real.interrupt().bind_signals();
   sys::System& system = real.system();
 
-  TerminalReporter terminal(stdout, {want_color(o.color), o.quiet     ? Verbosity::Quiet
-                                                          : o.verbose ? Verbosity::Verbose
-                                                                      : Verbosity::Normal});
+  TerminalReporter terminal(stdout, terminal_style(o));
   RunOptions ro;
   ro.keep = o.keep;
   ro.force = o.force;
@@ -263,9 +267,7 @@ int cmd_cleanup(const RunCommandOptions& o, const Registry& registry) {
   sys::RealSystem real;
   real.interrupt().bind_signals();
   sys::System& system = real.system();
-  TerminalReporter terminal(stdout, {want_color(o.color), o.quiet     ? Verbosity::Quiet
-                                                          : o.verbose ? Verbosity::Verbose
-                                                                      : Verbosity::Normal});
+  TerminalReporter terminal(stdout, terminal_style(o));
   Runner runner(registry, system, *journal, terminal);
   CleanupReport report = runner.cleanup(scenario->name, "cleanup", &*scenario);
   if (report.interrupted) return kExitInterrupted;
@@ -320,9 +322,10 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   spdlog::set_pattern("rxerun: %l: %v");
   spdlog::set_level(spdlog::level::warn);
 
-  CLI::App app{"rxerun — Soft-RoCE labs from YAML scenario files: build the lab, check every expectation, "
-               "clean up exactly what was built.\n\n`rxerun SCENARIO.yaml` is `rxerun run SCENARIO.yaml`.",
-               "rxerun"};
+  CLI::App app{
+      "rxerun — Soft-RoCE labs from YAML scenario files: build the lab, check every expectation, "
+      "clean up exactly what was built.\n\n`rxerun SCENARIO.yaml` is `rxerun run SCENARIO.yaml`.",
+      "rxerun"};
   app.set_version_flag("--version", std::string("rxerun ") + RXERUN_VERSION);
   app.require_subcommand(1);
   app.footer(
@@ -345,7 +348,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   run->add_option("--guest-output", run_o.guest_output)->group("");  // the lab VM's share; the host sets it
   auto* vm_flag = run->add_flag("--vm", run_o.vm, "run in the lab VM (`rxerun vm setup` prepares it)");
   run->add_flag("--host", run_o.host, "run on this machine's kernel, never in the lab VM")->excludes(vm_flag);
-  run->add_option("--kernel", run_o.kernel, "the lab VM's kernel (6.1, 7.3; default: the scenario's vm.kernel, else the newest prepared)")
+  run->add_option("--kernel", run_o.kernel,
+                  "the lab VM's kernel (6.1, 7.3; default: the scenario's vm.kernel, else the newest prepared)")
       ->type_name("VERSION");
 
   std::vector<std::string> validate_files;
@@ -383,7 +387,8 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   decode->add_flag("--summary", decode_o.summary, "with --json: end with a line {\"summary\": {...}} of the counts")
       ->needs(json_flag);
 
-  auto* vm_cmd = app.add_subcommand("vm", "prepare (setup) or show (status) the lab VM's kernels, or run a program in it (exec)");
+  auto* vm_cmd =
+      app.add_subcommand("vm", "prepare (setup) or show (status) the lab VM's kernels, or run a program in it (exec)");
   vm_cmd->require_subcommand(1);
   std::vector<std::string> setup_kernels;
   auto* vm_setup = vm_cmd->add_subcommand("setup", "download and prepare lab kernels (default: all of them)");
@@ -391,14 +396,17 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   auto* vm_status = vm_cmd->add_subcommand("status", "list the lab kernels and whether they are ready");
   VmExecOptions exec_o;
   std::string exec_timeout = "10m";
-  auto* vm_exec = vm_cmd->add_subcommand("exec", "run any program in the lab VM: rxerun vm exec [--kernel K] -- PROGRAM [ARGS...]");
+  auto* vm_exec =
+      vm_cmd->add_subcommand("exec", "run any program in the lab VM: rxerun vm exec [--kernel K] -- PROGRAM [ARGS...]");
   vm_exec->add_option("--kernel", exec_o.kernel, "the lab VM's kernel (6.1, 7.3; default: the newest prepared)")
       ->type_name("VERSION");
   vm_exec->add_option("--timeout", exec_timeout, "stop the VM when the program runs longer (default: 10m)")
       ->type_name("DURATION");
   vm_exec->add_flag("-q,--quiet", exec_o.quiet, "no boot line and no spinner");
   // Everything after `--` is the program's, options included.
-  vm_exec->add_option("command", exec_o.command, "the program and its arguments, after --")->required()->expected(-1)
+  vm_exec->add_option("command", exec_o.command, "the program and its arguments, after --")
+      ->required()
+      ->expected(-1)
       ->type_name("PROGRAM [ARGS...]");
 
   std::set<std::string> commands;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/strings.h"
 #include "base/utf8.h"
 #include "engine/barrier.h"
 #include "engine/checks.h"
@@ -29,9 +30,19 @@ bool intersects(const std::vector<std::string>& a, const std::vector<std::string
 }
 
 std::string join_keys(const nlohmann::json& facts) {
-  std::string out;
-  for (const auto& [k, v] : facts.items()) out += (out.empty() ? "" : ", ") + k;
-  return out.empty() ? "none" : out;
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : facts.items()) keys.push_back(k);
+  return keys.empty() ? "none" : join(keys, ", ");
+}
+
+// A step's report before it ran: what the scenario says of it.
+StepReport report_for(const StepSpec& step) {
+  return {.index = step.index,
+          .name = step.name,
+          .kind = step.kind,
+          .netns = step.netns.value_or(""),
+          .tags = step.tags,
+          .expected = step.expect.outcome};
 }
 
 // The first string inside `value` that is not UTF-8 text, if any: facts come
@@ -195,12 +206,7 @@ std::optional<std::string> Runner::skip_reason(const Scenario& scenario, const S
 }
 
 StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
-  StepReport sr{.index = step.index,
-                .name = step.name,
-                .kind = step.kind,
-                .netns = step.netns.value_or(""),
-                .tags = step.tags,
-                .expected = step.expect.outcome};
+  StepReport sr = report_for(step);
   if (auto why = skip_reason(scenario, step)) {
     sr.status = StepStatus::Skipped;
     sr.message = *why;
@@ -231,12 +237,7 @@ sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
 }
 
 StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind) {
-  StepReport sr{.index = step.index,
-                .name = step.name,
-                .kind = step.kind,
-                .netns = step.netns.value_or(""),
-                .tags = step.tags,
-                .expected = step.expect.outcome};
+  StepReport sr = report_for(step);
   const auto start = sys_.clock.now();
 
   // Parameters that read earlier steps' facts are expanded and checked now.
