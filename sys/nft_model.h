@@ -6,7 +6,7 @@
 // rule of a fresh table with one chain is handle 2.
 //
 // `rxerun plan` answers its reads from it (what the plan itself created, see
-// sys/recording.h); the tests' FakeNft is one too.
+// sys/recording/nft.h); the tests' FakeNft is one too.
 
 #include <map>
 #include <string>

@@ -1,4 +1,4 @@
-#include "sys/routes_recording.h"
+#include "sys/recording/routes.h"
 
 #include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 
 #include "base/strings.h"
-#include "sys/recording.h"
+#include "sys/recording/system.h"
 
 namespace rxerun::sys {
 

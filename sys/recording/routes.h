@@ -1,5 +1,5 @@
 #pragma once
-// Routes and rules for `rxerun plan` (sys/recording.h): notes the `ip route`
+// Routes and rules for `rxerun plan` (sys/recording/system.h): notes the `ip route`
 // / `ip rule` command a person would type and answers reads from a model of
 // what the plan did. Every namespace starts as a new one does: no routes in
 // the tables a scenario names, and the kernel's default rules (pref 0

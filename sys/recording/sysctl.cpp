@@ -1,0 +1,31 @@
+#include "sys/recording/sysctl.h"
+
+#include <fstream>
+
+#include "base/strings.h"
+#include "sys/recording/system.h"
+
+namespace rxerun::sys {
+
+Result<std::string> RecordingSysctl::read(const std::string& key) {
+  if (auto it = written_.find({log_.netns(), key}); it != written_.end()) return it->second;
+  // Only rxerun's own namespace is the host's: a namespace of the plan does not exist.
+  if (log_.netns().empty()) {
+    std::ifstream in(sysctl_path(key));
+    std::string value;
+    if (in && std::getline(in, value)) return value;
+  }
+  return std::string(kValueAtRunTime);
+}
+
+Result<void> RecordingSysctl::write(const std::string& key, const std::string& value) {
+  written_[{log_.netns(), key}] = value;
+  if (value == kValueAtRunTime) {
+    log_.record("set " + key + " back to the value it had before, known only at run time", "");
+  } else {
+    log_.record("set " + key + " to " + value, shell_join({"sysctl", "-w", key + "=" + value}));
+  }
+  return {};
+}
+
+}  // namespace rxerun::sys
