@@ -25,16 +25,18 @@ Result<std::unique_ptr<NetnsScope>> RecordingNetns::enter(const std::string& nam
   return std::unique_ptr<NetnsScope>(std::move(scope));
 }
 
-Result<bool> RecordingNetns::exists(const std::string& name) { return created_.count(name) > 0; }
+Result<bool> RecordingNetns::exists(const std::string& name) {
+  return model_.has(name);
+}
 
 Result<void> RecordingNetns::create(const std::string& name) {
-  created_.insert(name);
+  if (auto r = model_.add_netns(name); refused(r)) return r;
   log_.record("create network namespace " + name, shell_join({"ip", "netns", "add", name}));
   return {};
 }
 
 Result<void> RecordingNetns::remove(const std::string& name) {
-  created_.erase(name);
+  if (auto r = model_.delete_netns(name); refused(r)) return r;
   log_.record("delete network namespace " + name, shell_join({"ip", "netns", "del", name}));
   return {};
 }

@@ -1,11 +1,12 @@
 #pragma once
 // Network namespaces for `rxerun plan` (sys/recording/system.h): those the
-// plan created exist. Entering one changes nothing but the namespace later
+// plan created exist (sys/model/netns.h), with their interfaces. Entering
+// one, the plan's or the host's, changes nothing but the namespace later
 // commands are shown in (`ip netns exec NAME ...`).
 
-#include <set>
 #include <string>
 
+#include "sys/model/netns.h"
 #include "sys/netns.h"
 
 namespace rxerun::sys {
@@ -14,7 +15,7 @@ class ActionLog;
 
 class RecordingNetns final : public Netns {
  public:
-  explicit RecordingNetns(ActionLog& log) : log_(log) {}
+  RecordingNetns(ActionLog& log, LinksModel& links) : log_(log), model_(&links) {}
   Result<std::unique_ptr<NetnsScope>> enter(const std::string& name) override;
   Result<bool> exists(const std::string& name) override;
   Result<void> create(const std::string& name) override;
@@ -25,7 +26,7 @@ class RecordingNetns final : public Netns {
 
  private:
   ActionLog& log_;
-  std::set<std::string> created_;
+  NetnsModel model_;
 };
 
 }  // namespace rxerun::sys

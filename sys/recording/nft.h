@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
+#include "sys/model/nft.h"
 #include "sys/nft.h"
-#include "sys/nft_model.h"
 
 namespace rxerun::sys {
 

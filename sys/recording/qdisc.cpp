@@ -7,11 +7,11 @@
 namespace rxerun::sys {
 
 Result<std::optional<std::string>> RecordingQdiscs::root_kind(const std::string& dev) {
-  if (netem_.count({log_.netns(), dev})) return std::optional<std::string>("netem");
-  return std::optional<std::string>();
+  return models_[log_.netns()].root_of(dev);
 }
 
 Result<void> RecordingQdiscs::add_netem(const std::string& dev, const NetemSpec& spec) {
+  if (auto r = models_[log_.netns()].attach_netem(dev, spec); refused(r)) return r;
   std::vector<std::string> cmd{"tc", "qdisc", "add", "dev", dev, "root", "netem"};
   if (spec.delay) {
     cmd.insert(cmd.end(), {"delay", format_duration(*spec.delay)});
@@ -23,7 +23,6 @@ Result<void> RecordingQdiscs::add_netem(const std::string& dev, const NetemSpec&
   if (spec.reorder_pct) cmd.insert(cmd.end(), {"reorder", decimal_text(*spec.reorder_pct) + "%"});
   if (spec.rate_bytes_per_s) cmd.insert(cmd.end(), {"rate", std::to_string(*spec.rate_bytes_per_s * 8) + "bit"});
   log_.record("add netem on " + dev, shell_join(cmd));
-  netem_.insert({log_.netns(), dev});
   return {};
 }
 
@@ -33,8 +32,8 @@ Result<QdiscStats> RecordingQdiscs::root_stats(const std::string& dev) {
 }
 
 Result<void> RecordingQdiscs::remove_root(const std::string& dev) {
+  if (auto r = models_[log_.netns()].detach_root(dev); refused(r)) return r;
   log_.record("remove the root qdisc of " + dev, shell_join({"tc", "qdisc", "del", "dev", dev, "root"}));
-  netem_.erase({log_.netns(), dev});
   return {};
 }
 

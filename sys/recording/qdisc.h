@@ -1,12 +1,12 @@
 #pragma once
 // Root qdiscs for `rxerun plan` (sys/recording/system.h): netem is taken to
-// be there; the netems the plan added are the root of their interfaces, and
-// their statistics read as nothing counted yet.
+// be there; the netems the plan added are the root of their interfaces
+// (sys/model/qdisc.h), and their statistics read as nothing counted yet.
 
-#include <set>
+#include <map>
 #include <string>
-#include <utility>
 
+#include "sys/model/qdisc.h"
 #include "sys/qdisc.h"
 
 namespace rxerun::sys {
@@ -24,7 +24,7 @@ class RecordingQdiscs final : public Qdiscs {
 
  private:
   ActionLog& log_;
-  std::set<std::pair<std::string, std::string>> netem_;
+  std::map<std::string, QdiscModel> models_;  // by namespace
 };
 
 }  // namespace rxerun::sys

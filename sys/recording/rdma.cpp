@@ -1,6 +1,5 @@
 #include "sys/recording/rdma.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
@@ -10,7 +9,7 @@
 namespace rxerun::sys {
 
 Result<bool> RecordingRdma::module_loaded(const std::string& name) {
-  if (loaded_.count(name)) return true;
+  if (model_.loaded.count(name)) return true;
   if (unloaded_.count(name)) return false;
   std::error_code ec;
   return std::filesystem::exists("/sys/module/" + name, ec);
@@ -25,7 +24,7 @@ Result<std::vector<std::string>> RecordingRdma::modules_to_load(const std::strin
 
 Result<void> RecordingRdma::load_module(const std::string& name) {
   log_.record_anywhere("load kernel module " + name, shell_join({"modprobe", name}));
-  loaded_.insert(name);
+  model_.load(name);
   unloaded_.erase(name);
   return {};
 }
@@ -34,35 +33,32 @@ Result<void> RecordingRdma::unload_module(const std::string& name) {
   auto loaded = module_loaded(name);
   if (!loaded) return loaded.error();
   if (!*loaded) return make_error("module " + name + " is not loaded", ENOENT);
+  model_.loaded.insert(name);  // the host's, when the plan did not load it
+  if (auto r = model_.unload(name); !r) return r;
   log_.record_anywhere("unload kernel module " + name, shell_join({"modprobe", "-r", name}));
-  loaded_.erase(name);
   unloaded_.insert(name);
   return {};
 }
 
 Result<std::vector<RxeDevice>> RecordingRdma::rxe_devices() {
-  std::vector<RxeDevice> out;
-  for (const auto& d : devices_)
-    out.push_back(
-        {.index = d.index, .name = d.name, .netdev = d.netns == log_.netns() ? d.netdev : "", .parent = d.netdev});
-  return out;
+  model_.prune(links_);
+  return model_.seen_from(log_.netns(), links_);
 }
 
 Result<void> RecordingRdma::add_rxe(const std::string& name, const std::string& netdev) {
-  for (const auto& d : devices_)
-    if (d.name == name) return make_error("cannot add rxe device " + name + ": Too many open files in system", ENFILE);
+  model_.prune(links_);
+  if (auto added = model_.create_rxe(name, log_.netns(), netdev, links_); !added) return added;
   log_.record("add rxe device " + name + " over " + netdev,
               shell_join({"rdma", "link", "add", name, "type", "rxe", "netdev", netdev}));
-  devices_.push_back({next_index_++, name, log_.netns(), netdev});
   return {};
 }
 
 Result<void> RecordingRdma::remove_device(unsigned index) {
-  auto it = std::find_if(devices_.begin(), devices_.end(), [&](const Device& d) { return d.index == index; });
-  if (it == devices_.end()) return make_error("no RDMA device " + std::to_string(index), ENODEV);
+  model_.prune(links_);
+  auto name = model_.delete_device(index);
+  if (!name) return name.error();
   // Device names are global: the command works from any namespace.
-  log_.record_anywhere("delete rxe device " + it->name, shell_join({"rdma", "link", "delete", it->name}));
-  devices_.erase(it);
+  log_.record_anywhere("delete rxe device " + *name, shell_join({"rdma", "link", "delete", *name}));
   return {};
 }
 
@@ -74,16 +70,11 @@ Result<PortMtu> RecordingRdma::port_mtu(const std::string&, unsigned) {
   return PortMtu{1024, 4096};
 }
 
-Result<std::vector<GidEntry>> RecordingRdma::gids(const std::string& dev, unsigned) {
-  auto it = std::find_if(devices_.begin(), devices_.end(), [&](const Device& d) { return d.name == dev; });
-  if (it == devices_.end()) return std::vector<GidEntry>{};
-  std::vector<GidEntry> out = {{0, "fe80::", "RoCE v2", it->netdev}};
-  for (const auto& cidr : links_.addresses_in(it->netns, it->netdev)) {
-    const std::string addr = cidr.substr(0, cidr.find('/'));
-    if (addr.find(':') == std::string::npos)
-      out.push_back({static_cast<unsigned>(out.size()), "::ffff:" + addr, "RoCE v2", it->netdev});
-  }
-  return out;
+Result<std::vector<GidEntry>> RecordingRdma::gids(const std::string& dev, unsigned port) {
+  model_.prune(links_);
+  auto table = model_.gid_table(dev, port, links_);
+  if (!table && table.error().code == ENODEV) return std::vector<GidEntry>{};
+  return table;
 }
 
 }  // namespace rxerun::sys

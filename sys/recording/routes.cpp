@@ -1,11 +1,6 @@
 #include "sys/recording/routes.h"
 
-#include <linux/fib_rules.h>
 #include <linux/rtnetlink.h>
-#include <sys/socket.h>
-
-#include <algorithm>
-#include <cerrno>
 
 #include "base/strings.h"
 #include "sys/recording/system.h"
@@ -13,11 +8,6 @@
 namespace rxerun::sys {
 
 namespace {
-
-bool same_route(const Route& a, const Route& b) {
-  return a.family == b.family && a.dst == b.dst && a.table == b.table && a.metric == b.metric && a.dev == b.dev &&
-         a.via == b.via && a.src == b.src && a.type == b.type && a.scope == b.scope;
-}
 
 // `ip [-6] OBJECT VERB WORDS...`, quoted for a shell.
 std::string ip_shell(int family, std::vector<std::string> verb, const std::vector<std::string>& words) {
@@ -27,57 +17,34 @@ std::string ip_shell(int family, std::vector<std::string> verb, const std::vecto
   return shell_join(argv);
 }
 
-Rule kernel_rule(int family, unsigned pref, unsigned table) {
-  Rule r;
-  r.family = family;
-  r.pref = pref;
-  r.table = table;
-  r.action = FR_ACT_TO_TBL;
-  r.protocol = RTPROT_KERNEL;
-  return r;
-}
-
 }  // namespace
 
-std::vector<Route>& RecordingRoutes::routes_here() {
-  return routes_[log_.netns()];
-}
-
-std::vector<Rule>& RecordingRoutes::rules_here(int family) {
-  auto [it, fresh] = rules_.try_emplace({log_.netns(), family});
-  if (fresh) {
-    it->second.push_back(kernel_rule(family, 0, kTableLocal));
-    it->second.push_back(kernel_rule(family, 32766, kTableMain));
-    if (family == AF_INET) it->second.push_back(kernel_rule(family, 32767, kTableDefault));
-  }
-  return it->second;
+RoutesModel& RecordingRoutes::here() {
+  return models_[log_.netns()];
 }
 
 Result<std::vector<Route>> RecordingRoutes::routes(int family, unsigned table) {
-  std::vector<Route> out;
-  for (const auto& r : routes_here())
-    if (r.family == family && r.table == table) out.push_back(r);
-  return out;
+  return here().routes_of(family, table);
 }
 
 Result<void> RecordingRoutes::add_route(const Route& r) {
+  if (auto added = here().insert_route(r); refused(added)) return added;
   log_.record("add route " + route_args(r), ip_shell(r.family, {"route", "add"}, route_argv(r)));
-  routes_here().push_back(r);
   return {};
 }
 
 Result<void> RecordingRoutes::remove_route(const Route& r) {
+  if (auto removed = here().delete_route(r); refused(removed)) return removed;
   log_.record("delete route " + route_args(r), ip_shell(r.family, {"route", "del"}, route_argv(r)));
-  auto& all = routes_here();
-  all.erase(std::remove_if(all.begin(), all.end(), [&](const Route& x) { return same_route(x, r); }), all.end());
   return {};
 }
 
 Result<std::vector<Rule>> RecordingRoutes::rules(int family) {
-  return rules_here(family);
+  return here().rules_of(family);
 }
 
 Result<void> RecordingRoutes::add_rule(const Rule& r) {
+  if (auto added = here().insert_rule(r); refused(added)) return added;
   // A rule put back carries its protocol ("kernel" for the kernel's own).
   std::vector<std::string> words = rule_argv(r);
   if (r.protocol == RTPROT_KERNEL)
@@ -89,18 +56,12 @@ Result<void> RecordingRoutes::add_rule(const Rule& r) {
   else if (r.protocol)
     words.insert(words.end(), {"protocol", std::to_string(r.protocol)});
   log_.record("add rule " + rule_args(r), ip_shell(r.family, {"rule", "add"}, words));
-  auto& all = rules_here(r.family);
-  // After the rules of lower or equal priority, as the kernel inserts it.
-  auto at = std::find_if(all.begin(), all.end(), [&](const Rule& x) { return x.pref > r.pref; });
-  all.insert(at, r);
   return {};
 }
 
 Result<void> RecordingRoutes::remove_rule(const Rule& r) {
+  if (auto removed = here().delete_rule(r); refused(removed)) return removed;
   log_.record("delete rule " + rule_args(r), ip_shell(r.family, {"rule", "del"}, rule_argv(r)));
-  auto& all = rules_here(r.family);
-  auto it = std::find_if(all.begin(), all.end(), [&](const Rule& x) { return same_rule(x, r); });
-  if (it != all.end()) all.erase(it);
   return {};
 }
 

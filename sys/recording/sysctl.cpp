@@ -8,7 +8,7 @@
 namespace rxerun::sys {
 
 Result<std::string> RecordingSysctl::read(const std::string& key) {
-  if (auto it = written_.find({log_.netns(), key}); it != written_.end()) return it->second;
+  if (const auto* v = models_[log_.netns()].find(key)) return *v;
   // Only rxerun's own namespace is the host's: a namespace of the plan does not exist.
   if (log_.netns().empty()) {
     std::ifstream in(sysctl_path(key));
@@ -19,7 +19,8 @@ Result<std::string> RecordingSysctl::read(const std::string& key) {
 }
 
 Result<void> RecordingSysctl::write(const std::string& key, const std::string& value) {
-  written_[{log_.netns(), key}] = value;
+  // The key is taken to be there: the host's keys are not the plan's to know.
+  models_[log_.netns()].add_key(key, value);
   if (value == kValueAtRunTime) {
     log_.record("set " + key + " back to the value it had before, known only at run time", "");
   } else {

@@ -8,8 +8,8 @@
 
 #include <map>
 #include <string>
-#include <utility>
 
+#include "sys/model/sysctl.h"
 #include "sys/sysctl.h"
 
 namespace rxerun::sys {
@@ -26,7 +26,7 @@ class RecordingSysctl final : public Sysctl {
 
  private:
   ActionLog& log_;
-  std::map<std::pair<std::string, std::string>, std::string> written_;  // (netns, key)
+  std::map<std::string, SysctlModel> models_;  // by namespace: what the plan wrote
 };
 
 }  // namespace rxerun::sys

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+
 #include "base/strings.h"
 
 namespace rxerun::sys {
@@ -27,6 +29,16 @@ std::string decimal_text(double value) {
   s.erase(s.find_last_not_of('0') + 1);
   if (s.back() == '.') s.pop_back();
   return s;
+}
+
+bool absent_from_plan(const Error& model_error) {
+  switch (model_error.code) {
+    case ENODEV:
+    case ENOENT:
+    case ESRCH:
+    case EADDRNOTAVAIL: return true;
+    default: return false;
+  }
 }
 
 RecordingSystem::RecordingSystem() = default;

@@ -52,6 +52,17 @@ class ActionLog final : public Recorder {
 // trailing zeros ("0.25", "2").
 std::string decimal_text(double value);
 
+// The recordings keep the kernel's state in the models of sys/model/, which
+// hold only what the plan made. A model's "not there" (ENODEV, ENOENT,
+// ESRCH, EADDRNOTAVAIL) is no refusal in a plan: the host, which a plan does
+// not read, may well have it, and the command is shown all the same.
+bool absent_from_plan(const Error& model_error);
+// Any other error (EEXIST, EBUSY: at odds with what the plan itself made)
+// is a refusal: the run would be refused too.
+inline bool refused(const Result<void>& model_answer) {
+  return !model_answer && !absent_from_plan(model_answer.error());
+}
+
 // Everything above, wired into one System.
 class RecordingSystem {
  public:
@@ -62,15 +73,15 @@ class RecordingSystem {
  private:
   ActionLog log_;
   RecordingClock clock_{log_};
-  RecordingNetns netns_{log_};
-  Interrupt interrupt_;
   RecordingLinks links_{log_};
+  RecordingNetns netns_{log_, links_.model()};  // a namespace's interfaces come and go with it
+  Interrupt interrupt_;
   RecordingEthtool ethtool_{log_};
   RecordingSysctl sysctl_{log_};
   RecordingNft nft_{log_};
   RecordingQdiscs qdiscs_{log_};
   RecordingPinger pinger_{log_};
-  RecordingRdma rdma_{log_, links_};
+  RecordingRdma rdma_{log_, links_.model()};
   RecordingRoutes routes_{log_};
   RecordingTools tools_{log_};
   RecordingVerbs verbs_{log_};
