@@ -32,7 +32,7 @@
 #include "sys/host_info.h"
 #include "sys/kernel_log.h"
 #include "sys/real.h"
-#include "sys/recording.h"
+#include "sys/recording/system.h"
 #include "vm/guest.h"
 #include "vm/kernel/kernels.h"
 

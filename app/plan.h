@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "engine/report.h"
-#include "sys/recording.h"
+#include "sys/recording/system.h"
 
 namespace rxerun {
 

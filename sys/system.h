@@ -2,7 +2,7 @@
 // Everything that touches the host, gathered: the engine and the steps reach
 // the outside world only through these interfaces (ninja's DiskInterface
 // habit). Real implementations act (sys/real.h); the recording ones
-// (sys/recording.h) only note what would be done, for `rxerun plan`; tests
+// (sys/recording/system.h) only note what would be done, for `rxerun plan`; tests
 // use fakes (tests/fakes/).
 
 #include <string>

@@ -38,7 +38,7 @@ class FakeScope final : public sys::NetnsScope {
 }  // namespace
 
 Result<std::unique_ptr<sys::NetnsScope>> FakeNetns::enter(const std::string& name) {
-  if (!existing.count(name)) return make_error("network namespace '" + name + "' does not exist", ENOENT);
+  if (!has(name)) return make_error("network namespace '" + name + "' does not exist", ENOENT);
   auto scope = std::make_unique<FakeScope>(*this, current);
   current = name;
   log.push_back("enter " + name);
@@ -46,24 +46,21 @@ Result<std::unique_ptr<sys::NetnsScope>> FakeNetns::enter(const std::string& nam
 }
 
 Result<void> FakeNetns::create(const std::string& name) {
-  if (!existing.insert(name).second) return make_error("network namespace '" + name + "' exists", EEXIST);
+  if (auto r = add_netns(name); !r) return r;
   inodes[name] = next_inode_++;
   log.push_back("create " + name);
-  if (on_create) on_create(name);
   return {};
 }
 
 Result<void> FakeNetns::remove(const std::string& name) {
-  if (!existing.erase(name)) return make_error("network namespace '" + name + "' does not exist", ENOENT);
+  if (auto r = delete_netns(name); !r) return r;
   inodes.erase(name);
   log.push_back("remove " + name);
-  if (on_remove) on_remove(name);
   return {};
 }
 
 Result<std::uint64_t> FakeNetns::inode(const std::string& name) {
-  if (!name.empty() && !existing.count(name))
-    return make_error("network namespace '" + name + "' does not exist", ENOENT);
+  if (!name.empty() && !has(name)) return make_error("network namespace '" + name + "' does not exist", ENOENT);
   auto [it, fresh] = inodes.try_emplace(name, 0);
   if (fresh) it->second = name.empty() ? 4026531840 : next_inode_++;
   return it->second;
@@ -74,52 +71,16 @@ Result<std::uint64_t> FakeNetns::current_inode() {
 }
 
 void FakeNetns::recreate(const std::string& name) {
-  if (existing.count(name)) {
-    existing.erase(name);
+  if (has(name)) {
+    (void)delete_netns(name);
     inodes.erase(name);
-    if (on_remove) on_remove(name);
   }
-  existing.insert(name);
+  (void)add_netns(name);
   inodes[name] = next_inode_++;
-  if (on_create) on_create(name);
 }
 
 FakeLinks::FakeLinks(FakeNetns& netns) : netns_(netns) {
-  netns_.on_create = [this](const std::string& ns) {
-    add_host_link(ns, {.ifindex = 1, .name = "lo", .up = true, .carrier = true, .mtu = 65536});
-  };
-  netns_.on_remove = [this](const std::string& ns) {
-    std::vector<std::string> names;
-    for (const auto& [name, info] : links[ns]) names.push_back(name);
-    for (const auto& name : names) drop(ns, name);
-    links.erase(ns);
-    addrs.erase(ns);
-  };
-}
-
-void FakeLinks::drop(const std::string& netns, const std::string& name) {
-  auto peer = peers.find({netns, name});
-  if (peer != peers.end()) {
-    const auto other = peer->second;
-    peers.erase(peer);
-    peers.erase(other);
-    if (other.first != netns || other.second != name) {
-      links[other.first].erase(other.second);
-      addrs[other.first].erase(other.second);
-    }
-  }
-}
-
-sys::LinkInfo* FakeLinks::find(const std::string& netns, const std::string& name) {
-  auto ns = links.find(netns);
-  if (ns == links.end()) return nullptr;
-  auto it = ns->second.find(name);
-  return it == ns->second.end() ? nullptr : &it->second;
-}
-
-void FakeLinks::add_host_link(const std::string& netns, sys::LinkInfo info) {
-  if (!info.ifindex) info.ifindex = next_ifindex++;
-  links[netns][info.name] = info;
+  netns_.set_links(this);
 }
 
 Result<std::optional<sys::LinkInfo>> FakeLinks::get(const std::string& name) {
@@ -128,14 +89,13 @@ Result<std::optional<sys::LinkInfo>> FakeLinks::get(const std::string& name) {
 }
 
 Result<std::vector<sys::LinkInfo>> FakeLinks::list() {
-  std::vector<sys::LinkInfo> out;
-  for (const auto& [name, info] : links[netns_.current]) out.push_back(info);
-  return out;
+  return links_in(netns_.current);
 }
 
 Result<std::vector<sys::LinkStats>> FakeLinks::statistics() {
   std::vector<sys::LinkStats> out;
-  for (const auto& [name, info] : links[netns_.current]) {
+  for (const auto& info : links_in(netns_.current)) {
+    const std::string& name = info.name;
     sys::LinkStats s{name, {{"rx_packets", 0}, {"tx_packets", 0}, {"rx_bytes", 0}, {"tx_bytes", 0}}};
     for (const auto& [k, v] : stats[netns_.current][name]) s.counters[k] = v;
     out.push_back(std::move(s));
@@ -144,15 +104,9 @@ Result<std::vector<sys::LinkStats>> FakeLinks::statistics() {
 }
 
 Result<void> FakeLinks::add_veth(const sys::VethSpec& spec) {
-  const std::string peer_ns = spec.peer_netns.empty() ? netns_.current : spec.peer_netns;
-  if (!spec.peer_netns.empty() && !netns_.existing.count(spec.peer_netns))
+  if (!spec.peer_netns.empty() && !netns_.has(spec.peer_netns))
     return make_error("network namespace '" + spec.peer_netns + "' does not exist", ENOENT);
-  if (find(netns_.current, spec.name) || find(peer_ns, spec.peer)) return make_error("File exists", EEXIST);
-  unsigned mtu = spec.mtu ? spec.mtu : 1500;
-  add_host_link(netns_.current, {0, spec.name, "veth", spec.alias, false, false, mtu});
-  add_host_link(peer_ns, {0, spec.peer, "veth", spec.alias, false, false, mtu});
-  peers[{netns_.current, spec.name}] = {peer_ns, spec.peer};
-  peers[{peer_ns, spec.peer}] = {netns_.current, spec.name};
+  if (auto r = add_veth_pair(netns_.current, spec); !r) return r;
   log.push_back("add veth " + spec.name + "/" + spec.peer);
   return {};
 }
@@ -162,68 +116,42 @@ Result<void> FakeLinks::remove(const std::vector<std::string>& names) {
   std::string entry = "remove";
   for (const auto& n : names) {
     entry += " " + n;
-    auto* l = find(netns_.current, n);
-    if (!l) continue;
-    // A veth takes its peer along.
-    drop(netns_.current, n);
-    links[netns_.current].erase(n);
-    addrs[netns_.current].erase(n);
+    delete_link(netns_.current, n);
   }
   log.push_back(entry);
   return {};
 }
 
 Result<void> FakeLinks::set_up(const std::string& name, bool up) {
-  auto* l = find(netns_.current, name);
-  if (!l) return make_error("no interface " + name, ENODEV);
-  l->up = up;
-  l->carrier = up;
+  if (auto r = set_link_up(netns_.current, name, up); !r) return r;
   log.push_back(std::string(up ? "up " : "down ") + name);
   return {};
 }
 
 Result<void> FakeLinks::set_mtu(const std::string& name, unsigned mtu) {
-  auto* l = find(netns_.current, name);
-  if (!l) return make_error("no interface " + name, ENODEV);
-  l->mtu = mtu;
+  if (auto r = set_link_mtu(netns_.current, name, mtu); !r) return r;
   log.push_back("mtu " + name + " " + std::to_string(mtu));
   return {};
 }
 
 Result<void> FakeLinks::set_alias(const std::string& name, const std::string& alias) {
-  auto* l = find(netns_.current, name);
-  if (!l) return make_error("no interface " + name, ENODEV);
-  l->alias = alias;
+  if (auto r = set_link_alias(netns_.current, name, alias); !r) return r;
   log.push_back("alias " + name + " " + alias);
   return {};
 }
 
 Result<std::vector<std::string>> FakeLinks::addresses(const std::string& dev, int* ifindex) {
-  const auto* link = find(netns_.current, dev);
-  if (!link) return make_error("no interface " + dev, ENODEV);
-  if (ifindex) *ifindex = link->ifindex;
-  return addrs[netns_.current][dev];
+  return addresses_of(netns_.current, dev, ifindex);
 }
 
 Result<void> FakeLinks::add_address(const std::string& dev, const std::string& cidr, int ifindex) {
-  const auto* link = find(netns_.current, dev);
-  if (!link) return make_error("no interface " + dev, ENODEV);
-  // The index addresses() gave is the interface's: a caller passes it on unchanged.
-  if (ifindex != 0 && ifindex != link->ifindex)
-    return make_error("index " + std::to_string(ifindex) + " is not " + dev + "'s", EINVAL);
-  auto& list = addrs[netns_.current][dev];
-  if (std::find(list.begin(), list.end(), cidr) != list.end()) return make_error("File exists", EEXIST);
-  list.push_back(cidr);
+  if (auto r = add_address_to(netns_.current, dev, cidr, ifindex); !r) return r;
   log.push_back("addr add " + cidr + " " + dev);
   return {};
 }
 
 Result<void> FakeLinks::remove_address(const std::string& dev, const std::string& cidr) {
-  if (!find(netns_.current, dev)) return make_error("no interface " + dev, ENODEV);
-  auto& list = addrs[netns_.current][dev];
-  auto it = std::find(list.begin(), list.end(), cidr);
-  if (it == list.end()) return make_error("Cannot assign requested address", EADDRNOTAVAIL);
-  list.erase(it);
+  if (auto r = remove_address_from(netns_.current, dev, cidr); !r) return r;
   log.push_back("addr del " + cidr + " " + dev);
   return {};
 }
@@ -262,15 +190,12 @@ Result<std::map<std::string, bool>> FakeEthtool::set_features(const std::string&
 }
 
 Result<std::string> FakeSysctl::read(const std::string& key) {
-  auto it = values.find(key);
-  if (it == values.end()) return make_error("no sysctl " + key, ENOENT);
-  return it->second;
+  return value_of(key);
 }
 
 Result<void> FakeSysctl::write(const std::string& key, const std::string& value) {
-  if (!values.count(key)) return make_error("no sysctl " + key, ENOENT);
-  if (read_only.count(key)) return make_error("cannot write sysctl " + key, EACCES);
-  values[key] = value;
+  if (find(key) && read_only.count(key)) return make_error("cannot write sysctl " + key, EACCES);
+  if (auto r = store(key, value); !r) return r;
   log.push_back(key + "=" + value);
   return {};
 }
@@ -287,15 +212,12 @@ Result<nlohmann::json> FakeNft::run(const std::string& command) {
 }
 
 Result<std::optional<std::string>> FakeQdiscs::root_kind(const std::string& dev) {
-  auto it = root.find(dev);
-  if (it == root.end()) return std::optional<std::string>();
-  return std::optional<std::string>(it->second);
+  return root_of(dev);
 }
 
 Result<void> FakeQdiscs::add_netem(const std::string& dev, const sys::NetemSpec& spec) {
   if (!netem) return make_error("netem is not available", ENOENT);
-  root[dev] = "netem";
-  specs[dev] = spec;
+  if (auto r = attach_netem(dev, spec); !r) return r;
   log.push_back("netem " + dev);
   return {};
 }
@@ -306,8 +228,7 @@ Result<sys::QdiscStats> FakeQdiscs::root_stats(const std::string& dev) {
 }
 
 Result<void> FakeQdiscs::remove_root(const std::string& dev) {
-  if (!root.erase(dev)) return make_error("no qdisc on " + dev, ENOENT);
-  specs.erase(dev);
+  if (auto r = detach_root(dev); !r) return r;
   log.push_back("remove " + dev);
   return {};
 }
@@ -341,22 +262,16 @@ Result<sys::PingResult> FakePinger::ping(const sys::PingSpec& spec, sys::SteadyT
   return r;
 }
 
-FakeRdma::Device* FakeRdma::find(const std::string& name) {
-  for (auto& d : devices)
-    if (d.name == name) return &d;
-  return nullptr;
-}
-
-void FakeRdma::prune() {
-  std::erase_if(devices, [&](const Device& d) { return !links_.find(d.netns, d.netdev); });
-}
-
-bool FakeRdma::used_by_other(const std::string& name) const {
-  for (const auto& m : loaded) {
-    auto it = modules.find(m);
-    if (it != modules.end() && std::find(it->second.begin(), it->second.end(), name) != it->second.end()) return true;
-  }
-  return false;
+FakeRdma::FakeRdma(FakeNetns& netns, FakeLinks& links) : netns_(netns), links_(links) {
+  modules = {
+      {"rdma_rxe", {"ib_uverbs", "ib_core"}},
+      {"rdma_ucm", {"rdma_cm", "iw_cm", "ib_cm", "ib_uverbs", "ib_core"}},
+      {"rdma_cm", {"iw_cm", "ib_cm", "ib_core"}},
+      {"iw_cm", {"ib_core"}},
+      {"ib_cm", {"ib_core"}},
+      {"ib_uverbs", {"ib_core"}},
+      {"ib_core", {}},
+  };
 }
 
 Result<bool> FakeRdma::module_loaded(const std::string& name) {
@@ -375,74 +290,59 @@ Result<std::vector<std::string>> FakeRdma::modules_to_load(const std::string& na
 }
 
 Result<void> FakeRdma::load_module(const std::string& name) {
-  auto it = modules.find(name);
-  if (it == modules.end()) return make_error("the kernel has no module " + name, ENOENT);
+  if (!modules.count(name)) return make_error("the kernel has no module " + name, ENOENT);
   if (load_errno) return make_error("cannot load module " + name, load_errno);
-  for (auto dep = it->second.rbegin(); dep != it->second.rend(); ++dep) loaded.insert(*dep);
-  if (loaded.insert(name).second) log.push_back("load " + name);
+  const bool fresh = !loaded.count(name);
+  load(name);
+  if (fresh) log.push_back("load " + name);
   return {};
 }
 
 Result<void> FakeRdma::unload_module(const std::string& name) {
-  if (!loaded.count(name)) return make_error("module " + name + " is not loaded", ENOENT);
-  if (used_by_other(name)) return make_error("module " + name + " is in use", EBUSY);
-  if (auto b = busy.find(name); b != busy.end() && b->second > 0) {
+  if (auto b = busy.find(name); b != busy.end() && b->second > 0 && loaded.count(name) && !in_use(name)) {
     --b->second;
     return make_error("module " + name + " is in use", EBUSY);
   }
-  loaded.erase(name);
+  if (auto r = unload(name); !r) return r;
   log.push_back("unload " + name);
-  if (name == "rdma_rxe") devices.clear();  // the kernel deletes every rxe device
   return {};
 }
 
 Result<std::vector<sys::RxeDevice>> FakeRdma::rxe_devices() {
-  prune();
+  prune(links_);
   std::vector<sys::RxeDevice> out;
-  for (auto& d : devices) {
-    if (d.hidden > 0) {
-      --d.hidden;
+  for (auto& d : seen_from(netns_.current, links_)) {
+    if (auto h = hidden.find(d.index); h != hidden.end() && h->second > 0) {
+      --h->second;
       continue;
     }
-    const bool here = d.netns == netns_.current;
-    const auto* netdev = here ? links_.find(d.netns, d.netdev) : nullptr;
-    out.push_back({.index = d.index,
-                   .name = d.name,
-                   .netdev = here ? d.netdev : "",
-                   .parent = d.netdev,
-                   .netdev_ifindex = netdev ? netdev->ifindex : 0});
+    out.push_back(std::move(d));
   }
   return out;
 }
 
 Result<void> FakeRdma::add_rxe(const std::string& name, const std::string& netdev) {
-  prune();
+  prune(links_);
   if (!loaded.count("rdma_rxe")) return make_error("cannot add rxe device " + name + ": Invalid argument", EINVAL);
-  if (find(name)) return make_error("cannot add rxe device " + name + ": Too many open files in system", ENFILE);
-  if (!links_.find(netns_.current, netdev))
-    return make_error("cannot add rxe device " + name + ": No such device", ENODEV);
-  for (const auto& d : devices)
-    if (d.netns == netns_.current && d.netdev == netdev)
-      return make_error("cannot add rxe device " + name + ": File exists", EEXIST);
-  devices.push_back({next_index_++, name, netns_.current, netdev, hidden_for});
+  if (auto r = create_rxe(name, netns_.current, netdev, links_); !r) return r;
+  if (hidden_for) hidden[devices.back().index] = hidden_for;
   log.push_back("add " + name + " " + netdev);
   return {};
 }
 
 Result<void> FakeRdma::remove_device(unsigned index) {
-  prune();
-  auto it = std::find_if(devices.begin(), devices.end(), [&](const Device& d) { return d.index == index; });
-  if (it == devices.end()) return make_error("no RDMA device " + std::to_string(index), ENODEV);
-  log.push_back("delete " + it->name);
-  devices.erase(it);
+  prune(links_);
+  auto name = delete_device(index);
+  if (!name) return name.error();
+  log.push_back("delete " + *name);
   return {};
 }
 
 Result<sys::PortState> FakeRdma::port_state(const std::string& dev, unsigned port) {
-  prune();
-  const Device* d = find(dev);
-  if (!d) return make_error("no RDMA device " + dev, ENODEV);
-  if (port != 1) return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
+  prune(links_);
+  auto found = port_of(dev, port);
+  if (!found) return found.error();
+  const Device* d = *found;
   int state = 1;
   if (state_of) {
     state = state_of(*d);
@@ -468,29 +368,20 @@ Result<sys::PortMtu> FakeRdma::port_mtu(const std::string& dev, unsigned port) {
 }
 
 Result<std::vector<sys::GidEntry>> FakeRdma::gids(const std::string& dev, unsigned port) {
-  prune();
-  auto* d = find(dev);
-  if (!d) return make_error("no RDMA device " + dev, ENODEV);
-  if (port != 1) return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
+  prune(links_);
+  if (auto found = port_of(dev, port); !found) return found.error();
   if (auto it = gid_tables.find(dev); it != gid_tables.end()) return it->second;
-  std::vector<sys::GidEntry> out = {{0, "fe80::1", "RoCE v2", d->netdev}};
-  for (const auto& cidr : links_.addrs[d->netns][d->netdev]) {
-    const std::string addr = cidr.substr(0, cidr.find('/'));
-    if (addr.find(':') == std::string::npos)
-      out.push_back({static_cast<unsigned>(out.size()), "::ffff:" + addr, "RoCE v2", d->netdev});
-  }
-  return out;
+  return gid_table(dev, port, links_);
 }
 
 Result<sys::Counters> FakeRdma::counters(const std::string& dev, unsigned port) {
-  prune();
-  if (!find(dev)) return make_error("no RDMA device " + dev, ENODEV);
-  if (port != 1) return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
+  prune(links_);
+  if (auto found = port_of(dev, port); !found) return found.error();
   return device_counters[dev];
 }
 
 Result<bool> FakeRdma::udp4791_listening() {
-  prune();
+  prune(links_);
   if (!loaded.count("rdma_rxe")) return false;
   if (!per_netns_udp) return netns_.current.empty();
   return std::any_of(devices.begin(), devices.end(), [&](const Device& d) { return d.netns == netns_.current; });

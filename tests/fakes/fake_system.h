@@ -1,8 +1,11 @@
 #pragma once
 // Fakes of sys/ for engine and step tests: virtual time that jumps instead of
-// waiting, a scheduled Ctrl-C, and an in-memory model of namespaces,
-// interfaces, addresses, features, sysctls, nftables commands, qdiscs and
-// ping replies. Each fake keeps a log of the calls that change something.
+// waiting, a scheduled Ctrl-C, and in-memory namespaces, interfaces,
+// addresses, features, sysctls, nftables, qdiscs, rxe devices and ping
+// replies. Where `rxerun plan` models the same kernel state, the fake is that
+// model (sys/model/, the fake inheriting it, its state open to the test)
+// with what tests script on top: failures to inject, counts, prepared
+// answers. Each fake keeps a log of the calls that change something.
 
 #include <cerrno>
 #include <csignal>
@@ -15,7 +18,12 @@
 #include <vector>
 
 #include "base/duration.h"
-#include "sys/nft_model.h"
+#include "sys/model/links.h"
+#include "sys/model/netns.h"
+#include "sys/model/nft.h"
+#include "sys/model/qdisc.h"
+#include "sys/model/rdma.h"
+#include "sys/model/sysctl.h"
 #include "sys/system.h"
 
 namespace rxerun::fakes {
@@ -38,10 +46,12 @@ class FakeClock final : public sys::Clock {
   std::optional<sys::SteadyTime> interrupt_at_;
 };
 
-class FakeNetns final : public sys::Netns {
+// The namespaces of sys::NetnsModel (`existing`), entered as the test's
+// system is; FakeLinks' interfaces come and go with them.
+class FakeNetns final : public sys::Netns, public sys::NetnsModel {
  public:
   Result<std::unique_ptr<sys::NetnsScope>> enter(const std::string& name) override;
-  Result<bool> exists(const std::string& name) override { return existing.count(name) > 0; }
+  Result<bool> exists(const std::string& name) override { return has(name); }
   Result<void> create(const std::string& name) override;
   Result<void> remove(const std::string& name) override;
   // A namespace's inode is given the first time it is asked for (or at
@@ -52,19 +62,17 @@ class FakeNetns final : public sys::Netns {
   // namespace under the old name, its interfaces gone.
   void recreate(const std::string& name);
 
-  std::set<std::string> existing;  // names that can be entered
   std::map<std::string, std::uint64_t> inodes;  // "" is rxerun's own namespace
-  std::vector<std::string> log;    // "enter lab", "leave lab", "create lab", "remove lab"
-  std::string current;             // "" outside any
-  // Set by FakeLinks: a new namespace gets its lo, a removed one takes its interfaces along.
-  std::function<void(const std::string&)> on_create, on_remove;
+  std::vector<std::string> log;                 // "enter lab", "leave lab", "create lab", "remove lab"
+  std::string current;                          // "" outside any
 
  private:
   std::uint64_t next_inode_ = 4026532000;
 };
 
-// Interfaces per namespace ("" is rxerun's own).
-class FakeLinks final : public sys::Links {
+// The interfaces of sys::LinksModel, per namespace ("" is rxerun's own),
+// as seen from FakeNetns' current one.
+class FakeLinks final : public sys::Links, public sys::LinksModel {
  public:
   explicit FakeLinks(FakeNetns& netns);
   Result<std::optional<sys::LinkInfo>> get(const std::string& name) override;
@@ -80,23 +88,9 @@ class FakeLinks final : public sys::Links {
   Result<void> add_address(const std::string& dev, const std::string& cidr, int ifindex = 0) override;
   Result<void> remove_address(const std::string& dev, const std::string& cidr) override;
 
-  // Puts an interface there as if the host had it.
-  void add_host_link(const std::string& netns, sys::LinkInfo info);
-  sys::LinkInfo* find(const std::string& netns, const std::string& name);
-  // Forgets a veth's pairing and deletes its other end (not `name` itself).
-  void drop(const std::string& netns, const std::string& name);
-
-  std::map<std::string, std::map<std::string, sys::LinkInfo>> links;  // netns -> name -> info
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> addrs;  // netns -> dev -> cidrs
   std::map<std::string, std::map<std::string, std::map<std::string, std::uint64_t>>> stats;  // netns -> dev -> counters
-  // Interfaces put there by add_host_link() or add_veth() get the next index
-  // (unless given one): like the kernel's, an index is not handed out twice.
-  int next_ifindex = 100;
   std::vector<std::string> log;  // "add veth vA/vB", "remove vA vB", "up vA", "mtu vA 9000", "addr add ...", ...
   int remove_calls = 0;          // how many remove() calls (batching is visible here)
-  // A veth's two ends, both ways: (netns, name) -> (netns, name). Deleting one
-  // end deletes the other, as the kernel does.
-  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> peers;
 
  private:
   FakeNetns& netns_;
@@ -117,18 +111,18 @@ class FakeEthtool final : public sys::Ethtool {
   std::map<std::pair<std::string, bool>, std::pair<std::string, bool>> drags;
 };
 
-class FakeSysctl final : public sys::Sysctl {
+// The sysctls of sys::SysctlModel (`values`: the test puts the host's there).
+class FakeSysctl final : public sys::Sysctl, public sys::SysctlModel {
  public:
   Result<std::string> read(const std::string& key) override;
   Result<void> write(const std::string& key, const std::string& value) override;
 
-  std::map<std::string, std::string> values;
   std::vector<std::string> log;
   std::set<std::string> read_only;  // keys whose write() fails with EACCES
 };
 
 // Records commands; answers from `replies` (command prefix -> JSON) when one
-// matches. Otherwise the in-memory nftables of sys/nft_model.h answers (its
+// matches. Otherwise the in-memory nftables of sys/model/nft.h answers (its
 // `tables` are open to the test); commands it does not model answer null.
 class FakeNft final : public sys::Nft, public sys::NftModel {
  public:
@@ -142,7 +136,9 @@ class FakeNft final : public sys::Nft, public sys::NftModel {
   std::function<void(FakeNft&)> before_each;
 };
 
-class FakeQdiscs final : public sys::Qdiscs {
+// The root qdiscs of sys::QdiscModel (`root`, `specs`), with netem present
+// or not as the test says, and prepared statistics.
+class FakeQdiscs final : public sys::Qdiscs, public sys::QdiscModel {
  public:
   Result<bool> netem_available() override { return netem; }
   Result<std::optional<std::string>> root_kind(const std::string& dev) override;
@@ -151,8 +147,6 @@ class FakeQdiscs final : public sys::Qdiscs {
   Result<void> remove_root(const std::string& dev) override;
 
   bool netem = true;
-  std::map<std::string, std::string> root;  // dev -> kind
-  std::map<std::string, sys::NetemSpec> specs;
   sys::QdiscStats stats;
   std::vector<std::string> log;
 };
@@ -172,13 +166,13 @@ class FakePinger final : public sys::Pinger {
 };
 
 // rdma_rxe and the RDMA stack as modules, rxe devices over FakeLinks'
-// interfaces (a device goes with its netdev, as in the kernel), ports whose
-// state follows the netdev unless a test decides, and rxe's UDP 4791
-// sockets: per namespace that holds an rxe device (Linux 7.1 and later), or
-// in the initial namespace only (before, e.g. 6.1).
-class FakeRdma final : public sys::Rdma {
+// interfaces (sys::RdmaModel: a device goes with its netdev, as in the
+// kernel), ports whose state follows the netdev unless a test decides, and
+// rxe's UDP 4791 sockets: per namespace that holds an rxe device (Linux 7.1
+// and later), or in the initial namespace only (before, e.g. 6.1).
+class FakeRdma final : public sys::Rdma, public sys::RdmaModel {
  public:
-  FakeRdma(FakeNetns& netns, FakeLinks& links) : netns_(netns), links_(links) {}
+  FakeRdma(FakeNetns& netns, FakeLinks& links);
   Result<bool> module_loaded(const std::string& name) override;
   Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
   Result<void> load_module(const std::string& name) override;
@@ -201,28 +195,10 @@ class FakeRdma final : public sys::Rdma {
   std::vector<std::uint16_t> cm_probed_ports;
   bool cm_probe_error = false;
 
-  struct Device {
-    unsigned index = 0;
-    std::string name, netns, netdev;
-    int hidden = 0;  // rxe_devices() calls that do not list it yet
-  };
-  // Device with this name, or null.
-  Device* find(const std::string& name);
-
-  // Modules this kernel has, with their dependencies (all of them, as modules.dep).
-  std::map<std::string, std::vector<std::string>> modules = {
-      {"rdma_rxe", {"ib_uverbs", "ib_core"}},
-      {"rdma_ucm", {"rdma_cm", "iw_cm", "ib_cm", "ib_uverbs", "ib_core"}},
-      {"rdma_cm", {"iw_cm", "ib_cm", "ib_core"}},
-      {"iw_cm", {"ib_core"}},
-      {"ib_cm", {"ib_core"}},
-      {"ib_uverbs", {"ib_core"}},
-      {"ib_core", {}},
-  };
-  std::set<std::string> loaded;
+  // `modules` starts as this kernel's: rdma_rxe, rdma_ucm and what they need.
   std::map<std::string, int> busy;  // module -> unload attempts that still fail with EBUSY
   int load_errno = 0;               // load_module() fails with it when not 0 (EPERM: not root)
-  std::vector<Device> devices;
+  std::map<unsigned, int> hidden;   // device index -> rxe_devices() calls that do not list it yet
   int hidden_for = 0;         // a new device shows in rxe_devices() after this many calls
   bool per_netns_udp = true;  // false: a kernel before 7.1
   // Unset: ACTIVE when the netdev is up with carrier, else DOWN.
@@ -233,11 +209,8 @@ class FakeRdma final : public sys::Rdma {
   std::vector<std::string> log;  // "load rdma_rxe", "unload rdma_rxe", "add rxe0 vA", "delete rxe0"
 
  private:
-  void prune();  // forgets devices whose netdev is gone
-  bool used_by_other(const std::string& name) const;
   FakeNetns& netns_;
   FakeLinks& links_;
-  unsigned next_index_ = 1;
 };
 
 }  // namespace rxerun::fakes

@@ -48,9 +48,7 @@ Strings changes(fakes::FakeSystem& f) {
 // with a new index, its own address, state and alias.
 void replace_link(fakes::FakeSystem& f, const std::string& netns, const std::string& name, const std::string& alias,
                   const std::string& cidr = "192.0.2.9/24") {
-  f.links.drop(netns, name);
-  f.links.links[netns].erase(name);
-  f.links.addrs[netns].erase(name);
+  f.links.delete_link(netns, name);
   f.links.add_host_link(netns,
                         {.name = name, .kind = "veth", .alias = alias, .up = true, .carrier = true, .mtu = 1400});
   f.links.addrs[netns][name] = {cidr};

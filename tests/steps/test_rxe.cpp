@@ -121,7 +121,8 @@ TEST_CASE("rxe: the kernel's ENFILE for a name held elsewhere is translated") {
   h.fake.netns.existing.insert("other");
   h.fake.links.add_host_link("other", {.name = "vX", .kind = "veth"});
   // Not listed yet when the step looks (as if added in between).
-  h.fake.rdma.devices.push_back({.index = 3, .name = "rxe0", .netns = "other", .netdev = "vX", .hidden = 1});
+  h.fake.rdma.devices.push_back({.index = 3, .name = "rxe0", .netns = "other", .netdev = "vX"});
+  h.fake.rdma.hidden[3] = 1;
   auto r = h.run(kStep);
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "dev").message ==
@@ -261,7 +262,9 @@ TEST_CASE("rxe: rdma_rxe stays while another rxe device is left, and a busy modu
 TEST_CASE("rxe: undo leaves a device of that name over another netdev: it is not the run's") {
   Harness h;
   REQUIRE(h.run_keep(kStep).exit_code == 0);
-  h.fake.rdma.find("rxe0")->netdev = "vB";  // replaced by somebody's since
+  auto* theirs = h.fake.rdma.find("rxe0");  // replaced by somebody's since, over vB
+  theirs->netdev = "vB";
+  theirs->netdev_ifindex = h.fake.links.find("", "vB")->ifindex;
   auto c = h.cleanup();
   CHECK_FALSE(c.clean());  // residue: the journal says which device was the run's
   CHECK(contains(c.undos[0].error, "rxe device rxe0 is another one than the one this run added"));

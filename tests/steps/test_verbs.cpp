@@ -9,7 +9,7 @@
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "sys/verbs_recording.h"
+#include "sys/recording/verbs.h"
 
 using namespace rxerun;
 using fakes::step_named;

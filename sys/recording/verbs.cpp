@@ -1,6 +1,6 @@
-#include "sys/verbs_recording.h"
+#include "sys/recording/verbs.h"
 
-#include "sys/recording.h"
+#include "sys/recording/system.h"
 
 namespace rxerun::sys {
 

@@ -5,8 +5,9 @@
 // kernel does: per table, chains and rules from one counter, so the first
 // rule of a fresh table with one chain is handle 2.
 //
+// One namespace's tables (sys/model/links.h says why sys/model/ exists):
 // `rxerun plan` answers its reads from it (what the plan itself created, see
-// sys/recording.h); the tests' FakeNft is one too.
+// sys/recording/nft.h); the tests' FakeNft is one too.
 
 #include <map>
 #include <string>

@@ -1,9 +1,9 @@
-#include "sys/capture_recording.h"
+#include "sys/recording/capture.h"
 
 #include <fmt/format.h>
 
 #include "base/strings.h"
-#include "sys/recording.h"
+#include "sys/recording/system.h"
 
 namespace rxerun::sys {
 

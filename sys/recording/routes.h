@@ -1,15 +1,15 @@
 #pragma once
-// Routes and rules for `rxerun plan` (sys/recording.h): notes the `ip route`
+// Routes and rules for `rxerun plan` (sys/recording/system.h): notes the `ip route`
 // / `ip rule` command a person would type and answers reads from a model of
-// what the plan did. Every namespace starts as a new one does: no routes in
-// the tables a scenario names, and the kernel's default rules (pref 0
-// lookup local, 32766 main, 32767 default for IPv4; 0 local and 32766 main
-// for IPv6), so that moving the local rule previews as it will run.
+// what the plan did, one per namespace (sys/model/routes.h). Every namespace
+// starts as a new one does, the kernel's default rules included, so that
+// moving the local rule previews as it will run.
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "sys/model/routes.h"
 #include "sys/routes.h"
 
 namespace rxerun::sys {
@@ -27,11 +27,9 @@ class RecordingRoutes final : public Routes {
   Result<void> remove_rule(const Rule& r) override;
 
  private:
-  std::vector<Route>& routes_here();
-  std::vector<Rule>& rules_here(int family);
+  RoutesModel& here();
   ActionLog& log_;
-  std::map<std::string, std::vector<Route>> routes_;                // by namespace
-  std::map<std::pair<std::string, int>, std::vector<Rule>> rules_;  // by (namespace, family)
+  std::map<std::string, RoutesModel> models_;  // by namespace
 };
 
 }  // namespace rxerun::sys

@@ -1,5 +1,5 @@
 #pragma once
-// Tools for `rxerun plan` (sys/recording.h): notes the command line a person
+// Tools for `rxerun plan` (sys/recording/system.h): notes the command line a person
 // would type (`ip netns exec NS rping -s ...`) and answers as if the tool ran
 // and ended well at once, writing nothing.
 

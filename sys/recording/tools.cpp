@@ -1,7 +1,7 @@
-#include "sys/tools_recording.h"
+#include "sys/recording/tools.h"
 
 #include "base/strings.h"
-#include "sys/recording.h"
+#include "sys/recording/system.h"
 
 namespace rxerun::sys {
 

@@ -1,4 +1,4 @@
-#include "sys/nft_model.h"
+#include "sys/model/nft.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
 #pragma once
-// Verbs for `rxerun plan` (sys/recording.h): notes the check in words (it
+// Verbs for `rxerun plan` (sys/recording/system.h): notes the check in words (it
 // has no shell equivalent: rxerun does it with librdmacm and libibverbs
 // itself) and answers as if every byte arrived.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Captures for `rxerun plan` (sys/recording.h): notes what would be captured,
+// Captures for `rxerun plan` (sys/recording/system.h): notes what would be captured,
 // as the tcpdump command a person would run, and captures nothing.
 
 #include "sys/capture.h"
