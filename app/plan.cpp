@@ -11,7 +11,9 @@ void PlanReporter::run_started(const Scenario& s) {
         s.steps.size() == 1 ? "" : "s");
 }
 
-void PlanReporter::step_started(const StepSpec&) { log_.take(); }
+void PlanReporter::step_started(const StepSpec&) {
+  log_.take();
+}
 
 void PlanReporter::print_actions(const char* indent) {
   for (const auto& a : log_.take()) {
@@ -39,7 +41,9 @@ void PlanReporter::cleanup_started(std::string_view, std::size_t pending) {
   print(out_, "cleanup, newest first ({} undo{}):\n", pending, pending == 1 ? "" : "s");
 }
 
-void PlanReporter::undo_finished(const UndoReport&) { print_actions("       "); }
+void PlanReporter::undo_finished(const UndoReport&) {
+  print_actions("       ");
+}
 
 void PlanReporter::run_finished(const RunReport&) {
   print(out_, "{} action{}, {} of them not previewable\n", actions_, actions_ == 1 ? "" : "s", unpreviewable_);

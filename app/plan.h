@@ -1,5 +1,5 @@
 #pragma once
-// `rxerun plan`: the scenario run against sys/recording.h, printed as the
+// `rxerun plan`: the scenario run against sys/recording/system.h, printed as the
 // ordered actions with the shell command a person would type for each.
 
 #include <cstdio>

@@ -86,8 +86,8 @@ class RecordingSystem {
   RecordingTools tools_{log_};
   RecordingVerbs verbs_{log_};
   RecordingCaptures captures_{log_};
-  System system_{clock_,  netns_,  interrupt_, links_, ethtool_, sysctl_,   nft_,
-                 qdiscs_, pinger_, rdma_,      routes_, tools_, verbs_, captures_, &log_};
+  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_, qdiscs_,
+                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, &log_};
 };
 
 }  // namespace rxerun::sys

@@ -42,7 +42,10 @@ Kind check_kind(FakeWorld& w) {
   spec.name = "check";
   spec.summary = "test: reports an outcome and facts";
   spec.params = {
-      {.name = "outcome", .type = ParamType::Enum, .default_value = "ok", .choices = {"ok", "fail", "timeout", "error"}},
+      {.name = "outcome",
+       .type = ParamType::Enum,
+       .default_value = "ok",
+       .choices = {"ok", "fail", "timeout", "error"}},
       {.name = "value", .type = ParamType::Int, .default_value = 0},
       {.name = "pass_on_attempt", .type = ParamType::Int, .default_value = 1},
   };

@@ -14,11 +14,11 @@
 namespace rxerun::fakes {
 
 struct FakeWorld {
-  std::vector<std::string> log;          // "do a", "undo a", "check x"
-  std::set<std::string> fail_undo;       // ids whose undo fails (residue)
-  std::map<std::string, int> attempts;   // by step name
-  long packets = 0;                      // what a `fault` counted when undone
-  std::string netns_at_undo;             // netns current during the last undo
+  std::vector<std::string> log;                               // "do a", "undo a", "check x"
+  std::set<std::string> fail_undo;                            // ids whose undo fails (residue)
+  std::map<std::string, int> attempts;                        // by step name
+  long packets = 0;                                           // what a `fault` counted when undone
+  std::string netns_at_undo;                                  // netns current during the last undo
   std::map<std::string, std::vector<std::string>> leftovers;  // netns -> marked things a crash left
   std::set<std::string> interrupt_undo;  // ids whose undo is interrupted by Ctrl-C (after it finished)
   std::set<std::string> throw_undo;      // ids whose undo throws, as a json accessor does on a bad entry

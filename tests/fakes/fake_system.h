@@ -38,7 +38,7 @@ class FakeClock final : public sys::Clock {
   void interrupt_at(sys::SteadyTime at) { interrupt_at_ = at; }
   sys::SteadyTime start() const { return sys::SteadyTime{} + std::chrono::hours(1); }
 
-  std::vector<Duration> waits;  // every wait, in order
+  std::vector<Duration> waits;    // every wait, in order
   std::function<void()> on_wait;  // runs after each wait moved time on: the world changes meanwhile
 
  private:
@@ -199,13 +199,13 @@ class FakeRdma final : public sys::Rdma, public sys::RdmaModel {
   std::map<std::string, int> busy;  // module -> unload attempts that still fail with EBUSY
   int load_errno = 0;               // load_module() fails with it when not 0 (EPERM: not root)
   std::map<unsigned, int> hidden;   // device index -> rxe_devices() calls that do not list it yet
-  int hidden_for = 0;         // a new device shows in rxe_devices() after this many calls
-  bool per_netns_udp = true;  // false: a kernel before 7.1
+  int hidden_for = 0;               // a new device shows in rxe_devices() after this many calls
+  bool per_netns_udp = true;        // false: a kernel before 7.1
   // Unset: ACTIVE when the netdev is up with carrier, else DOWN.
   std::function<int(const Device&)> state_of;
-  std::optional<sys::PortMtu> mtu = sys::PortMtu{1024, 4096};  // unset: port_mtu() fails
-  std::map<std::string, std::vector<sys::GidEntry>> gid_tables;   // device -> its table, overriding rxe's
-  std::map<std::string, sys::Counters> device_counters;           // device -> counters (none: empty)
+  std::optional<sys::PortMtu> mtu = sys::PortMtu{1024, 4096};    // unset: port_mtu() fails
+  std::map<std::string, std::vector<sys::GidEntry>> gid_tables;  // device -> its table, overriding rxe's
+  std::map<std::string, sys::Counters> device_counters;          // device -> counters (none: empty)
   std::vector<std::string> log;  // "load rdma_rxe", "unload rdma_rxe", "add rxe0 vA", "delete rxe0"
 
  private:
@@ -215,10 +215,10 @@ class FakeRdma final : public sys::Rdma, public sys::RdmaModel {
 
 }  // namespace rxerun::fakes
 
+#include "fakes/fake_capture.h"
 #include "fakes/fake_routes.h"
 #include "fakes/fake_tools.h"
 #include "fakes/fake_verbs.h"
-#include "fakes/fake_capture.h"
 
 namespace rxerun::fakes {
 
@@ -237,7 +237,8 @@ struct FakeSystem {
   FakeTools tools;
   FakeVerbs verbs;
   FakeCaptures captures;
-  sys::System system{clock, netns, interrupt, links, ethtool, sysctl, nft, qdiscs, pinger, rdma, routes, tools, verbs, captures};
+  sys::System system{clock,  netns,  interrupt, links,  ethtool, sysctl, nft,
+                     qdiscs, pinger, rdma,      routes, tools,   verbs,  captures};
 };
 
 }  // namespace rxerun::fakes
