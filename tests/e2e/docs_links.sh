@@ -81,31 +81,30 @@ else
   fail "broken links:"; echo "$report"
 fi
 
-# (b) No path of a particular machine (a checkout, a home directory).
-if hits=$(grep -nE '(^|[^A-Za-z0-9_.~-])/(work|root|home)/' "${docs[@]}"); then
-  fail "machine paths in the documentation:"; echo "$hits"
-else
-  pass "no /work/, /root/ or /home/ paths"
-fi
+# refuse WHAT GREP_OPTIONS PATTERN FILE...: fails, listing the hits, when any
+# file matches PATTERN; passes with "no WHAT" otherwise.
+refuse() {
+  local what=$1 opts=$2 pattern=$3 hits
+  shift 3
+  if hits=$(grep "$opts" -- "$pattern" "$@"); then
+    fail "$what:"; echo "$hits"
+  else
+    pass "no $what"
+  fi
+}
 
-# (c) Nothing outside the repository, no issue numbers.
-if hits=$(grep -nE 'product\.md|rxe-notes|style\.md|\.\./shared|\bthe seeds\b|seed recipe|\b(first|second) seed\b' "${docs[@]}"); then
-  fail "references to documents outside the repository:"; echo "$hits"
-else
-  pass "no references to documents outside the repository"
-fi
-# The code, scenarios, scripts and tests cite the repository's own docs too.
+# (b) No path of a particular machine (a checkout, a home directory).
+refuse "machine paths (/work/, /root/, /home/) in the documentation" -nE \
+  '(^|[^A-Za-z0-9_.~-])/(work|root|home)/' "${docs[@]}"
+
+# (c) Nothing outside the repository, no issue numbers; the code, scenarios,
+# scripts and tests cite the repository's own docs too.
+outside='product\.md|rxe-notes|style\.md|\.\./shared|\bthe seeds\b|seed recipe|\b(first|second) seed\b'
+refuse "references to documents outside the repository" -nE "$outside" "${docs[@]}"
 mapfile -t code < <(git ls-files '*.h' '*.cpp' '*.sh' '*.yaml' '*.py' '*.txt' 'scripts/*' | grep -v '^tests/e2e/docs_links\.sh$')
-if hits=$(grep -nE 'product\.md|rxe-notes|style\.md|\.\./shared|\bthe seeds\b|seed recipe|\b(first|second) seed\b' "${code[@]}"); then
-  fail "code citing documents outside the repository:"; echo "$hits"
-else
-  pass "no code cites documents outside the repository (${#code[@]} files)"
-fi
-if hits=$(grep -niE '\bissues? #?[0-9]+|(^|[[:space:](\[])#[0-9]+\b' "${docs[@]}"); then
-  fail "issue references:"; echo "$hits"
-else
-  pass "no issue references"
-fi
+[ ${#code[@]} -gt 100 ] && pass "${#code[@]} code files to check" || fail "only ${#code[@]} code files found"
+refuse "code citing documents outside the repository" -nE "$outside" "${code[@]}"
+refuse "issue references" -niE '\bissues? #?[0-9]+|(^|[[:space:](\[])#[0-9]+\b' "${docs[@]}"
 
 # (d) The README is a front door, not a manual.
 lines=$(wc -l <README.md)
