@@ -28,7 +28,7 @@ namespace {
 
 constexpr std::chrono::seconds kLabMargin{300};
 
-std::string errno_text(const Error& e) {
+std::string errno_suffix(const Error& e) {
   return e.code ? std::string(": ") + std::strerror(e.code) : "";
 }
 
@@ -133,7 +133,7 @@ std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kerne
   auto lab = vm::run_lab(run);
   if (spinner && !announced) print(stderr, "\r\033[K");
   if (!lab) {
-    print(stderr, "rxerun: cannot start the lab VM: {}{}\n", lab.error().message, errno_text(lab.error()));
+    print(stderr, "rxerun: cannot start the lab VM: {}{}\n", lab.error().message, errno_suffix(lab.error()));
     return kExitEnvironment;
   }
   switch (lab->outcome) {
@@ -186,7 +186,7 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   const std::vector<ReportTarget>& targets = o.reports;
   auto share = vm::ShareDir::create();
   if (!share) {
-    print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
+    print(stderr, "rxerun: {}{}\n", share.error().message, errno_suffix(share.error()));
     return kExitEnvironment;
   }
   // The guest runs the same command on its own kernel: `--host`, reports
@@ -233,7 +233,7 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
     if (!fs::exists(from)) continue;  // the guest said why it wrote none
     if (targets[i].format == ReportTarget::Format::Json) {
       if (auto r = add_vm_facts(from, kernel, lab); !r)
-        print(stderr, "rxerun: {}{}\n", r.error().message, errno_text(r.error()));
+        print(stderr, "rxerun: {}{}\n", r.error().message, errno_suffix(r.error()));
     }
     if (auto r = copy_file_atomic(from, targets[i].path, "report"); !r) {
       print(stderr, "rxerun: {}\n", r.error().message);
@@ -262,7 +262,7 @@ int cmd_vm_exec(const VmExecOptions& o) {
   }
   auto share = vm::ShareDir::create();
   if (!share) {
-    print(stderr, "rxerun: {}{}\n", share.error().message, errno_text(share.error()));
+    print(stderr, "rxerun: {}{}\n", share.error().message, errno_suffix(share.error()));
     return kExitEnvironment;
   }
   vm::GuestRequest request;
@@ -301,7 +301,7 @@ int cmd_vm_setup(const std::vector<std::string>& kernels) {
       return kExitInterrupted;
     }
     if (!r) {
-      print(stderr, "rxerun: kernel {}: {}{}\n", s->label, r.error().message, errno_text(r.error()));
+      print(stderr, "rxerun: kernel {}: {}{}\n", s->label, r.error().message, errno_suffix(r.error()));
       return kExitEnvironment;
     }
     print(stdout, "kernel {}: ready: {} in {}\n", s->label, r->release, r->dir.string());

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
+#include "base/files.h"
 #include "sys/qdisc_rtnl.h"
 
 namespace rxerun {
@@ -21,14 +21,6 @@ bool has_cap_net_admin() {
   __user_cap_data_struct data[2]{};
   if (::syscall(SYS_capget, &header, data) != 0) return false;
   return data[CAP_NET_ADMIN / 32].effective & (1u << (CAP_NET_ADMIN % 32));
-}
-
-bool file_mentions(const std::string& path, const std::string& needle) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.find(needle) != std::string::npos) return true;
-  return false;
 }
 
 // Loaded, built in, or a module of the running kernel's tree.

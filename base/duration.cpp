@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdint>
 
+#include "base/strings.h"
+
 namespace rxerun {
 
 namespace {
@@ -17,10 +19,6 @@ struct Unit {
 constexpr std::array<Unit, 4> kUnits{{{"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}}};
 
 constexpr std::int64_t kMaxMs = kMaxDuration.count();
-
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
 
 // Digits to an integer, nullopt past `limit`.
 std::optional<std::int64_t> digits_value(std::string_view digits, std::int64_t limit) {
@@ -104,7 +102,7 @@ std::string format_duration(Duration d) {
 }
 
 std::string format_seconds(Duration d) {
-  return fmt::format("{:.2f}s", static_cast<double>(d.count()) / 1000.0);
+  return fmt::format("{:.2f}s", to_seconds(d));
 }
 
 }  // namespace rxerun

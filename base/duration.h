@@ -50,4 +50,14 @@ std::string format_duration(Duration d);
 // Seconds with two decimals, for step timings in output ("0.42s").
 std::string format_seconds(Duration d);
 
+// The duration in seconds, for reports that write numbers (1500ms -> 1.5).
+constexpr double to_seconds(Duration d) {
+  return static_cast<double>(d.count()) / 1000.0;
+}
+
+// Seconds from `t` to now on the steady clock, for timings that are measured.
+inline double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 }  // namespace rxerun

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <utility>
 
 namespace rxerun {
@@ -209,6 +210,14 @@ Result<std::string> read_file_capped(const fs::path& path, std::size_t max_bytes
   }
   if (data.size() > max_bytes) return make_error("the file is too large: " + at_most);
   return data;
+}
+
+bool file_mentions(const fs::path& path, std::string_view needle) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(needle) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace rxerun

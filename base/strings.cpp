@@ -1,5 +1,7 @@
 #include "base/strings.h"
 
+#include <sstream>
+
 namespace rxerun {
 
 std::string shell_quote(std::string_view word) {
@@ -44,6 +46,13 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
+}
+
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(text)};
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
 }
 
 }  // namespace rxerun

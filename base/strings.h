@@ -35,4 +35,12 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 // Whether `part` occurs in `text` (std::string::contains is C++23).
 bool contains(std::string_view text, std::string_view part);
 
+// An ASCII decimal digit, whatever the locale (std::isdigit asks it).
+constexpr bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// The words of `text` between runs of white space, as `>>` reads them.
+std::vector<std::string> split_words(std::string_view text);
+
 }  // namespace rxerun

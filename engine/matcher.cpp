@@ -27,10 +27,6 @@ struct OpSpelling {
 constexpr std::array<OpSpelling, 7> kOps{
     {{"==", Op::Eq}, {"!=", Op::Ne}, {">=", Op::Ge}, {"<=", Op::Le}, {">", Op::Gt}, {"<", Op::Lt}, {"~", Op::Match}}};
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
 // A decimal number as a fact or an operand may spell it: -12, 3.5, 1e6. Not
 // hex, inf or nan, which no counter is.
 bool looks_numeric(std::string_view s) {

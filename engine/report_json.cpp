@@ -39,16 +39,12 @@
 namespace rxerun {
 namespace {
 
-double seconds(Duration d) {
-  return static_cast<double>(d.count()) / 1000.0;
-}
-
 nlohmann::json cleanup_json(const CleanupReport& c) {
   auto undos = nlohmann::json::array();
   for (const auto& u : c.undos) {
     nlohmann::json j = {
         {"step", u.step}, {"kind", u.kind},   {"summary", u.summary},
-        {"ok", u.ok},     {"error", u.error}, {"duration_s", seconds(u.duration)},
+        {"ok", u.ok},     {"error", u.error}, {"duration_s", to_seconds(u.duration)},
     };
     if (!u.covered_by.empty()) j["covered_by"] = u.covered_by;
     if (!u.journal_text.empty()) j["journal"] = u.journal_text;
@@ -68,7 +64,7 @@ nlohmann::json step_json(const StepReport& s) {
       {"outcome", std::string(to_string(s.outcome))},
       {"expected", std::string(to_string(s.expected))},
       {"attempts", s.attempts},
-      {"duration_s", seconds(s.duration)},
+      {"duration_s", to_seconds(s.duration)},
       {"facts", s.facts.is_null() ? nlohmann::json::object() : s.facts},
       {"failures", s.failures},
       {"message", s.message},
@@ -109,7 +105,7 @@ nlohmann::json to_json(const RunReport& report) {
       {"scenario", report.scenario},
       {"description", report.description},
       {"started_at", report.started_at},
-      {"duration_s", seconds(report.duration)},
+      {"duration_s", to_seconds(report.duration)},
       {"exit_code", report.exit_code},
       {"interrupted", report.interrupted},
       {"host", report.host.is_null() ? nlohmann::json::object() : report.host},

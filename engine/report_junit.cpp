@@ -64,8 +64,9 @@ std::string xml_attr(std::string_view s) {
   return xml_escape(s, true);
 }
 
-std::string seconds(Duration d) {
-  return fmt::format("{:.3f}", static_cast<double>(d.count()) / 1000.0);
+// JUnit's time attribute: seconds with three decimals.
+std::string junit_seconds(Duration d) {
+  return fmt::format("{:.3f}", to_seconds(d));
 }
 
 std::string first_line(std::string_view s) {
@@ -204,7 +205,7 @@ std::string to_junit_xml(const RunReport& report) {
   }
   const std::string suite = xml_attr(report.scenario);
   const std::string counts = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\"",
-                                         cases.size(), failures, errors, skipped, seconds(report.duration));
+                                         cases.size(), failures, errors, skipped, junit_seconds(report.duration));
 
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += fmt::format("<testsuites name=\"rxerun\" {}>\n", counts);
@@ -233,7 +234,7 @@ std::string to_junit_xml(const RunReport& report) {
   const std::string classname = xml_attr("rxerun." + report.scenario);
   for (const auto& c : cases) {
     xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\"", classname, xml_attr(c.name),
-                       seconds(c.time));
+                       junit_seconds(c.time));
     if (c.result.empty() && c.system_out.empty()) {
       xml += "/>\n";
       continue;

@@ -7,6 +7,10 @@
 
 namespace rxerun {
 
+std::string scalar_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
 Params::Params(const nlohmann::json& values, const StepSpec& step, std::string file, std::string prefix)
     : values_(values), step_(step), file_(std::move(file)), prefix_(std::move(prefix)) {}
 
@@ -19,8 +23,7 @@ const nlohmann::json& Params::at(std::string_view key) const {
 }
 
 std::string Params::str(std::string_view key) const {
-  const auto& v = at(key);
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return scalar_text(at(key));
 }
 
 long long Params::integer(std::string_view key) const {
@@ -41,7 +44,7 @@ Params Params::object(std::string_view key) const {
 }
 
 std::string Params::scalar_str() const {
-  return values_.is_string() ? values_.get<std::string>() : values_.dump();
+  return scalar_text(values_);
 }
 
 std::string Params::where(std::string_view key) const {

@@ -18,6 +18,10 @@
 
 namespace rxerun {
 
+// A scalar parameter as written: a string as it is, a number or a boolean as
+// JSON spells it (`table: 100` and `table: main` alike).
+std::string scalar_text(const nlohmann::json& v);
+
 // A step's parameters after loading: types checked, defaults filled in,
 // variables expanded. Accessors assume the loader's checks passed.
 class Params {

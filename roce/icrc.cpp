@@ -43,7 +43,7 @@ RXERUN_CLMUL inline __m128i fold(__m128i x, __m128i k, __m128i next) {
   return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x11), _mm_clmulepi64_si128(x, k, 0x00)), next);
 }
 
-RXERUN_CLMUL inline __m128i load(const std::uint8_t* at) {
+RXERUN_CLMUL inline __m128i load128(const std::uint8_t* at) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
 }
 
@@ -54,20 +54,20 @@ RXERUN_CLMUL std::uint32_t crc32_clmul(std::uint32_t state, const std::uint8_t* 
   const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
   const __m128i low32 = _mm_setr_epi32(~0, 0, ~0, 0);
 
-  __m128i x1 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(static_cast<int>(state)));
-  __m128i x2 = load(p + 16), x3 = load(p + 32), x4 = load(p + 48);
+  __m128i x1 = _mm_xor_si128(load128(p), _mm_cvtsi32_si128(static_cast<int>(state)));
+  __m128i x2 = load128(p + 16), x3 = load128(p + 32), x4 = load128(p + 48);
   p += 64;
   n -= 64;
   for (; n >= 64; p += 64, n -= 64) {
-    x1 = fold(x1, k1k2, load(p));
-    x2 = fold(x2, k1k2, load(p + 16));
-    x3 = fold(x3, k1k2, load(p + 32));
-    x4 = fold(x4, k1k2, load(p + 48));
+    x1 = fold(x1, k1k2, load128(p));
+    x2 = fold(x2, k1k2, load128(p + 16));
+    x3 = fold(x3, k1k2, load128(p + 32));
+    x4 = fold(x4, k1k2, load128(p + 48));
   }
   x1 = fold(x1, k3k4, x2);
   x1 = fold(x1, k3k4, x3);
   x1 = fold(x1, k3k4, x4);
-  for (; n >= 16; p += 16, n -= 16) x1 = fold(x1, k3k4, load(p));
+  for (; n >= 16; p += 16, n -= 16) x1 = fold(x1, k3k4, load128(p));
 
   // 128 bits to 64, then Barrett reduction to 32.
   x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k3k4, 0x10));

@@ -54,7 +54,7 @@ struct Cidr {
 };
 
 // "10.0.0.1/24", "fd00::1/64"; no prefix means the full length.
-std::optional<Cidr> parse(const std::string& text) {
+std::optional<Cidr> cidr_of(const std::string& text) {
   const auto slash = text.find('/');
   const std::string addr = text.substr(0, slash);
   unsigned char buf[16];
@@ -83,7 +83,7 @@ std::optional<Cidr> parse(const std::string& text) {
 StepResult run_address(const Params& params, StepContext& ctx) {
   const std::string dev = params.str("dev");
   const std::string cidr = params.str("cidr");
-  auto wanted = parse(cidr);
+  auto wanted = cidr_of(cidr);
   if (!wanted) return StepResult::error(params.where("cidr") + ": '" + cidr + "' is not an address/prefix");
   auto& links = ctx.sys().links;
 
@@ -95,7 +95,7 @@ StepResult run_address(const Params& params, StepContext& ctx) {
   }
   const nlohmann::json facts_unchanged = {{"changed", false}, {"address", wanted->text()}};
   for (const auto& text : *present) {
-    auto have = parse(text);
+    auto have = cidr_of(text);
     if (!have || have->family != wanted->family || have->address != wanted->address) continue;
     if (have->prefix == wanted->prefix) return StepResult::ok(facts_unchanged);
     // IPv6 knows an address once, whatever its prefix.

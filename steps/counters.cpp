@@ -63,8 +63,6 @@ Kind counters_kind() {
 
 namespace {
 
-constexpr unsigned kPort = 1;
-
 // `devs` split into RDMA devices and netdevs of the step's namespace; every
 // one of each kind when `devs` is absent. An unknown name is an error.
 Result<std::map<std::string, std::uint64_t>> read(StepContext& ctx, const std::vector<std::string>& devs) {
@@ -77,7 +75,7 @@ Result<std::map<std::string, std::uint64_t>> read(StepContext& ctx, const std::v
   const bool all = wanted.empty();
   for (const auto& d : *rdma) {
     if (!all && !wanted.erase(d.name)) continue;
-    auto c = ctx.sys().rdma.counters(d.name, kPort);
+    auto c = ctx.sys().rdma.counters(d.name, sys::kRxePort);
     if (!c) return c.error();
     for (const auto& [name, v] : *c) out[d.name + "." + name] = v;
   }

@@ -76,7 +76,7 @@ Kind gid_kind() {
 
 namespace {
 
-constexpr Duration kPoll{50};
+constexpr Duration kGidPoll{50};
 
 // An address as a GID: IPv4 becomes IPv4-mapped IPv6, everything in
 // inet_ntop's form; nullopt when it is no address.
@@ -99,7 +99,7 @@ std::string kernel_type(const std::string& written) {
   return written == "RoCEv2" ? "RoCE v2" : "IB/RoCE v1";
 }
 
-std::string describe(const std::vector<sys::GidEntry>& table) {
+std::string describe_gids(const std::vector<sys::GidEntry>& table) {
   if (table.empty()) return "the table is empty";
   std::string out;
   for (const auto& g : table)
@@ -108,13 +108,13 @@ std::string describe(const std::vector<sys::GidEntry>& table) {
   return out;
 }
 
-nlohmann::json facts_of(const sys::GidEntry& g) {
+nlohmann::json gid_facts(const sys::GidEntry& g) {
   return {{"index", g.index}, {"gid", g.gid}, {"type", g.type}, {"netdev", g.netdev}};
 }
 
 // Why `g` does not match what the step asks; "" when it does.
-std::string mismatch(const sys::GidEntry& g, const std::optional<std::string>& gid, const std::string& type,
-                     const std::string& netdev) {
+std::string gid_mismatch(const sys::GidEntry& g, const std::optional<std::string>& gid, const std::string& type,
+                         const std::string& netdev) {
   if (gid && g.gid != *gid) return "holds " + g.gid + ", not " + *gid;
   if (!type.empty() && g.type != type) return "is of type " + g.type + ", not " + type;
   if (!netdev.empty() && g.netdev != netdev) return "belongs to " + g.netdev + ", not " + netdev;
@@ -147,20 +147,20 @@ StepResult run_gid(const Params& params, StepContext& ctx) {
     if (index) {
       auto it = std::find_if(table->begin(), table->end(), [&](const sys::GidEntry& g) { return g.index == *index; });
       if (it == table->end()) {
-        why = dev + " GID " + std::to_string(*index) + " is empty; " + describe(*table);
-      } else if (auto m = mismatch(*it, gid, type, netdev); !m.empty()) {
-        why = dev + " GID " + std::to_string(*index) + " " + m + "; " + describe(*table);
+        why = dev + " GID " + std::to_string(*index) + " is empty; " + describe_gids(*table);
+      } else if (auto m = gid_mismatch(*it, gid, type, netdev); !m.empty()) {
+        why = dev + " GID " + std::to_string(*index) + " " + m + "; " + describe_gids(*table);
       } else {
-        return StepResult::ok(facts_of(*it));
+        return StepResult::ok(gid_facts(*it));
       }
     } else {
       auto it = std::find_if(table->begin(), table->end(),
-                             [&](const sys::GidEntry& g) { return mismatch(g, gid, type, netdev).empty(); });
-      if (it != table->end()) return StepResult::ok(facts_of(*it));
+                             [&](const sys::GidEntry& g) { return gid_mismatch(g, gid, type, netdev).empty(); });
+      if (it != table->end()) return StepResult::ok(gid_facts(*it));
       why = dev + " has no GID " + *gid + (type.empty() ? "" : " of type " + type) +
-            (netdev.empty() ? "" : " on " + netdev) + "; " + describe(*table);
+            (netdev.empty() ? "" : " on " + netdev) + "; " + describe_gids(*table);
     }
-    switch (ctx.sleep_for(kPoll)) {
+    switch (ctx.sleep_for(kGidPoll)) {
       case WaitStatus::Done: continue;
       case WaitStatus::Interrupted: return StepResult::error("interrupted");
       case WaitStatus::Deadline: {

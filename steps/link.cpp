@@ -48,7 +48,7 @@ Kind link_kind() {
 
 namespace {
 
-nlohmann::json facts_of(const sys::LinkInfo& now, const sys::LinkInfo& before, bool changed) {
+nlohmann::json link_facts(const sys::LinkInfo& now, const sys::LinkInfo& before, bool changed) {
   return {{"changed", changed},     {"up", now.up},           {"mtu", now.mtu},
           {"carrier", now.carrier}, {"up_before", before.up}, {"mtu_before", before.mtu}};
 }
@@ -65,7 +65,7 @@ StepResult run_link(const Params& params, StepContext& ctx) {
 
   const bool set_up = params.has("up") && params.flag("up") != before.up;
   const bool set_mtu = params.has("mtu") && static_cast<unsigned>(params.integer("mtu")) != before.mtu;
-  if (!set_up && !set_mtu) return StepResult::ok(facts_of(before, before, false));
+  if (!set_up && !set_mtu) return StepResult::ok(link_facts(before, before, false));
 
   auto identity = link_identity(ctx.sys(), before);
   if (!identity) return StepResult::error(identity.error());
@@ -92,7 +92,7 @@ StepResult run_link(const Params& params, StepContext& ctx) {
   auto after = links.get(dev);
   if (!after) return StepResult::error(after.error());
   if (!*after) return StepResult::error("interface " + dev + " disappeared");
-  return StepResult::ok(facts_of(**after, before, true));
+  return StepResult::ok(link_facts(**after, before, true));
 }
 
 std::string state(bool up) {

@@ -101,7 +101,7 @@ Kind netem_kind() {
 namespace {
 
 // A number followed by `suffix` (optional) and nothing else.
-std::optional<double> number(const std::string& text, std::string* unit) {
+std::optional<double> number_with_unit(const std::string& text, std::string* unit) {
   const char* begin = text.c_str();
   char* end = nullptr;
   errno = 0;
@@ -120,7 +120,7 @@ Result<double> percent(const Params& params, const std::string& key) {
     pct = v.get<double>();
   } else {
     std::string unit;
-    auto n = number(params.str(key), &unit);
+    auto n = number_with_unit(params.str(key), &unit);
     if (!n || !(unit.empty() || unit == "%"))
       return make_error(params.where(key) + ": " + key + " is a percentage: 5, 0.5 or \"5%\" (got '" + params.str(key) +
                         "')");
@@ -133,7 +133,7 @@ Result<double> percent(const Params& params, const std::string& key) {
 // tc's rate units, as bytes per second.
 Result<std::uint64_t> rate(const Params& params) {
   std::string unit;
-  auto n = number(params.str("rate"), &unit);
+  auto n = number_with_unit(params.str("rate"), &unit);
   struct Unit {
     const char* name;
     double bytes;  // bytes per second for one of it

@@ -47,7 +47,7 @@ std::vector<std::string> considered(const Request& r, const Features& f) {
 }
 
 // A name's value as `ethtool -k` shows a group: on when any member is on.
-std::string value_of(const Request& r, const Features& f) {
+std::string feature_value(const Request& r, const Features& f) {
   for (const auto& m : considered(r, f))
     if (f.at(m).active) return "on";
   return "off";
@@ -223,9 +223,9 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
   if (!change) return StepResult::error(change.error());
 
   nlohmann::json facts = nlohmann::json::object();
-  for (const auto& r : *requests) facts[r.name + ".before"] = value_of(r, *found);
+  for (const auto& r : *requests) facts[r.name + ".before"] = feature_value(r, *found);
   if (change->empty()) {
-    for (const auto& r : *requests) facts[r.name + ".after"] = value_of(r, *found);
+    for (const auto& r : *requests) facts[r.name + ".after"] = feature_value(r, *found);
     facts["changed"] = false;
     return StepResult::ok(facts);
   }
@@ -258,7 +258,7 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
   Features now = std::move(*found);
   for (const auto& [name, on] : *changed)
     if (auto it = now.find(name); it != now.end()) it->second.active = on;
-  for (const auto& r : *requests) facts[r.name + ".after"] = value_of(r, now);
+  for (const auto& r : *requests) facts[r.name + ".after"] = feature_value(r, now);
   facts["changed"] = true;
   return StepResult::ok(facts);
 }
@@ -301,7 +301,7 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
   for (const auto& [name, members] : names) {
     Request r{.name = name, .members = members};
     if (std::all_of(r.members.begin(), r.members.end(), [&](const auto& m) { return now->count(m); }))
-      facts[name + ".after"] = value_of(r, *now);
+      facts[name + ".after"] = feature_value(r, *now);
   }
   std::map<std::string, bool> back;
   std::vector<std::string> conflicts;

@@ -141,17 +141,15 @@ Kind perftest_kind() {
 
 namespace {
 
-constexpr unsigned kPort = 1;  // rxe devices have one port
-
-struct Side {
+struct PerftestSide {
   std::string dev;
   std::optional<std::string> netns;
   std::string to;  // the client's: the server's address
 };
 
-Side side_of(const Params& p, const char* key) {
+PerftestSide side_of(const Params& p, const char* key) {
   const Params o = p.object(key);
-  Side s{o.str("dev"), std::nullopt, ""};
+  PerftestSide s{o.str("dev"), std::nullopt, ""};
   if (o.has("netns")) s.netns = o.str("netns");
   if (o.has("to")) s.to = o.str("to");
   return s;
@@ -168,7 +166,7 @@ std::string mapped(const std::string& ipv4) {
 // address `prefer` when given and present, else the first IPv4-mapped RoCE
 // v2 entry. Fails (with the table) when there is none.
 Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const std::string& prefer) {
-  auto table = ctx.sys().rdma.gids(dev, kPort);
+  auto table = ctx.sys().rdma.gids(dev, sys::kRxePort);
   if (!table) {
     if (table.error().code == ENODEV)
       return make_error("no RDMA device " + dev + " (add it with an rxe step first)", ENODEV);
@@ -189,7 +187,7 @@ Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const 
                     ENOENT);
 }
 
-std::vector<std::string> argv_of(const Params& p, ToolRole role, const Side& side, unsigned gid_index) {
+std::vector<std::string> perftest_argv(const Params& p, ToolRole role, const PerftestSide& side, unsigned gid_index) {
   std::vector<std::string> a = {"ib_" + p.str("test"), "-d", side.dev, "-x", std::to_string(gid_index), "-F"};
   if (p.flag("rdma_cm")) a.push_back("-R");
   a.insert(a.end(), {"-p", std::to_string(p.integer("port"))});
@@ -212,8 +210,8 @@ bool refused(const std::string& out, const std::string& err) {
          contains(all, "RDMA_CM_EVENT_REJECTED");
 }
 
-std::vector<std::string> hints_for(const ToolPairRun& r, const Side& server, const Side& client, unsigned server_gid,
-                                   unsigned client_gid) {
+std::vector<std::string> perftest_hints(const ToolPairRun& r, const PerftestSide& server, const PerftestSide& client,
+                                        unsigned server_gid, unsigned client_gid) {
   const std::string all = r.output();
   if (contains(all, "to RTR") || contains(all, "to RTS") || contains(all, "Unable to Connect the HCA"))
     return {"likely causes: the GID index (server " + std::to_string(server_gid) + ", client " +
@@ -235,8 +233,8 @@ std::vector<std::string> hints_for(const ToolPairRun& r, const Side& server, con
 
 StepResult run_perftest(const Params& params, StepContext& ctx) {
   const std::string test = params.str("test");
-  const Side server = side_of(params, "server");
-  const Side client = side_of(params, "client");
+  const PerftestSide server = side_of(params, "server");
+  const PerftestSide client = side_of(params, "client");
 
   unsigned server_gid = 0, client_gid = 0;
   if (params.has("gid_index")) {
@@ -254,9 +252,9 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   const std::string at = client.to + ":" + std::to_string(params.integer("port"));
   ToolPairSpec spec;
   spec.name = bin;
-  spec.server = pair_tool(argv_of(params, ToolRole::Server, server, server_gid), server.netns,
+  spec.server = pair_tool(perftest_argv(params, ToolRole::Server, server, server_gid), server.netns,
                           bin + " server on " + server.dev + ", port " + std::to_string(params.integer("port")));
-  spec.client = pair_tool(argv_of(params, ToolRole::Client, client, client_gid), client.netns,
+  spec.client = pair_tool(perftest_argv(params, ToolRole::Client, client, client_gid), client.netns,
                           bin + " client on " + client.dev + " to " + at);
   spec.refused = refused;
   if (params.flag("rdma_cm")) spec.cm_port = static_cast<std::uint16_t>(params.integer("port"));
@@ -287,7 +285,7 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   words.stalled_hints = {
       "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
       "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`"};
-  words.failed_hints = hints_for(r, server, client, server_gid, client_gid);
+  words.failed_hints = perftest_hints(r, server, client, server_gid, client_gid);
   words.done = [&](const nlohmann::json& all) {
     if (!report)
       return StepResult::fail(bin + " ended well but its output has no result: " + report.error().message, all);

@@ -69,7 +69,7 @@ bool is_address(const std::string& s) {
   return ::inet_pton(AF_INET, s.c_str(), buf) == 1 || ::inet_pton(AF_INET6, s.c_str(), buf) == 1;
 }
 
-bool valid_ifname(const std::string& s) {
+bool plausible_ifname(const std::string& s) {
   return !s.empty() && s.size() <= 15 && s.find_first_of("/ \t\n\r") == std::string::npos && s != "." && s != "..";
 }
 
@@ -85,7 +85,7 @@ StepResult run_ping(const Params& params, StepContext& ctx) {
     const std::string from = params.str("from");
     if (is_address(from)) {
       spec.from_addr = from;
-    } else if (valid_ifname(from)) {
+    } else if (plausible_ifname(from)) {
       spec.from_dev = from;
     } else {
       return StepResult::error(params.where("from") + ": '" + from + "' is neither an address nor an interface name");

@@ -52,7 +52,7 @@ Kind port_kind() {
 
 namespace {
 
-constexpr Duration kPoll{50};
+constexpr Duration kPortPoll{50};
 
 nlohmann::json state_facts(const sys::PortState& s) {
   return {{"state", s.state_name}, {"phys_state", s.phys_state_name}};
@@ -74,7 +74,7 @@ StepResult run_port(const Params& params, StepContext& ctx) {
     return StepResult::error(s.error());
   }
   while (s->state_name != wanted) {
-    const WaitStatus w = ctx.sleep_for(kPoll);
+    const WaitStatus w = ctx.sleep_for(kPortPoll);
     if (w == WaitStatus::Interrupted) return StepResult::error("interrupted");
     if (w == WaitStatus::Deadline) {
       const auto waited = std::chrono::duration_cast<Duration>(ctx.sys().clock.now() - start);

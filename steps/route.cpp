@@ -40,25 +40,18 @@ int scope_number(const std::string& name) {
   return RT_SCOPE_UNIVERSE;
 }
 
-std::string family_name(int family) {
-  return family == AF_INET6 ? "inet6" : "inet";
-}
-
-// A scalar parameter as written: `table: 100` and `table: main` alike.
-std::string text_of(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 // The route the parameters name, or the parameter at fault and why. `p`
 // holds every parameter checked on its own (at load time also those that
 // read a later fact: `deferred` says which to leave out then).
-struct Parsed {
+struct ParsedRoute {
   std::optional<sys::Route> route;
   std::string path, why;
 };
 
-Parsed parse(const nlohmann::json& p) {
-  auto fail = [](std::string path, std::string why) { return Parsed{std::nullopt, std::move(path), std::move(why)}; };
+ParsedRoute parse_route_spec(const nlohmann::json& p) {
+  auto fail = [](std::string path, std::string why) {
+    return ParsedRoute{std::nullopt, std::move(path), std::move(why)};
+  };
   sys::Route r;
   r.type = type_number(p.value("type", "unicast"));
   const std::string dst = p.at("dst").get<std::string>();
@@ -80,14 +73,14 @@ Parsed parse(const nlohmann::json& p) {
     if (!prefix) return fail("dst", "'dst' must be a prefix such as 10.10.0.2/32, an address or 'default': " + why);
     if (family && family != prefix->family)
       return fail(via ? "via" : "src",
-                  "'dst' is " + family_name(prefix->family) + " and '" + (via ? "via" : "src") + "' is not");
+                  "'dst' is " + sys::family_name(prefix->family) + " and '" + (via ? "via" : "src") + "' is not");
     r.family = prefix->family;
     r.dst = prefix->text;
   }
   if (via) r.via = via->text;
   if (src) r.src = src->text;
   if (p.contains("dev")) r.dev = p.at("dev").get<std::string>();
-  const std::string table = p.contains("table") ? text_of(p.at("table")) : "main";
+  const std::string table = p.contains("table") ? scalar_text(p.at("table")) : "main";
   auto t = sys::parse_table(table);
   if (!t) return fail("table", "'table' must be a number 1..4294967295 or main, local, default, got '" + table + "'");
   r.table = *t;
@@ -100,7 +93,7 @@ Parsed parse(const nlohmann::json& p) {
     return fail(!r.dev.empty() ? "dev" : "via",
                 "a " + sys::route_type_name(r.type) + " route goes nowhere: it takes no 'dev' and no 'via'");
   r.scope = p.contains("scope") ? scope_number(p.at("scope").get<std::string>()) : sys::default_scope(r);
-  return Parsed{r, "", ""};
+  return ParsedRoute{r, "", ""};
 }
 
 // Defined after the spec below, which names them.
@@ -117,7 +110,7 @@ bool deferred(const nlohmann::json& p, const char* key) {
 void validate_route(const nlohmann::json& p, const KindSpec::Complaint& complain) {
   for (const char* key : {"dst", "via", "src", "table", "dev"})
     if (deferred(p, key)) return;  // checked at run time, when the fact is known
-  auto parsed = parse(p);
+  auto parsed = parse_route_spec(p);
   if (!parsed.route) complain(parsed.path, parsed.why);
 }
 
@@ -175,8 +168,8 @@ Kind route_kind() {
 
 namespace {
 
-nlohmann::json to_json(const sys::Route& r) {
-  return {{"family", family_name(r.family)},
+nlohmann::json route_to_json(const sys::Route& r) {
+  return {{"family", sys::family_name(r.family)},
           {"dst", r.dst},
           {"dev", r.dev},
           {"via", r.via},
@@ -187,7 +180,7 @@ nlohmann::json to_json(const sys::Route& r) {
           {"type", r.type}};
 }
 
-nlohmann::json facts_of(const sys::Route& r, bool changed) {
+nlohmann::json route_facts(const sys::Route& r, bool changed) {
   return {{"changed", changed},
           {"route", sys::route_args(r)},
           {"dev", r.dev},
@@ -202,7 +195,7 @@ bool identical(const sys::Route& have, const sys::Route& want) {
 }
 
 StepResult run_route(const Params& params, StepContext& ctx) {
-  auto parsed = parse(params.raw());
+  auto parsed = parse_route_spec(params.raw());
   if (!parsed.route)
     return StepResult::error((parsed.path.empty() ? std::string() : params.where(parsed.path) + ": ") + parsed.why);
   const sys::Route want = *parsed.route;
@@ -212,7 +205,7 @@ StepResult run_route(const Params& params, StepContext& ctx) {
   if (!present) return StepResult::error(present.error());
   for (const auto& have : *present) {
     if (have.dst != want.dst || have.metric != want.metric) continue;
-    if (identical(have, want)) return StepResult::ok(facts_of(want, false));
+    if (identical(have, want)) return StepResult::ok(route_facts(want, false));
     return StepResult::error("table " + sys::table_name(want.table) + " has a route to " + want.dst + " with metric " +
                              std::to_string(want.metric) + " already, not this one: " + sys::route_args(have) +
                              " (not rxerun's, left as it is): delete it, or give this "
@@ -222,7 +215,7 @@ StepResult run_route(const Params& params, StepContext& ctx) {
   const Footprint where = want.dev.empty() ? ctx.in_netns() : ctx.on_link(want.dev);
   auto identity = want.dev.empty() ? netns_identity(ctx.sys()) : link_identity(ctx.sys(), want.dev);
   if (!identity) return StepResult::error(identity.error());
-  nlohmann::json args = to_json(want);
+  nlohmann::json args = route_to_json(want);
   if (!identity->is_null()) args["identity"] = *identity;
   if (auto r = ctx.will_change(args, "delete route " + sys::route_args(want), where); !r)
     return StepResult::error(r.error());
@@ -237,11 +230,11 @@ StepResult run_route(const Params& params, StepContext& ctx) {
                                e.message);
     return StepResult::error(e);
   }
-  return StepResult::ok(facts_of(want, true));
+  return StepResult::ok(route_facts(want, true));
 }
 
 // The route as the journal holds it, every field checked.
-sys::Route from_journal(JournalArgs& a) {
+sys::Route route_from_journal(JournalArgs& a) {
   sys::Route r;
   const std::string family = a.text("family");
   if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
@@ -261,7 +254,7 @@ sys::Route from_journal(JournalArgs& a) {
 // interface or its namespace) is success.
 Result<nlohmann::json> undo_route(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);
-  const sys::Route r = from_journal(a);
+  const sys::Route r = route_from_journal(a);
   const nlohmann::json recorded = a.identity();
   if (!a.ok()) return a.error();
   if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();

@@ -103,7 +103,7 @@ int count_lines(const std::string& out, const std::string& prefix) {
   return n;
 }
 
-std::vector<std::string> argv_of(const Params& p, ToolRole role) {
+std::vector<std::string> rping_argv(const Params& p, ToolRole role) {
   const bool server = role == ToolRole::Server;
   std::vector<std::string> a = {"rping", server ? "-s" : "-c", "-a", p.str("server")};
   if (!server && p.has("client")) a.insert(a.end(), {"-I", p.str("client")});
@@ -118,7 +118,7 @@ std::optional<std::string> netns_of(const Params& p, const char* key) {
 }
 
 // Likely causes, from what the tools wrote.
-std::vector<std::string> hints_for(const ToolPairRun& r, const std::string& server) {
+std::vector<std::string> rping_hints(const ToolPairRun& r, const std::string& server) {
   const std::string all = r.output();
   if (contains(all, "rdma_bind_addr"))
     return {"the server cannot bind " + server +
@@ -144,8 +144,8 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
 
   ToolPairSpec spec;
   spec.name = "rping";
-  spec.server = pair_tool(argv_of(params, ToolRole::Server), server_ns, "rping server on " + at);
-  spec.client = pair_tool(argv_of(params, ToolRole::Client), client_ns, "rping client to " + at);
+  spec.server = pair_tool(rping_argv(params, ToolRole::Server), server_ns, "rping server on " + at);
+  spec.client = pair_tool(rping_argv(params, ToolRole::Client), client_ns, "rping client to " + at);
   spec.cm_port = static_cast<std::uint16_t>(params.integer("port"));
   spec.refused = [](const std::string& out, const std::string& err) {
     return count_lines(out, "ping data:") == 0 && contains(err, "RDMA_CM_EVENT_REJECTED");
@@ -168,7 +168,7 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
           ? "a connection request without an answer is retried by the kernel for over a minute (78 s on 7.3): "
             "UDP 4791 dropped on the way (a `block` on the input hook?)"
           : "the round trips stalled: packets dropped mid-run (`block`, `netem`), or raise `timeout`"};
-  words.failed_hints = hints_for(r, server);
+  words.failed_hints = rping_hints(r, server);
   return tool_pair_result(ctx, r, *window, facts, words);
 }
 

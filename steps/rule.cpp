@@ -34,16 +34,7 @@ namespace rxerun::steps {
 
 namespace {
 
-std::string family_name(int family) {
-  return family == AF_INET6 ? "inet6" : "inet";
-}
-
-// A scalar parameter as written: `table: 100` and `table: main` alike.
-std::string text_of(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-std::optional<std::uint32_t> number(const std::string& s) {
+std::optional<std::uint32_t> parse_mark(const std::string& s) {
   unsigned long long n = 0;
   const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
   const char* begin = s.data() + (hex ? 2 : 0);
@@ -53,14 +44,16 @@ std::optional<std::uint32_t> number(const std::string& s) {
   return static_cast<std::uint32_t>(n);
 }
 
-struct Parsed {
+struct ParsedRule {
   std::optional<sys::Rule> rule;
   std::string path, why;
 };
 
 // The rule the parameters name, or the parameter at fault and why.
-Parsed parse(const nlohmann::json& p) {
-  auto fail = [](std::string path, std::string why) { return Parsed{std::nullopt, std::move(path), std::move(why)}; };
+ParsedRule parse_rule_spec(const nlohmann::json& p) {
+  auto fail = [](std::string path, std::string why) {
+    return ParsedRule{std::nullopt, std::move(path), std::move(why)};
+  };
   sys::Rule r;
   r.action = FR_ACT_TO_TBL;
   r.pref = static_cast<unsigned>(p.at("pref").get<long long>());
@@ -75,8 +68,8 @@ Parsed parse(const nlohmann::json& p) {
     if (!prefix)
       return fail(key, std::string("'") + key + "' must be a prefix such as 10.10.0.2/32, an address or 'all': " + why);
     if (family && family != prefix->family)
-      return fail(key, std::string("'") + key + "' is " + family_name(prefix->family) + ", the rule " +
-                           family_name(family) + (p.contains("family") ? " ('family')" : " (the other address)"));
+      return fail(key, std::string("'") + key + "' is " + sys::family_name(prefix->family) + ", the rule " +
+                           sys::family_name(family) + (p.contains("family") ? " ('family')" : " (the other address)"));
     family = prefix->family;
     if (prefix->length == 0) continue;  // a /0 selects every address: the kernel stores no selector
     (std::string(key) == "from" ? r.from : r.to) = prefix->text;
@@ -85,20 +78,21 @@ Parsed parse(const nlohmann::json& p) {
   if (p.contains("iif")) r.iif = p.at("iif").get<std::string>();
   if (p.contains("oif")) r.oif = p.at("oif").get<std::string>();
   if (p.contains("fwmark")) {
-    const std::string text = text_of(p.at("fwmark"));
+    const std::string text = scalar_text(p.at("fwmark"));
     const auto slash = text.find('/');
-    auto mark = number(text.substr(0, slash));
-    auto mask = slash == std::string::npos ? std::optional<std::uint32_t>(0xffffffffu) : number(text.substr(slash + 1));
+    auto mark = parse_mark(text.substr(0, slash));
+    auto mask =
+        slash == std::string::npos ? std::optional<std::uint32_t>(0xffffffffu) : parse_mark(text.substr(slash + 1));
     if (!mark || !mask || (*mark == 0 && *mask == 0))
       return fail("fwmark", "'fwmark' must be MARK or MARK/MASK (numbers, 0x for hex, not both 0), got '" + text + "'");
     r.fwmark = *mark;
     r.fwmask = *mask;
   }
-  const std::string table = text_of(p.at("table"));
+  const std::string table = scalar_text(p.at("table"));
   auto t = sys::parse_table(table);
   if (!t) return fail("table", "'table' must be a number 1..4294967295 or main, local, default, got '" + table + "'");
   r.table = *t;
-  return Parsed{r, "", ""};
+  return ParsedRule{r, "", ""};
 }
 
 // Defined after the spec below, which names them.
@@ -107,7 +101,7 @@ Result<nlohmann::json> undo_rule(const nlohmann::json& args, UndoContext& ctx);
 
 void validate_rule(const nlohmann::json& p, const KindSpec::Complaint& complain) {
   if (has_step_references(p)) return;  // checked at run time, when the facts are known
-  auto parsed = parse(p);
+  auto parsed = parse_rule_spec(p);
   if (!parsed.rule) complain(parsed.path, parsed.why);
 }
 
@@ -168,8 +162,8 @@ Kind rule_kind() {
 
 namespace {
 
-nlohmann::json to_json(const sys::Rule& r) {
-  return {{"family", family_name(r.family)},
+nlohmann::json rule_to_json(const sys::Rule& r) {
+  return {{"family", sys::family_name(r.family)},
           {"pref", r.pref},
           {"from", r.from},
           {"to", r.to},
@@ -182,11 +176,11 @@ nlohmann::json to_json(const sys::Rule& r) {
           {"protocol", r.protocol}};
 }
 
-nlohmann::json facts_of(const sys::Rule& r, bool changed) {
+nlohmann::json rule_facts(const sys::Rule& r, bool changed) {
   return {{"changed", changed},
           {"rule", sys::rule_args(r)},
           {"table", sys::table_name(r.table)},
-          {"family", family_name(r.family)}};
+          {"family", sys::family_name(r.family)}};
 }
 
 // A rule that sends every packet to the local table: what a namespace needs
@@ -198,10 +192,10 @@ bool plain_local_lookup(const sys::Rule& r) {
 
 StepResult add_rule(const sys::Rule& want, StepContext& ctx, const std::vector<sys::Rule>& present) {
   for (const auto& have : present)
-    if (sys::same_rule(have, want)) return StepResult::ok(facts_of(want, false));
+    if (sys::same_rule(have, want)) return StepResult::ok(rule_facts(want, false));
   auto identity = netns_identity(ctx.sys());
   if (!identity) return StepResult::error(identity.error());
-  if (auto r = ctx.will_change({{"op", "delete"}, {"rule", to_json(want)}, {"identity", *identity}},
+  if (auto r = ctx.will_change({{"op", "delete"}, {"rule", rule_to_json(want)}, {"identity", *identity}},
                                "delete rule " + sys::rule_args(want), ctx.in_netns());
       !r)
     return StepResult::error(r.error());
@@ -213,7 +207,7 @@ StepResult add_rule(const sys::Rule& want, StepContext& ctx, const std::vector<s
                                "another pref)");
     return StepResult::error(r.error());
   }
-  return StepResult::ok(facts_of(want, true));
+  return StepResult::ok(rule_facts(want, true));
 }
 
 StepResult delete_rule(const sys::Rule& want, StepContext& ctx, const std::vector<sys::Rule>& present) {
@@ -221,7 +215,7 @@ StepResult delete_rule(const sys::Rule& want, StepContext& ctx, const std::vecto
   for (const auto& have : present)
     if (sys::same_rule(have, want)) found = &have;
   if (!found) {
-    StepResult r = StepResult::ok(facts_of(want, false));
+    StepResult r = StepResult::ok(rule_facts(want, false));
     std::string at_pref;
     for (const auto& have : present)
       if (have.pref == want.pref) at_pref += (at_pref.empty() ? "" : "; ") + sys::rule_args(have);
@@ -243,16 +237,16 @@ StepResult delete_rule(const sys::Rule& want, StepContext& ctx, const std::vecto
   const sys::Rule gone = *found;  // as the kernel lists it, protocol included
   auto identity = netns_identity(ctx.sys());
   if (!identity) return StepResult::error(identity.error());
-  if (auto r = ctx.will_change({{"op", "add"}, {"rule", to_json(gone)}, {"identity", *identity}},
+  if (auto r = ctx.will_change({{"op", "add"}, {"rule", rule_to_json(gone)}, {"identity", *identity}},
                                "put back rule " + sys::rule_args(gone), ctx.in_netns());
       !r)
     return StepResult::error(r.error());
   if (auto r = ctx.sys().routes.remove_rule(gone); !r) return StepResult::error(r.error());
-  return StepResult::ok(facts_of(gone, true));
+  return StepResult::ok(rule_facts(gone, true));
 }
 
 StepResult run_rule(const Params& params, StepContext& ctx) {
-  auto parsed = parse(params.raw());
+  auto parsed = parse_rule_spec(params.raw());
   if (!parsed.rule)
     return StepResult::error((parsed.path.empty() ? std::string() : params.where(parsed.path) + ": ") + parsed.why);
   const sys::Rule want = *parsed.rule;
@@ -263,7 +257,7 @@ StepResult run_rule(const Params& params, StepContext& ctx) {
 }
 
 // The rule as the journal holds it, every field checked.
-sys::Rule from_journal(JournalArgs& a) {
+sys::Rule rule_from_journal(JournalArgs& a) {
   sys::Rule r;
   const std::string family = a.text("family");
   if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
@@ -294,7 +288,7 @@ Result<nlohmann::json> undo_rule(const nlohmann::json& args, UndoContext& ctx) {
   const nlohmann::json fields = a.object("rule");
   if (!a.ok()) return a.error();
   JournalArgs in_rule(fields, ctx, "rule");
-  const sys::Rule rule = from_journal(in_rule);
+  const sys::Rule rule = rule_from_journal(in_rule);
   if (!in_rule.ok()) return in_rule.error();
   if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
   auto& routes = ctx.sys().routes;

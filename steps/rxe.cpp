@@ -42,7 +42,7 @@ namespace {
 
 constexpr const char* kRxe = "rdma_rxe";
 constexpr const char* kUcm = "rdma_ucm";
-constexpr Duration kPoll{20};
+constexpr Duration kRxePoll{20};
 // How long a missing UDP 4791 socket is waited for after the device appeared.
 constexpr Duration kSocketGrace{1000};
 // Unload attempts while a module is busy, and the pause between them (blktests
@@ -205,7 +205,7 @@ StepResult run_rxe(const Params& params, StepContext& ctx) {
     devs = rdma.rxe_devices();
     if (!devs) return finish(StepResult::error(devs.error()));
     if ((made = named(*devs, name))) break;
-    switch (ctx.sleep_for(kPoll)) {
+    switch (ctx.sleep_for(kRxePoll)) {
       case WaitStatus::Done: continue;
       case WaitStatus::Deadline: return finish(StepResult::timeout("rxe device " + name + " did not appear", facts));
       case WaitStatus::Interrupted: return finish(StepResult::error("interrupted"));
@@ -227,7 +227,7 @@ StepResult run_rxe(const Params& params, StepContext& ctx) {
     auto listening = rdma.udp4791_listening();
     if (!listening) return finish(StepResult::error(listening.error()));
     if (*listening) break;
-    if (ctx.sys().clock.now() - since >= kSocketGrace || ctx.sleep_for(kPoll) != WaitStatus::Done) {
+    if (ctx.sys().clock.now() - since >= kSocketGrace || ctx.sleep_for(kRxePoll) != WaitStatus::Done) {
       const std::string here = ctx.step().netns ? "netns " + *ctx.step().netns : "this network namespace";
       StepResult r = StepResult::error(
           "rxe device " + name + " was added over " + netdev + ", but no UDP 4791 socket listens in " + here +

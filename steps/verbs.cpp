@@ -186,7 +186,7 @@ sys::VerbsRequest request_from(const Params& p) {
   return r;
 }
 
-nlohmann::json facts_of(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
+nlohmann::json verbs_facts(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
   std::string ops;
   for (auto op : r.ops_done) ops += (ops.empty() ? "" : ",") + sys::to_string(op);
   nlohmann::json f = {{"changed", false},
@@ -214,7 +214,7 @@ nlohmann::json facts_of(const sys::VerbsRequest& req, const sys::VerbsResult& r)
 }
 
 // Likely causes of a failure, from what ended it.
-std::vector<std::string> hints_for(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
+std::vector<std::string> verbs_hints(const sys::VerbsRequest& req, const sys::VerbsResult& r) {
   const std::string to = req.client.to.empty() ? req.server.addr : req.client.to;
   const std::string& c = r.cause;
   if (c == "RDMA_CM_EVENT_REJECTED")
@@ -253,7 +253,7 @@ StepResult run_verbs(const Params& params, StepContext& ctx) {
   auto ran = ctx.sys().verbs.run(req, ctx.deadline(), ctx.sys().interrupt);
   if (!ran) return StepResult::error(ran.error());
   const sys::VerbsResult& r = *ran;
-  nlohmann::json facts = facts_of(req, r);
+  nlohmann::json facts = verbs_facts(req, r);
   if (r.status == sys::VerbsStatus::Interrupted || ctx.sys().interrupt.requested())
     return StepResult::error("interrupted");
   if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
@@ -269,14 +269,14 @@ StepResult run_verbs(const Params& params, StepContext& ctx) {
     }
     case sys::VerbsStatus::TimedOut: {
       StepResult t = StepResult::timeout("the step's timeout ran out during " + r.stage + ": " + r.message, facts);
-      t.hints = hints_for(req, r);
+      t.hints = verbs_hints(req, r);
       return t;
     }
     case sys::VerbsStatus::Failed:
     case sys::VerbsStatus::Interrupted: break;
   }
   StepResult f = StepResult::fail(r.message, facts);
-  f.hints = hints_for(req, r);
+  f.hints = verbs_hints(req, r);
   return f;
 }
 

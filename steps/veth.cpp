@@ -133,12 +133,12 @@ Result<nlohmann::json> pair_identity(sys::System& sys, const sys::LinkInfo& self
   return id;
 }
 
-std::string where(const End& end) {
+std::string end_text(const End& end) {
   return end.netns.empty() ? end.name : end.name + " (netns " + end.netns + ")";
 }
 
 std::string not_ours(const End& end, const sys::LinkInfo& l) {
-  return "interface " + where(end) + " exists and does not carry rxerun's mark (its alias is '" + l.alias +
+  return "interface " + end_text(end) + " exists and does not carry rxerun's mark (its alias is '" + l.alias +
          "'); rxerun will not take over or delete what it did not create: delete or rename it, choose another "
          "name, or run with --force to replace it";
 }

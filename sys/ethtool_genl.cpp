@@ -21,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "sys/libnl.h"
 #include "sys/netns_local.h"
 #include "sys/rtnl_socket.h"
 
@@ -31,21 +32,11 @@ namespace {
 struct SockFree {
   void operator()(nl_sock* s) const { nl_socket_free(s); }
 };
-struct MsgFree {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
 struct CbPut {
   void operator()(nl_cb* c) const { nl_cb_put(c); }
 };
 using SockPtr = std::unique_ptr<nl_sock, SockFree>;
-using MsgPtr = std::unique_ptr<nl_msg, MsgFree>;
 using CbPtr = std::unique_ptr<nl_cb, CbPut>;
-
-// A string attribute, safe against a missing terminator.
-std::string attr_string(const nlattr* a) {
-  const auto* p = static_cast<const char*>(nla_data(a));
-  return std::string(p, ::strnlen(p, static_cast<std::size_t>(nla_len(a))));
-}
 
 // What one request brought back: the replies went to the caller's handler;
 // here the kernel's errno and its extended-ACK message, if any.
@@ -83,7 +74,7 @@ int on_ack(nl_msg*, void* arg) {
 
 // Keeps the errno and the kernel's own words (NLMSGERR_ATTR_MSG), which say
 // far more than the errno ("no device matches name", "bit name not found").
-int on_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
+int on_ethtool_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
   ex->done = true;
   ex->error = -err->error;
@@ -180,7 +171,7 @@ class EthtoolSocket {
     nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, on_valid, &ex);
     nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, on_ack, &ex);
     nl_cb_set(cb.get(), NL_CB_SEQ_CHECK, NL_CB_CUSTOM, on_seq_check, &ex);
-    nl_cb_err(cb.get(), NL_CB_CUSTOM, on_error, &ex);
+    nl_cb_err(cb.get(), NL_CB_CUSTOM, on_ethtool_error, &ex);
     if (until == Until::Ack) nlmsg_hdr(msg)->nlmsg_flags |= NLM_F_ACK;
     if (int e = nl_send_auto(sk_.get(), msg); e < 0) {
       broken_ = true;

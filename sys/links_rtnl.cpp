@@ -23,6 +23,7 @@
 #include <set>
 
 #include "base/fd.h"
+#include "sys/libnl.h"
 #include "sys/rtnl_socket.h"
 
 namespace rxerun::sys {
@@ -35,23 +36,13 @@ struct LinkPut {
 struct AddrPut {
   void operator()(rtnl_addr* a) const { rtnl_addr_put(a); }
 };
-struct NlAddrPut {
-  void operator()(nl_addr* a) const { nl_addr_put(a); }
-};
 using LinkPtr = std::unique_ptr<rtnl_link, LinkPut>;
 using AddrPtr = std::unique_ptr<rtnl_addr, AddrPut>;
-using NlAddrPtr = std::unique_ptr<nl_addr, NlAddrPut>;
-
-// A string attribute, safe against a missing terminator.
-std::string attr_string(const nlattr* a) {
-  const auto* p = static_cast<const char*>(nla_data(a));
-  return std::string(p, ::strnlen(p, static_cast<std::size_t>(nla_len(a))));
-}
 
 // The fields of LinkInfo from an RTM_NEWLINK message, read directly (libnl's
 // parser builds every attribute of the link, statistics and all); false when
 // the message is malformed.
-bool parse_link(nlmsghdr* h, LinkInfo& info, std::uint32_t* group = nullptr) {
+bool parse_link_msg(nlmsghdr* h, LinkInfo& info, std::uint32_t* group = nullptr) {
   nlattr* tb[IFLA_MAX + 1] = {};
   if (h->nlmsg_type != RTM_NEWLINK || nlmsg_parse(h, sizeof(ifinfomsg), tb, IFLA_MAX, nullptr) < 0) return false;
   if (group) *group = tb[IFLA_GROUP] && nla_len(tb[IFLA_GROUP]) >= 4 ? nla_get_u32(tb[IFLA_GROUP]) : 0;
@@ -74,7 +65,7 @@ bool parse_link(nlmsghdr* h, LinkInfo& info, std::uint32_t* group = nullptr) {
 Result<std::optional<LinkInfo>> fetch_if_present(RtnlSocket& sock, const std::string& name) {
   LinkInfo info;
   bool parsed = false;
-  auto found = sock.get_link(name, [&](nlmsghdr* h) { parsed = parse_link(h, info); });
+  auto found = sock.get_link(name, [&](nlmsghdr* h) { parsed = parse_link_msg(h, info); });
   if (!found) return found.error();
   if (!*found) return std::optional<LinkInfo>();
   if (!parsed) return make_error("cannot read interface " + name + ": no usable answer from the kernel", EIO);
@@ -121,7 +112,7 @@ Result<std::vector<LinkInfo>> list_on(RtnlSocket& sock, std::map<int, std::uint3
       [&](nlmsghdr* h) {
         LinkInfo info;
         std::uint32_t group = 0;
-        if (!parse_link(h, info, &group)) return;
+        if (!parse_link_msg(h, info, &group)) return;
         if (groups) (*groups)[info.ifindex] = group;
         out.push_back(std::move(info));
       },

@@ -83,13 +83,13 @@ Result<nlohmann::json> LibNft::run(const std::string& command) {
 namespace {
 
 // What a worker reports: libnftables' return code, output and error text.
-struct Outcome {
+struct NftOutcome {
   int rc = 0;
   std::string out;
   std::string err;
 };
 
-Outcome run_here(const std::string& command) {
+NftOutcome run_here(const std::string& command) {
   CtxPtr ctx(nft_ctx_new(NFT_CTX_DEFAULT));
   if (!ctx) return {1, "", "libnftables: cannot create a context (out of memory?)"};
   nft_ctx_output_set_flags(ctx.get(), NFT_CTX_OUTPUT_JSON | NFT_CTX_OUTPUT_ECHO | NFT_CTX_OUTPUT_HANDLE);
@@ -101,7 +101,7 @@ Outcome run_here(const std::string& command) {
   return {rc, out ? out : "", err ? err : ""};
 }
 
-bool write_all(int fd, std::string_view data) {
+bool write_fully(int fd, std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
@@ -159,9 +159,10 @@ Result<nlohmann::json> LibNft::run_once(const std::string& command) {
     sigfillset(&all);
     ::sigprocmask(SIG_BLOCK, &all, nullptr);
     ::dup2(stderr_write.get(), 2);
-    const Outcome o = run_here(command);
+    const NftOutcome o = run_here(command);
     const nlohmann::json answer = {{"rc", o.rc}, {"out", o.out}, {"err", o.err}};
-    return write_all(result_write.get(), answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) ? 0 : 1;
+    return write_fully(result_write.get(), answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) ? 0
+                                                                                                                  : 1;
   });
   if (!worker) return worker.error();
   result_write.reset();

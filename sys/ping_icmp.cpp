@@ -38,7 +38,7 @@ struct IcmpFilter {
 };
 
 // An IPv4 or IPv6 socket address, parsed from text.
-struct Address {
+struct SockAddress {
   sockaddr_storage storage{};
   socklen_t len = 0;
   int family() const { return storage.ss_family; }
@@ -48,8 +48,8 @@ struct Address {
   sockaddr_in6* v6() { return reinterpret_cast<sockaddr_in6*>(&storage); }
 };
 
-std::optional<Address> parse_address(const std::string& text) {
-  Address a;
+std::optional<SockAddress> parse_sock_address(const std::string& text) {
+  SockAddress a;
   if (::inet_pton(AF_INET, text.c_str(), &a.v4()->sin_addr) == 1) {
     a.v4()->sin_family = AF_INET;
     a.len = sizeof(sockaddr_in);
@@ -64,7 +64,7 @@ std::optional<Address> parse_address(const std::string& text) {
 }
 
 // Same host address, ports and scope aside.
-bool same_host(const sockaddr_storage& a, const Address& b) {
+bool same_host(const sockaddr_storage& a, const SockAddress& b) {
   if (a.ss_family != b.family()) return false;
   if (a.ss_family == AF_INET)
     return reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr ==
@@ -115,7 +115,7 @@ int poll_ms(SteadyTime now, SteadyTime until) {
 // One echo session: the socket and what has been sent and received so far.
 class Session {
  public:
-  Session(const PingSpec& spec, Address to) : spec_(spec), to_(to), v6_(to.family() == AF_INET6) {
+  Session(const PingSpec& spec, SockAddress to) : spec_(spec), to_(to), v6_(to.family() == AF_INET6) {
     std::random_device rd;
     id_ = static_cast<std::uint16_t>(rd());
     nonce_ = (std::uint64_t(rd()) << 32) | rd();
@@ -136,7 +136,7 @@ class Session {
   void accept(const std::uint8_t* icmp, std::size_t len, const sockaddr_storage& from);
 
   const PingSpec& spec_;
-  Address to_;
+  SockAddress to_;
   bool v6_;
   bool raw_ = true;
   UniqueFd fd_;
@@ -188,7 +188,7 @@ Result<void> Session::open() {
     if (v6_ && IN6_IS_ADDR_LINKLOCAL(&to_.v6()->sin6_addr)) to_.v6()->sin6_scope_id = ifindex;
   }
   if (!spec_.from_addr.empty()) {
-    auto from = parse_address(spec_.from_addr);
+    auto from = parse_sock_address(spec_.from_addr);
     if (!from) return make_error("ping from " + spec_.from_addr + ": not an IPv4 or IPv6 address", EINVAL);
     if (from->family() != to_.family())
       return make_error("ping from " + spec_.from_addr + " to " + spec_.to + ": not the same address family", EINVAL);
@@ -283,7 +283,7 @@ PingResult Session::result() const {
 }  // namespace
 
 Result<PingResult> IcmpPinger::ping(const PingSpec& spec, SteadyTime deadline, Interrupt& interrupt) {
-  auto to = parse_address(spec.to);
+  auto to = parse_sock_address(spec.to);
   if (!to) return make_error("ping: '" + spec.to + "' is not an IPv4 or IPv6 address", EINVAL);
   if (spec.count < 1) return make_error("ping: count must be at least 1", EINVAL);
   if (spec.count > 65535) return make_error("ping: count must be at most 65535", EINVAL);

@@ -22,6 +22,8 @@
 #include <system_error>
 #include <thread>
 
+#include "base/files.h"
+#include "sys/libnl.h"
 #include "sys/netns_local.h"
 #include "sys/rtnl_socket.h"
 
@@ -35,12 +37,8 @@ struct QdiscPut {
 struct CacheFree {
   void operator()(nl_cache* c) const { nl_cache_free(c); }
 };
-struct MsgFree {
-  void operator()(nl_msg* m) const { nlmsg_free(m); }
-};
 using QdiscPtr = std::unique_ptr<rtnl_qdisc, QdiscPut>;
 using CachePtr = std::unique_ptr<nl_cache, CacheFree>;
-using MsgPtr = std::unique_ptr<nl_msg, MsgFree>;
 
 // The root qdisc of `ifindex` as the kernel dumps it; null when none.
 Result<QdiscPtr> root_of(RtnlSocket& sock, int ifindex) {
@@ -125,14 +123,6 @@ Result<void> add_netem_on(RtnlSocket& sock, int ifindex, const std::string& dev,
     return r.error();
   }
   return sock.send(msg.release(), "cannot add netem on " + dev);
-}
-
-bool file_mentions(const std::string& path, const std::string& word) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.find(word) != std::string::npos) return true;
-  return false;
 }
 
 bool readable(const std::string& path) {

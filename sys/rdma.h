@@ -15,6 +15,9 @@
 
 namespace rxerun::sys {
 
+// The port of an rxe device: it has one, number 1.
+inline constexpr unsigned kRxePort = 1;
+
 struct RxeDevice {
   unsigned index = 0;  // the RDMA device index (what DELLINK takes)
   std::string name;    // "rxe0"

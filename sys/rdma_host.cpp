@@ -21,8 +21,6 @@ namespace rxerun::sys {
 
 namespace {
 
-const std::filesystem::path kSysIb = "/sys/class/infiniband";
-
 // The whole file, or nullopt with errno set when it cannot be read.
 std::optional<std::string> slurp(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -48,8 +46,8 @@ bool parse_numbered(const std::string& text, int* number, std::string* name) {
 // The port's directory in sysfs; ENODEV / ENOENT as port_state().
 Result<std::filesystem::path> port_dir(const std::string& dev, unsigned port) {
   std::error_code ec;
-  if (!std::filesystem::exists(kSysIb / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
-  auto dir = kSysIb / dev / "ports" / std::to_string(port);
+  if (!std::filesystem::exists(kSysClassInfiniband / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
+  auto dir = kSysClassInfiniband / dev / "ports" / std::to_string(port);
   if (!std::filesystem::exists(dir, ec))
     return make_error("RDMA device " + dev + " has no port " + std::to_string(port), ENOENT);
   return dir;
@@ -117,7 +115,7 @@ Result<void> HostRdma::unload_module(const std::string& name) {
 Result<std::vector<RxeDevice>> HostRdma::rxe_devices() {
   std::vector<RxeDevice> out;
   std::error_code ec;
-  if (!std::filesystem::exists(kSysIb, ec)) return out;  // no ib_core: no device
+  if (!std::filesystem::exists(kSysClassInfiniband, ec)) return out;  // no ib_core: no device
   auto nl = RdmaNetlink::open();
   if (!nl) {
     if (nl.error().code == EPROTONOSUPPORT) return out;
@@ -127,7 +125,7 @@ Result<std::vector<RxeDevice>> HostRdma::rxe_devices() {
   if (!all) return all.error();
   for (const auto& d : *all) {
     // Only rxe has a `parent` attribute: the name of its netdev.
-    auto parent = slurp(kSysIb / d.name / "parent");
+    auto parent = slurp(kSysClassInfiniband / d.name / "parent");
     if (!parent) continue;
     RxeDevice dev{.index = d.index, .name = d.name, .parent = std::string(trim(*parent))};
     auto port = nl->port(d.index, 1);
@@ -178,7 +176,7 @@ Result<PortState> HostRdma::port_state(const std::string& dev, unsigned port) {
   if (!state || !phys) {
     const int code = errno ? errno : EIO;
     // The device went between the two checks and the read.
-    if (!std::filesystem::exists(kSysIb / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
+    if (!std::filesystem::exists(kSysClassInfiniband / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
     return make_error("cannot read " + dir.string() + ": " + std::strerror(code), code);
   }
   if (!parse_numbered(*state, &s.state, &s.state_name) || !parse_numbered(*phys, &s.phys_state, &s.phys_state_name))
@@ -198,7 +196,7 @@ Result<PortMtu> HostRdma::port_mtu(const std::string& dev, unsigned port) {
     if (dev == ibv_get_device_name(list.get()[i])) found = list.get()[i];
   if (!found) {
     std::error_code ec;
-    if (!std::filesystem::exists(kSysIb / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
+    if (!std::filesystem::exists(kSysClassInfiniband / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
     return make_error("libibverbs does not list " + dev +
                           ": is the rxe provider installed (ibverbs-providers, /etc/libibverbs.d/rxe.driver)?",
                       ENXIO);

@@ -5,12 +5,16 @@
 // sockets (the calling thread's namespace, which /proc/self/net is not
 // after a setns of one thread).
 
+#include <filesystem>
 #include <optional>
 
 #include "sys/kernel_modules.h"
 #include "sys/rdma.h"
 
 namespace rxerun::sys {
+
+// Where sysfs lists the RDMA devices, a directory each (parent, ports/N/...).
+inline const std::filesystem::path kSysClassInfiniband = "/sys/class/infiniband";
 
 class HostRdma final : public Rdma {
  public:

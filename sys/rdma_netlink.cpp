@@ -105,7 +105,7 @@ int on_ext_ack_attr(const nlattr* attr, void* data) {
   return MNL_CB_OK;
 }
 
-int on_error(const nlmsghdr* h, void* data) {
+int on_rdma_error(const nlmsghdr* h, void* data) {
   auto* ack = static_cast<Ack*>(data);
   if (mnl_nlmsg_get_payload_len(h) < sizeof(nlmsgerr)) {
     ack->code = EBADMSG;
@@ -210,7 +210,7 @@ Result<void> RdmaNetlink::exchange(nlmsghdr* request, const std::function<void(c
   ack.on_reply = &callback;
   mnl_cb_t ctl[NLMSG_MIN_TYPE] = {};
   ctl[NLMSG_NOOP] = on_noop;
-  ctl[NLMSG_ERROR] = on_error;
+  ctl[NLMSG_ERROR] = on_rdma_error;
   ctl[NLMSG_DONE] = on_done;
   ctl[NLMSG_OVERRUN] = on_noop;
   for (;;) {

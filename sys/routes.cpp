@@ -139,6 +139,10 @@ std::string scope_name(int scope) {
   }
 }
 
+std::string family_name(int family) {
+  return family == AF_INET6 ? "inet6" : "inet";
+}
+
 std::string route_type_name(int type) {
   switch (type) {
     case RTN_UNICAST: return "unicast";

@@ -88,6 +88,8 @@ std::string table_name(unsigned table);
 std::optional<unsigned> parse_table(const std::string& text);
 // "global", "link", "host", else the number.
 std::string scope_name(int scope);
+// "inet6" for AF_INET6, else "inet": ip(8)'s names of the families.
+std::string family_name(int family);
 // "unicast", "local", "blackhole", ...
 std::string route_type_name(int type);
 // The scope ip(8) gives a route when none is named: host for a local route,

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 
+#include "sys/libnl.h"
 #include "sys/rtnl_socket.h"
 
 namespace rxerun::sys {
@@ -36,18 +37,8 @@ struct RoutePut {
 struct RulePut {
   void operator()(rtnl_rule* r) const { rtnl_rule_put(r); }
 };
-struct NlAddrPut {
-  void operator()(nl_addr* a) const { nl_addr_put(a); }
-};
 using RoutePtr = std::unique_ptr<rtnl_route, RoutePut>;
 using RulePtr = std::unique_ptr<rtnl_rule, RulePut>;
-using NlAddrPtr = std::unique_ptr<nl_addr, NlAddrPut>;
-using MsgPtr = std::unique_ptr<nl_msg, void (*)(nl_msg*)>;
-
-std::string attr_string(const nlattr* a) {
-  const auto* p = static_cast<const char*>(nla_data(a));
-  return std::string(p, ::strnlen(p, static_cast<std::size_t>(nla_len(a))));
-}
 
 // "10.10.0.2/32" from raw address bytes; "" when they do not fit the family.
 std::string prefix_from(int family, const void* bytes, std::size_t len, unsigned prefix) {
@@ -76,8 +67,8 @@ Result<NlAddrPtr> nl_address(const std::string& text, int family) {
 // Sends the dump request `build` makes and hands every answer to `each`. A
 // table that changes during the dump makes the kernel flag it interrupted:
 // ask again (as libnl's caches do); `restart` runs before each attempt.
-Result<void> dump(RtnlSocket& sock, const std::function<nl_msg*()>& build, const std::function<void(nl_msg*)>& each,
-                  const std::function<void()>& restart, const std::string& what) {
+Result<void> dump_all(RtnlSocket& sock, const std::function<nl_msg*()>& build, const std::function<void(nl_msg*)>& each,
+                      const std::function<void()>& restart, const std::string& what) {
   std::unique_ptr<nl_cb, void (*)(nl_cb*)> cb(nl_cb_clone(nl_socket_get_cb(sock.get())), nl_cb_put);
   if (!cb) return make_error("out of memory", ENOMEM);
   nl_cb_set(
@@ -89,7 +80,7 @@ Result<void> dump(RtnlSocket& sock, const std::function<nl_msg*()>& build, const
       const_cast<std::function<void(nl_msg*)>*>(&each));
   for (int attempt = 1;; ++attempt) {
     restart();
-    MsgPtr msg(build(), nlmsg_free);
+    MsgPtr msg(build());
     if (!msg) return make_error("out of memory", ENOMEM);
     if (auto r = sock.check(nl_send_auto(sock.get(), msg.get()), what); !r) return r.error();
     const int rc = nl_recvmsgs(sock.get(), cb.get());
@@ -100,7 +91,7 @@ Result<void> dump(RtnlSocket& sock, const std::function<nl_msg*()>& build, const
 
 // The name of interface `index`, through a GETLINK without statistics.
 Result<std::string> name_of(RtnlSocket& sock, int index) {
-  MsgPtr msg(nlmsg_alloc_size(128), nlmsg_free);
+  MsgPtr msg(nlmsg_alloc_size(128));
   ifinfomsg ifi{};
   ifi.ifi_family = AF_UNSPEC;
   ifi.ifi_index = index;
@@ -291,7 +282,7 @@ bool parse_rule(nlmsghdr* h, Rule& r) {
 
 Result<std::vector<Rule>> rules_on(RtnlSocket& sock, int family) {
   std::vector<Rule> out;
-  auto r = dump(
+  auto r = dump_all(
       sock,
       [&]() -> nl_msg* {
         nl_msg* m = nlmsg_alloc_size(128);
@@ -352,7 +343,7 @@ Result<std::vector<Route>> RtnlRoutes::routes(int family, unsigned table) {
   std::vector<std::pair<Route, int>> found;
   // The kernel filters by table (NETLINK_GET_STRICT_CHK on the socket);
   // older kernels send every table: filter here too.
-  auto r = dump(
+  auto r = dump_all(
       sock,
       [&]() -> nl_msg* {
         nl_msg* m = nlmsg_alloc_size(128);

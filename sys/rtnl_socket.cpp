@@ -30,7 +30,7 @@ namespace {
 // Keeps the errno and the extended-ACK message of a refused request. libnl
 // hands the callback the payload of the NLMSG_ERROR message; its header sits
 // just before it, and the TLVs follow the echoed request.
-int on_error(struct sockaddr_nl*, struct nlmsgerr* err, void* arg) {
+int on_rtnl_error(struct sockaddr_nl*, struct nlmsgerr* err, void* arg) {
   auto* ack = static_cast<RtnlSocket::Ack*>(arg);
   ack->code = -err->error;
   ack->message.clear();
@@ -159,7 +159,7 @@ Result<RtnlSocket> RtnlSocket::open() {
   // The kernel checks dump requests strictly and honours their filters (an
   // address dump for one interface); older kernels ignore it.
   (void)::setsockopt(nl_socket_get_fd(sock), SOL_NETLINK, NETLINK_GET_STRICT_CHK, &on, sizeof(on));
-  nl_socket_modify_err_cb(sock, NL_CB_CUSTOM, on_error, s.ack_.get());
+  nl_socket_modify_err_cb(sock, NL_CB_CUSTOM, on_rtnl_error, s.ack_.get());
   return s;
 }
 
@@ -253,7 +253,7 @@ Result<void> RtnlSocket::get(nl_msg* request, const std::function<void(nlmsghdr*
     }
     auto* err = static_cast<nlmsgerr*>(NLMSG_DATA(h));
     if (err->error == 0) return {};  // an ACK, though none was asked for: no reply
-    on_error(nullptr, err, ack_.get());
+    on_rtnl_error(nullptr, err, ack_.get());
     return check(-NLE_FAILURE, what);
   }
   if (h->nlmsg_type >= NLMSG_MIN_TYPE) on_reply(h);

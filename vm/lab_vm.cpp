@@ -14,6 +14,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "base/duration.h"
 #include "base/fd.h"
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
@@ -27,10 +28,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::size_t kConsoleTail = 40;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 struct Pipe {
   UniqueFd read, write;

@@ -4,16 +4,16 @@ namespace rxerun::steps {
 
 namespace {
 
-std::uint64_t value_of(const nlohmann::json& j, const std::string& key) {
+std::uint64_t identity_number(const nlohmann::json& j, const std::string& key) {
   if (!j.is_object() || !j.contains(key) || !j.at(key).is_number_integer()) return 0;
   return j.at(key).get<std::uint64_t>();
 }
 
 // "index 7 in netns inode 4026532281", leaving out what is not known.
-std::string where(const nlohmann::json& id) {
+std::string identity_text(const nlohmann::json& id) {
   std::string out;
-  if (auto i = value_of(id, "ifindex")) out = "index " + std::to_string(i);
-  if (auto n = value_of(id, "netns_inode"))
+  if (auto i = identity_number(id, "ifindex")) out = "index " + std::to_string(i);
+  if (auto n = identity_number(id, "netns_inode"))
     out += (out.empty() ? "" : " ") + std::string("in netns inode ") + std::to_string(n);
   return out.empty() ? "nothing" : out;
 }
@@ -43,7 +43,7 @@ bool differs(const nlohmann::json& recorded, const nlohmann::json& now) {
   if (!recorded.is_object() || !now.is_object()) return false;
   for (const auto& [key, value] : recorded.items()) {
     if (!value.is_number_integer()) continue;
-    const std::uint64_t was = value_of(recorded, key), is = value_of(now, key);
+    const std::uint64_t was = identity_number(recorded, key), is = identity_number(now, key);
     if (was != 0 && is != 0 && was != is) return true;
   }
   return false;
@@ -58,16 +58,16 @@ Result<Found> check_link(sys::System& sys, const std::string& dev, const nlohman
   if (recorded.is_null()) return Found::Same;
   auto id = link_identity(sys, **found);
   if (!id) return id.error();
-  const nlohmann::json mine = {{"ifindex", value_of(recorded, "ifindex")},
-                               {"netns_inode", value_of(recorded, "netns_inode")}};
+  const nlohmann::json mine = {{"ifindex", identity_number(recorded, "ifindex")},
+                               {"netns_inode", identity_number(recorded, "netns_inode")}};
   if (!differs(mine, *id)) return Found::Same;
-  return make_error(dev + " is another interface than the one this run changed: the journal recorded " + where(mine) +
-                    ", " + dev + " now has " + where(*id) +
+  return make_error(dev + " is another interface than the one this run changed: the journal recorded " +
+                    identity_text(mine) + ", " + dev + " now has " + identity_text(*id) +
                     " (deleted and made again under its name since): left alone, with its addresses and settings");
 }
 
 Result<void> check_netns(sys::System& sys, const nlohmann::json& recorded, const std::string& name) {
-  const std::uint64_t was = value_of(recorded, "netns_inode");
+  const std::uint64_t was = identity_number(recorded, "netns_inode");
   if (!was) return {};
   auto now = sys.netns.current_inode();
   if (!now) return now.error();

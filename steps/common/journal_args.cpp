@@ -11,7 +11,7 @@ namespace {
 
 // The value as the journal holds it, cut short; never throws on bytes that
 // are not UTF-8.
-std::string shown(const nlohmann::json& v) {
+std::string shown_arg(const nlohmann::json& v) {
   return excerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
@@ -51,7 +51,7 @@ void JournalArgs::bad(std::string_view key, const nlohmann::json& value, std::st
   if (problem_) return;
   std::string where = "journal entry" + (step_.empty() ? std::string() : " for step " + step_);
   const std::string name = key_name(key);
-  problem_ = where + " holds " + (name.empty() ? std::string() : name + ": ") + shown(value) + ", not " +
+  problem_ = where + " holds " + (name.empty() ? std::string() : name + ": ") + shown_arg(value) + ", not " +
              std::string(what) + ": not acting on it";
 }
 

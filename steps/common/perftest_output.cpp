@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace rxerun::steps {
 
 namespace {
@@ -31,14 +33,7 @@ const std::map<std::string, std::string>& fact_names() {
   return names;
 }
 
-std::vector<std::string> words(std::string_view line) {
-  std::vector<std::string> out;
-  std::istringstream in{std::string(line)};
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-std::optional<double> number(const std::string& s) {
+std::optional<double> parse_double(const std::string& s) {
   double v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
@@ -54,7 +49,7 @@ std::string gid_of(std::string_view line) {
   int n = 0;
   std::istringstream in(rest);
   for (std::string part; n < 16 && std::getline(in, part, ':'); ++n) {
-    const auto w = words(part);
+    const auto w = split_words(part);
     if (w.size() != 1) return "";
     unsigned v = 0;
     const auto [end, ec] = std::from_chars(w[0].data(), w[0].data() + w[0].size(), v);
@@ -72,7 +67,7 @@ std::string gid_of(std::string_view line) {
 std::vector<std::string> perftest_columns(std::string_view header) {
   std::vector<std::string> columns;
   std::string pending;
-  for (const auto& w : words(header)) {
+  for (const auto& w : split_words(header)) {
     if (w.front() == '#') {
       if (!pending.empty()) columns.push_back(std::exchange(pending, ""));
       columns.push_back(w);
@@ -89,7 +84,7 @@ Result<PerftestReport> parse_perftest_output(std::string_view out, std::string_v
   PerftestReport report;
   if (const auto at = err.find("Correlation coefficient"); at != std::string_view::npos) {
     const auto end = err.find('\n', at);
-    for (const auto& x : words(err.substr(at, end == std::string_view::npos ? end : end - at)))
+    for (const auto& x : split_words(err.substr(at, end == std::string_view::npos ? end : end - at)))
       report.uncalibrated += (report.uncalibrated.empty() ? "" : " ") + x;
   }
   std::vector<std::string> columns;
@@ -113,7 +108,7 @@ Result<PerftestReport> parse_perftest_output(std::string_view out, std::string_v
     }
 
     if (line.find("Correlation coefficient") != std::string_view::npos) {
-      const auto w = words(line);
+      const auto w = split_words(line);
       for (const auto& x : w) report.uncalibrated += (report.uncalibrated.empty() ? "" : " ") + x;
       continue;
     }
@@ -122,13 +117,13 @@ Result<PerftestReport> parse_perftest_output(std::string_view out, std::string_v
       continue;
     }
     if (columns.empty()) continue;
-    const auto values = words(line);
-    if (values.empty() || !number(values[0])) continue;  // not a result row (yet)
+    const auto values = split_words(line);
+    if (values.empty() || !parse_double(values[0])) continue;  // not a result row (yet)
     if (values.size() < columns.size())
       return make_error("perftest's result row has " + std::to_string(values.size()) + " values for " +
                         std::to_string(columns.size()) + " columns: " + std::string(line));
     for (std::size_t i = 0; i < columns.size(); ++i) {
-      auto v = number(values[i]);
+      auto v = parse_double(values[i]);
       if (!v) return make_error("perftest's result row has '" + values[i] + "' under " + columns[i]);
       auto name = fact_names().find(columns[i]);
       if (name == fact_names().end()) continue;

@@ -21,8 +21,6 @@ std::string unanswered_hint(const std::string& address) {
 
 namespace {
 
-constexpr unsigned kPort = 1;  // rxe devices have one port
-
 // The netdevs of one namespace, read inside it.
 Result<std::vector<sys::LinkStats>> netdev_stats(StepContext& ctx, const std::optional<std::string>& netns) {
   std::unique_ptr<sys::NetnsScope> inside;
@@ -48,7 +46,7 @@ Result<CounterWindow::Snapshot> snapshot(StepContext& ctx, const std::vector<std
   auto devs = ctx.sys().rdma.rxe_devices();
   if (!devs) return devs.error();
   for (const auto& d : *devs) {
-    auto counters = ctx.sys().rdma.counters(d.name, kPort);
+    auto counters = ctx.sys().rdma.counters(d.name, sys::kRxePort);
     if (!counters) {
       if (counters.error().code == ENODEV || counters.error().code == ENOENT) continue;  // went meanwhile
       return counters.error();

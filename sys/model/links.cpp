@@ -9,15 +9,15 @@ namespace rxerun::sys {
 
 namespace {
 
-struct Address {
+struct SplitAddress {
   std::string address;  // canonical when it parses
   std::string prefix;   // the digits after '/', "" when none
   bool v6 = false;
 };
 
-Address split(const std::string& cidr) {
+SplitAddress split(const std::string& cidr) {
   const auto slash = cidr.find('/');
-  Address a{cidr.substr(0, slash), slash == std::string::npos ? "" : cidr.substr(slash + 1)};
+  SplitAddress a{cidr.substr(0, slash), slash == std::string::npos ? "" : cidr.substr(slash + 1)};
   if (auto p = parse_address(a.address)) a.address = p->text;
   a.v6 = a.address.find(':') != std::string::npos;
   return a;
@@ -25,14 +25,14 @@ Address split(const std::string& cidr) {
 
 // Whether adding `b` where `a` is would be refused as the same address.
 bool taken_by(const std::string& a, const std::string& b) {
-  const Address x = split(a), y = split(b);
+  const SplitAddress x = split(a), y = split(b);
   if (x.address != y.address) return false;
   return x.v6 || x.prefix == y.prefix;
 }
 
 // Whether `ip addr del b` would take `a`: address and prefix length.
 bool deletes(const std::string& a, const std::string& b) {
-  const Address x = split(a), y = split(b);
+  const SplitAddress x = split(a), y = split(b);
   return x.address == y.address && x.prefix == y.prefix;
 }
 

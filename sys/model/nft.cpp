@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <sstream>
+
+#include "base/strings.h"
 
 namespace rxerun::sys {
 
 namespace {
-
-std::vector<std::string> words(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 nlohmann::json nft_doc(nlohmann::json items) {
   return {{"nftables", std::move(items)}};
@@ -32,7 +26,7 @@ NftModel::Rule* NftModel::find_rule(const std::string& table, const std::string&
 
 Result<nlohmann::json> NftModel::apply(const std::string& command) {
   auto enoent = [&] { return make_error("Error: No such file or directory\n" + command, ENOENT); };
-  const auto w = words(command);
+  const auto w = split_words(command);
   if (w.size() < 4) return nlohmann::json();
   const std::string& verb = w[0];
   const std::string& what = w[1];

@@ -30,8 +30,6 @@ namespace rxerun::sys::verbs {
 
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 constexpr int kResolveMs = 2000;                    // rdma_resolve_addr / _route, at most
 constexpr auto kGoodbye = std::chrono::seconds(2);  // how long a DISCONNECTED event is waited for
 constexpr std::uint32_t kMagic = 0x72786576;        // "rxev"
@@ -63,7 +61,7 @@ std::string reject_reason(int status) {
   return "reason " + std::to_string(status);
 }
 
-std::string describe(rdma_cm_event_type type, int status) {
+std::string describe_event(rdma_cm_event_type type, int status) {
   std::string s = std::string(rdma_event_str(type)) + " (status " + std::to_string(status);
   if (type == RDMA_CM_EVENT_REJECTED)
     s += ": " + reject_reason(status);
@@ -107,7 +105,7 @@ Outcome expect(rdma_event_channel* ch, Waiter& w, rdma_cm_event_type want, const
   if (auto o = next_event(ch, w, stage, out); !o.ok()) return o;
   if (out->type != want) {
     const std::string name = rdma_event_str(out->type);
-    return Outcome::failed(stage, what + ": " + describe(out->type, out->status), name);
+    return Outcome::failed(stage, what + ": " + describe_event(out->type, out->status), name);
   }
   return {};
 }
@@ -197,12 +195,12 @@ struct QpGuard {
 };
 
 // What one thread ends with: an Error when its end could not run at all.
-struct Side {
+struct CmSide {
   std::optional<Error> error;
   Outcome outcome;
 };
 
-void server_side(const VerbsRequest& req, Waiter& w, int ready_fd, Shared& shared, Side& side) {
+void server_side(const VerbsRequest& req, Waiter& w, int ready_fd, Shared& shared, CmSide& side) {
   const std::string here = endpoint_text(req.server.addr, req.port);
   auto fail_setup = [&](Error e) {
     side.error = std::move(e);
@@ -281,7 +279,7 @@ void server_side(const VerbsRequest& req, Waiter& w, int ready_fd, Shared& share
   }
 }
 
-void client_side(const VerbsRequest& req, Waiter& w, int ready_fd, Shared& shared, Side& side) {
+void client_side(const VerbsRequest& req, Waiter& w, int ready_fd, Shared& shared, CmSide& side) {
   const std::string to = req.client.to.empty() ? req.server.addr : req.client.to;
   const std::string there = endpoint_text(to, req.port);
   auto fail_setup = [&](Error e) {
@@ -384,7 +382,7 @@ Result<VerbsResult> run_cm(const VerbsRequest& req, Waiter& waiter) {
   UniqueFd ready(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!ready.valid()) return make_error("cannot create an eventfd", errno);
 
-  Side server, client;
+  CmSide server, client;
   std::thread server_thread, client_thread;
   try {
     if (with_server)

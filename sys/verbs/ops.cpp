@@ -29,13 +29,12 @@
 #include <cstring>
 #include <functional>
 
+#include "base/duration.h"
 #include "sys/verbs/resources.h"
 
 namespace rxerun::sys::verbs {
 
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
 
 enum Msg : std::uint32_t { kCheck = 1, kWritten = 2, kFill = 3, kPing = 4, kPong = 5, kBye = 6, kReply = 7 };
 // What a work request was, kept in wr_id: a failed completion's opcode is
@@ -174,10 +173,6 @@ Outcome await(Endpoint& ep, Shared& s, const std::string& stage, const std::func
   }
 }
 
-double seconds_since(SteadyClock::time_point t) {
-  return std::chrono::duration<double>(SteadyClock::now() - t).count();
-}
-
 std::string op_stage(VerbsOp op, unsigned size) {
   return to_string(op) + " " + std::to_string(size);
 }
@@ -187,8 +182,8 @@ void add_verified(Shared& s, std::size_t n) {
   s.result.bytes_verified += n;
 }
 
-Outcome mismatch(const std::string& stage, const std::string& what, std::size_t size, std::size_t bad,
-                 std::size_t first) {
+Outcome data_mismatch(const std::string& stage, const std::string& what, std::size_t size, std::size_t bad,
+                      std::size_t first) {
   return Outcome::failed(stage,
                          stage + ": " + what + ": " + std::to_string(bad) + " of " + std::to_string(size) +
                              " bytes differ from the pattern, the first at offset " + std::to_string(first),
@@ -256,7 +251,7 @@ Outcome verify_read(Endpoint& ep, Shared& s, unsigned size) {
   if (auto o = await(ep, s, stage, [](const ibv_wc& wc) { return wc.wr_id == kWrRead; }); !o.ok()) return o;
   std::size_t first = 0;
   if (auto bad = count_mismatches(ep.read_region(), size, seed_for(VerbsOp::Read, size), &first))
-    return mismatch(stage, "RDMA READ brought " + std::to_string(size) + " bytes", size, bad, first);
+    return data_mismatch(stage, "RDMA READ brought " + std::to_string(size) + " bytes", size, bad, first);
   add_verified(s, size);
   return ok();
 }
@@ -499,7 +494,7 @@ Outcome run_server(Endpoint& ep, Shared& s) {
               "mismatch");
         std::size_t first = 0;
         if (auto bad = count_mismatches(ep.recv_region(), size, seed_for(VerbsOp::Send, size), &first))
-          return mismatch(stage, "the server received " + std::to_string(size) + " bytes", size, bad, first);
+          return data_mismatch(stage, "the server received " + std::to_string(size) + " bytes", size, bad, first);
         add_verified(s, size);
         break;
       }
@@ -507,7 +502,8 @@ Outcome run_server(Endpoint& ep, Shared& s) {
         const std::string stage = op_stage(VerbsOp::Write, size);
         std::size_t first = 0;
         if (auto bad = count_mismatches(ep.target_region(), size, seed_for(VerbsOp::Write, size), &first))
-          return mismatch(stage, "RDMA WRITE left " + std::to_string(size) + " bytes at the server", size, bad, first);
+          return data_mismatch(stage, "RDMA WRITE left " + std::to_string(size) + " bytes at the server", size, bad,
+                               first);
         add_verified(s, size);
         break;
       }

@@ -56,14 +56,13 @@ Result<DeviceList> device_list() {
 namespace {
 
 using json = nlohmann::json;
-using SteadyClock = std::chrono::steady_clock;
 
 // How long the worker may take past the deadline to release what it holds,
 // and after Ctrl-C to notice it.
 constexpr auto kGrace = std::chrono::seconds(5);
 constexpr auto kReap = std::chrono::seconds(3);
 
-json to_json(const Result<VerbsResult>& r) {
+json result_to_json(const Result<VerbsResult>& r) {
   if (!r) return {{"error", r.error().message}, {"code", r.error().code}};
   const VerbsResult& v = *r;
   json ops = json::array();
@@ -93,7 +92,7 @@ json to_json(const Result<VerbsResult>& r) {
   return j;
 }
 
-Result<VerbsResult> from_json(const json& j) {
+Result<VerbsResult> result_from_json(const json& j) {
   if (j.contains("error")) return make_error(j.at("error").get<std::string>(), j.value("code", 0));
   VerbsResult v;
   v.status = static_cast<VerbsStatus>(j.at("status").get<int>());
@@ -124,7 +123,7 @@ int worker(const VerbsRequest& req, SteadyTime deadline, int interrupt_fd, int o
   // with rxerun: every wait polls it.
   verbs::Waiter waiter(deadline, interrupt_fd);
   const Result<VerbsResult> r = req.mode == VerbsMode::Self ? verbs::run_self(req, waiter) : verbs::run_cm(req, waiter);
-  const std::string text = to_json(r).dump();
+  const std::string text = result_to_json(r).dump();
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(out, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -136,11 +135,11 @@ int worker(const VerbsRequest& req, SteadyTime deadline, int interrupt_fd, int o
 
 // Reaps the worker within `bound`; false when it does not end (stuck in the kernel).
 bool reap(pid_t pid, std::chrono::milliseconds bound, int* status) {
-  const auto until = SteadyClock::now() + bound;
+  const auto until = verbs::SteadyClock::now() + bound;
   for (;;) {
     const pid_t r = ::waitpid(pid, status, WNOHANG);
     if (r == pid || (r < 0 && errno != EINTR)) return true;
-    if (SteadyClock::now() >= until) return false;
+    if (verbs::SteadyClock::now() >= until) return false;
     ::poll(nullptr, 0, 10);
   }
 }
@@ -160,16 +159,16 @@ Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadl
   // The worker keeps to the deadline and to Ctrl-C; past them, and a grace
   // to release what it holds, it is killed.
   std::string text;
-  auto bound = deadline == SteadyTime::max() ? SteadyClock::time_point::max() : deadline + kGrace;
+  auto bound = deadline == SteadyTime::max() ? verbs::SteadyClock::time_point::max() : deadline + kGrace;
   bool interrupted = false, killed = false;
   for (;;) {
-    const auto now = SteadyClock::now();
+    const auto now = verbs::SteadyClock::now();
     if (now >= bound) {
       ::kill(pid, SIGKILL);
       killed = true;
       break;
     }
-    const auto left = bound == SteadyClock::time_point::max()
+    const auto left = bound == verbs::SteadyClock::time_point::max()
                           ? 60'000LL
                           : std::chrono::ceil<std::chrono::milliseconds>(bound - now).count();
     pollfd p[2] = {{in.get(), POLLIN, 0}, {interrupted ? -1 : interrupt.fd(), POLLIN, 0}};
@@ -178,7 +177,7 @@ Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadl
     if (n <= 0) continue;
     if (p[1].revents) {
       interrupted = true;
-      bound = std::min(bound, SteadyClock::now() + kGrace);
+      bound = std::min(bound, verbs::SteadyClock::now() + kGrace);
     }
     if (p[0].revents) {
       char buf[4096];
@@ -208,7 +207,7 @@ Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadl
     return make_error("the verbs worker ended without a result (exit " + std::to_string(WEXITSTATUS(status)) + ")");
   }
   try {
-    return from_json(json::parse(text));
+    return result_from_json(json::parse(text));
   } catch (const json::exception& e) {
     return make_error(std::string("cannot read the verbs worker's result: ") + e.what());
   }

@@ -25,6 +25,8 @@
 
 namespace rxerun::sys::verbs {
 
+using SteadyClock = std::chrono::steady_clock;
+
 // unique_ptr owners. Contexts opened by librdmacm (id->verbs) are librdmacm's:
 // they are never wrapped.
 template <class T, auto Release>

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "sys/rdma_host.h"
 #include "sys/verbs/resources.h"
 
 namespace rxerun::sys::verbs {
@@ -28,7 +29,6 @@ namespace rxerun::sys::verbs {
 namespace {
 
 constexpr std::uint8_t kPort = 1;
-const std::filesystem::path kSysIb = "/sys/class/infiniband";
 
 std::optional<std::string> read_line(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -45,7 +45,7 @@ struct GidChoice {
 // The entry for `addr` (RoCE v2 before v1), or without an address the first
 // IPv4-mapped RoCE v2 entry, then any RoCE v2 entry, then any entry.
 Result<GidChoice> find_gid(const std::string& dev, const std::string& addr) {
-  const auto port = kSysIb / dev / "ports" / std::to_string(kPort);
+  const auto port = kSysClassInfiniband / dev / "ports" / std::to_string(kPort);
   ibv_gid wanted{};
   bool have_wanted = false;
   if (!addr.empty()) {

@@ -17,6 +17,7 @@
 #include <set>
 #include <system_error>
 
+#include "base/duration.h"
 #include "base/fd.h"
 #include "base/strings.h"
 #include "vm/boot_protocol.h"
@@ -42,10 +43,9 @@ std::string megabytes(std::uint64_t bytes) {
   return std::to_string((bytes + 500000) / 1000000) + " MB";
 }
 
-std::string seconds_since(std::chrono::steady_clock::time_point t0) {
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+std::string elapsed_text(std::chrono::steady_clock::time_point t0) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  std::snprintf(buf, sizeof buf, "%.1f s", seconds_since(t0));
   return buf;
 }
 
@@ -308,7 +308,7 @@ class Setup {
     auto release = module_release(root);
     if (!release) return release.error();
     tell("unpacked " + std::to_string(debs.size()) + " packages (" + megabytes(bytes) + ", kernel " + *release +
-         ") in " + seconds_since(t));
+         ") in " + elapsed_text(t));
     const fs::path moddir = root / "lib/modules" / *release;
 
     auto bzimage = find_bzimage(root, *release);
@@ -318,15 +318,15 @@ class Setup {
     t = std::chrono::steady_clock::now();
     auto decompressed = decompress_modules(moddir, kDecompressThreads, interrupt_fd_);
     if (!decompressed) return decompressed.error();
-    if (*decompressed) tell("decompressed " + std::to_string(*decompressed) + " modules in " + seconds_since(t));
+    if (*decompressed) tell("decompressed " + std::to_string(*decompressed) + " modules in " + elapsed_text(t));
     if (auto r = check_interrupt(); !r) return r.error();
     t = std::chrono::steady_clock::now();
     if (auto r = run_depmod(root, *release, interrupt_fd_); !r) return r.error();
-    tell("ran depmod in " + seconds_since(t));
+    tell("ran depmod in " + elapsed_text(t));
 
     t = std::chrono::steady_clock::now();
     if (auto r = extract_vmlinux(staging_ / "vmlinuz", staging_ / "vmlinux"); !r) return r.error();
-    tell("extracted vmlinux (" + megabytes(fs::file_size(staging_ / "vmlinux")) + ") in " + seconds_since(t));
+    tell("extracted vmlinux (" + megabytes(fs::file_size(staging_ / "vmlinux")) + ") in " + elapsed_text(t));
     if (auto r = check_interrupt(); !r) return r.error();
 
     auto boot_modules = build_initramfs(moddir, staging_ / "initramfs.cpio.gz");
@@ -354,7 +354,7 @@ class Setup {
     k.rxe_in_netns = source_.rxe_in_netns;
     if (auto r = write_kernel_record(k, module_names(*boot_modules)); !r) return r.error();
     tell("kernel " + k.label + " (" + k.release + ", " + k.package + " " + k.package_version + ") ready in " +
-         k.dir.string() + " after " + seconds_since(t0));
+         k.dir.string() + " after " + elapsed_text(t0));
     return k;
   }
 
