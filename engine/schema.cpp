@@ -53,6 +53,14 @@ json param_schema(const ParamSpec& p) {
         s["items"] = item;
       }
       break;
+    case ParamType::Map:
+      s = {{"type", "object"}};
+      if (!p.fields.empty()) {
+        json item = param_schema(p.fields.front());
+        item.erase("description");
+        s["additionalProperties"] = item;
+      }
+      break;
     case ParamType::Object: {
       json props = json::object();
       json required = json::array();

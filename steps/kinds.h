@@ -16,6 +16,7 @@ Kind address_kind();
 Kind block_kind();
 Kind capture_kind();
 Kind counters_kind();
+Kind exec_kind();
 Kind gid_kind();
 Kind link_kind();
 Kind netem_kind();

@@ -12,10 +12,13 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/duration.h"
@@ -30,6 +33,14 @@ struct ToolSpec {
   std::optional<std::string> netns;        // a named namespace (/run/netns); unset: the caller's
   std::map<std::string, std::string> env;  // set in the tool's environment (LC_ALL=C)
   std::string what;                        // in words, for `plan`: "rping server on 10.0.0.1:7174"
+  std::string cwd;                         // its working directory; empty: rxerun's
+  std::optional<std::string> input;        // all of its stdin; unset: /dev/null
+  // Each stream keeps at most about this many of its last bytes in memory
+  // (between keep_bytes and twice that); 0: all of it.
+  std::size_t keep_bytes = 0;
+  // Set: every byte of the stream is also handed here as it is read (the
+  // whole output to a file, whatever keep_bytes keeps).
+  std::function<void(std::string_view)> copy_out, copy_err;
 };
 
 enum class ToolWait {
@@ -57,9 +68,12 @@ class RunningTool {
   // SIGTERM to its process group, SIGKILL after `grace`; then a bounded wait.
   // A tool that has ended already just answers how.
   virtual ToolStop stop(Duration grace) = 0;
-  // What it wrote so far.
+  // What it wrote so far (its last bytes, with ToolSpec::keep_bytes).
   virtual const std::string& out() const = 0;
   virtual const std::string& err() const = 0;
+  // How many bytes it wrote in all, kept or not.
+  virtual std::uint64_t out_total() const { return out().size(); }
+  virtual std::uint64_t err_total() const { return err().size(); }
 };
 
 class Tools {

@@ -11,7 +11,10 @@ std::string tool_command_line(const ToolSpec& spec) {
   std::string line;
   for (const auto& [k, v] : spec.env) line += shell_quote(k + "=" + v) + " ";
   if (spec.netns) line += "ip netns exec " + shell_quote(*spec.netns) + " ";
-  return line + shell_join(spec.argv);
+  line += shell_join(spec.argv);
+  if (!spec.cwd.empty()) line = "cd " + shell_quote(spec.cwd) + " && " + line;
+  if (spec.input) line = "printf %s " + shell_quote(*spec.input) + " | " + line;
+  return line;
 }
 
 namespace {

@@ -1,0 +1,390 @@
+// exec: run a program of the user's in the step's namespace, the way a
+// traffic kind runs its tools: no shell unless asked for one (`shell:` is
+// run by /bin/sh -c), its own process group (a timeout or Ctrl-C stops the
+// whole tree: SIGTERM, then SIGKILL), its output kept within bounds (the
+// last 64 KiB of each stream as facts, all of it in files under
+// --output-dir when `output` names them). It changes nothing by itself; an
+// `undo` command, when given, is journaled before the program starts and
+// run at cleanup, also by `rxerun cleanup` after a crash. Like the RDMA
+// kinds it reports the counter deltas of every rxe device and netdev of its
+// namespace, so that a scenario shows where its own program's packets went.
+
+#include <signal.h>
+#include <string.h>
+
+#include <chrono>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "base/files.h"
+#include "base/regex.h"
+#include "base/strings.h"
+#include "engine/step.h"
+#include "steps/common/journal_args.h"
+#include "steps/common/tool_pair.h"
+#include "steps/common/traffic.h"
+#include "steps/kinds.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+constexpr std::size_t kFactBytes = 64 * 1024;          // stdout and stderr facts: their last bytes
+constexpr std::size_t kParseBytes = 16 * 1024 * 1024;  // parse: json reads at most this much stdout
+constexpr std::size_t kMaxParsedFacts = 10'000;
+constexpr Duration kStopGrace{2'000};  // SIGTERM to SIGKILL
+constexpr Duration kUndoTimeout{30'000};
+
+StepResult run_exec(const Params& params, StepContext& ctx);
+Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx);
+void validate_exec(const nlohmann::json& params, const KindSpec::Complaint& complain);
+
+bool valid_env_name(std::string_view name) {
+  if (name.empty() || name.size() > 255 || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name)
+    if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
+  return true;
+}
+
+}  // namespace
+
+Kind exec_kind() {
+  KindSpec spec;
+  spec.name = "exec";
+  spec.summary = "Run a program of your own in the step's namespace; its exit, output and traffic as facts.";
+  spec.params = {
+      {.name = "argv",
+       .type = ParamType::List,
+       .help = "the program and its arguments, no shell: [ibv_rc_pingpong, -d, rxe0] (this or `shell`)",
+       .fields = {{.name = "arg", .type = ParamType::String}}},
+      {.name = "shell",
+       .type = ParamType::String,
+       .help = "a command line for /bin/sh -c: \"dd if=/dev/zero | wc -c\""},
+      {.name = "env",
+       .type = ParamType::Map,
+       .help = "set in its environment: {RDMAV_FORK_SAFE: 1}",
+       .fields = {{.name = "value", .type = ParamType::Scalar}}},
+      {.name = "cwd", .type = ParamType::String, .help = "its working directory (default: rxerun's)"},
+      {.name = "stdin", .type = ParamType::String, .help = "all of its standard input (default: /dev/null)"},
+      {.name = "parse",
+       .type = ParamType::Enum,
+       .help = "json: its stdout is JSON, each value a fact named by its path (jobs.0.write.bw)",
+       .choices = {"json"}},
+      {.name = "extract",
+       .type = ParamType::Map,
+       .help = "facts taken from its output: {usec: \"([0-9.]+) usec/iter\"} (the first group of the first match)",
+       .fields = {{.name = "regex", .type = ParamType::String}}},
+      {.name = "output",
+       .type = ParamType::String,
+       .help = "keep the whole output in NAME.stdout and NAME.stderr under --output-dir: fio-run"},
+      {.name = "undo",
+       .type = ParamType::List,
+       .help = "a command run at cleanup, in the same namespace: [rm, -f, /tmp/lab-data]",
+       .fields = {{.name = "arg", .type = ParamType::String}}},
+  };
+  spec.validate = validate_exec;
+  spec.facts = {
+      {"exit", "its exit code, or the signal that ended it (SIGKILL)"},
+      {"stdout", "the last 64 KiB of its standard output"},
+      {"stderr", "the last 64 KiB of its standard error"},
+      {"duration_s", "seconds from its start to its end"},
+      {"stdout_file", "with `output`: the file holding all of its stdout"},
+      {"stderr_file", "with `output`: the file holding all of its stderr"},
+      {"stuck", "set when it did not die after SIGKILL (asleep in the kernel)"},
+      {"PATH.TO.VALUE", "with `parse: json`: each value of its JSON output (jobs.0.write.bw)"},
+      {"FACT", "each `extract` that matched"},
+      {"DEV.COUNTER", "deltas of every rxe device's and netdev's counters in the step's namespace"},
+  };
+  spec.dynamic_facts = true;
+  spec.example =
+      "- name: client\n"
+      "  exec:\n"
+      "    argv: [ibv_rc_pingpong, -d, rxe1, -g, \"1\", 10.20.0.1]\n"
+      "    extract: {usec_per_iter: \"([0-9.]+) usec/iter\"}\n"
+      "  netns: b\n"
+      "  timeout: 30s\n"
+      "  expect: {exit: 0, stdout: \"~ bytes in\", usec_per_iter: \"> 0\"}\n";
+  spec.default_timeout = Duration(60'000);
+  return Kind{std::move(spec), run_exec, undo_exec};
+}
+
+namespace {
+
+void validate_exec(const nlohmann::json& params, const KindSpec::Complaint& complain) {
+  const bool has_argv = params.contains("argv"), has_shell = params.contains("shell");
+  if (has_argv == has_shell) complain("", "exec needs `argv` (a list) or `shell` (a string), one of them");
+  if (has_argv && params["argv"].is_array() && params["argv"].empty()) complain("argv", "argv is empty: no program");
+  if (params.contains("undo") && params["undo"].is_array() && params["undo"].empty())
+    complain("undo", "undo is empty: no program");
+  if (params.contains("env") && params["env"].is_object())
+    for (const auto& [key, value] : params["env"].items())
+      if (!valid_env_name(key))
+        complain("env." + key,
+                 fmt::format("'{}' is not an environment variable name (letters, digits, _)", excerpt(key)));
+  if (params.contains("extract") && params["extract"].is_object()) {
+    for (const auto& [fact, pattern] : params["extract"].items()) {
+      if (!pattern.is_string()) continue;  // the parameter check said so
+      auto compiled = Regex::compile(pattern.get<std::string>());
+      if (!compiled)
+        complain("extract." + fact, compiled.error().message);
+      else if (compiled->groups() < 1)
+        complain("extract." + fact, fmt::format("regex '{}' has no group: put what the fact takes in ( )",
+                                                excerpt(pattern.get<std::string>())));
+    }
+  }
+  if (params.contains("output") && params["output"].is_string()) {
+    const std::string& name = params["output"].get_ref<const std::string&>();
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      complain("output", "output is a file name under --output-dir (no '/'): fio-run");
+  }
+}
+
+// The text a value of the program's JSON becomes: numbers, bools and
+// strings as they are; objects and arrays are walked into.
+void flatten(const nlohmann::json& value, const std::string& path, nlohmann::json& facts, std::size_t& count) {
+  if (count > kMaxParsedFacts) return;
+  if (value.is_object() || value.is_array()) {
+    std::size_t i = 0;
+    for (auto it = value.begin(); it != value.end(); ++it, ++i) {
+      const std::string key = value.is_object() ? it.key() : std::to_string(i);
+      flatten(*it, path.empty() ? key : path + "." + key, facts, count);
+    }
+    return;
+  }
+  if (path.empty()) return;
+  ++count;
+  facts[path] = value;
+}
+
+// A fact's value from extracted text: a number when it reads as one.
+nlohmann::json extracted_value(const std::string& text) {
+  if (!text.empty() && text.size() <= 32 && text.find_first_not_of("0123456789.-+eE") == std::string::npos) {
+    try {
+      std::size_t used = 0;
+      if (text.find_first_of(".eE") == std::string::npos) {
+        const long long n = std::stoll(text, &used);
+        if (used == text.size()) return n;
+      } else {
+        const double d = std::stod(text, &used);
+        if (used == text.size()) return d;
+      }
+    } catch (const std::exception&) {
+      // not a number after all: kept as text
+    }
+  }
+  return text;
+}
+
+std::string tail_of(const std::string& text, std::size_t n) {
+  return text.size() <= n ? text : text.substr(text.size() - n);
+}
+
+nlohmann::json exit_value(const sys::ExitStatus& status) {
+  if (!status.signal) return status.code;
+  const char* name = sigabbrev_np(status.signal);
+  return name ? std::string("SIG") + name : std::to_string(status.signal);
+}
+
+std::string program_of(const std::vector<std::string>& argv) {
+  return argv.empty() ? "the program" : argv.front() == "/bin/sh" && argv.size() == 3 ? "the shell command" : argv[0];
+}
+
+std::vector<std::string> strings_of(const nlohmann::json& list) {
+  std::vector<std::string> out;
+  for (const auto& item : list) out.push_back(item.get<std::string>());
+  return out;
+}
+
+std::map<std::string, std::string> env_of(const nlohmann::json& env) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : env.items()) out[key] = value.is_string() ? value.get<std::string>() : value.dump();
+  return out;
+}
+
+// The whole of one stream, written as it comes to a file under
+// --output-dir; renamed into place when the step ends.
+struct OutputFile {
+  std::optional<AtomicFile> file;
+  std::string shown;
+  std::optional<Error> failed;  // the first write that failed
+  void write(std::string_view data) {
+    if (!file || failed) return;
+    if (auto r = file->write(data); !r) failed = r.error();
+  }
+};
+
+StepResult run_exec(const Params& params, StepContext& ctx) {
+  auto& sys = ctx.sys();
+  sys::ToolSpec spec;
+  spec.argv = params.has("argv") ? strings_of(params.at("argv"))
+                                 : std::vector<std::string>{"/bin/sh", "-c", params.str("shell")};
+  if (params.has("env")) spec.env = env_of(params.at("env"));
+  if (params.has("cwd")) spec.cwd = params.str("cwd");
+  if (params.has("stdin")) spec.input = params.str("stdin");
+  const bool parse_json = params.has("parse");
+  spec.keep_bytes = parse_json ? kParseBytes : kFactBytes;
+  spec.what = "run " + program_of(spec.argv);
+  const std::string program = program_of(spec.argv);
+
+  nlohmann::json facts = nlohmann::json::object();
+  OutputFile out_file, err_file;
+  if (params.has("output")) {
+    const std::string name = params.str("output");
+    for (auto [file, suffix] : {std::pair<OutputFile*, const char*>{&out_file, ".stdout"}, {&err_file, ".stderr"}}) {
+      auto path = ctx.output_path(name + suffix);
+      if (!path) return StepResult::error(params.where("output") + ": " + path.error().message);
+      if (!sys.recorder) {
+        auto created = AtomicFile::create(path->path, "program output");
+        if (!created) return StepResult::error(params.where("output") + ": " + created.error().message);
+        file->file.emplace(std::move(*created));
+      }
+      file->shown = path->shown;
+    }
+    spec.copy_out = [&out_file](std::string_view data) { out_file.write(data); };
+    spec.copy_err = [&err_file](std::string_view data) { err_file.write(data); };
+    facts["stdout_file"] = out_file.shown;
+    facts["stderr_file"] = err_file.shown;
+  }
+
+  if (params.has("undo")) {
+    const auto undo = strings_of(params.at("undo"));
+    nlohmann::json args = {{"argv", undo}};
+    if (params.has("env")) args["env"] = spec.env;
+    if (!spec.cwd.empty()) args["cwd"] = spec.cwd;
+    // No footprint: removing the namespace does not undo what the command does.
+    if (auto r = ctx.will_change(std::move(args), "run " + shell_join(undo)); !r) return StepResult::error(r.error());
+  }
+
+  auto window = CounterWindow::open(ctx, {std::nullopt});
+  if (!window) return StepResult::error(window.error());
+
+  const auto start = sys.clock.now();
+  auto started = sys.tools.start(spec);
+  if (!started) return StepResult::error(started.error());
+  auto& tool = **started;
+  const sys::ToolWait waited = tool.wait(ctx.deadline(), sys.interrupt);
+  const sys::ToolStop stop = tool.stop(kStopGrace);
+  facts["duration_s"] = rounded(std::chrono::duration<double>(sys.clock.now() - start).count(), 3);
+  facts["stdout"] = tail_of(tool.out(), kFactBytes);
+  facts["stderr"] = tail_of(tool.err(), kFactBytes);
+  if (stop.status) facts["exit"] = exit_value(*stop.status);
+  if (stop.stuck)
+    facts["stuck"] = fmt::format("{} (pid {}) did not die after SIGKILL{}", program, tool.pid(),
+                                 stop.wchan.empty() ? "" : ": it sleeps in the kernel at " + stop.wchan);
+  if (auto r = window->close(ctx, facts); !r) return StepResult::error(r.error());
+
+  std::vector<std::string> hints;
+  for (auto* file : {&out_file, &err_file}) {
+    if (!file->file) continue;
+    if (!file->failed) {
+      if (auto r = file->file->commit(); !r) file->failed = r.error();
+    }
+    if (file->failed) hints.push_back("could not keep the output in " + file->shown + ": " + file->failed->message);
+  }
+
+  if (parse_json && waited == sys::ToolWait::Exited) {
+    if (tool.out_total() > tool.out().size()) {
+      hints.push_back(
+          fmt::format("stdout was {} bytes: parse: json reads at most {} MiB", tool.out_total(), kParseBytes >> 20));
+    } else {
+      auto parsed = nlohmann::json::parse(tool.out(), nullptr, false);
+      if (parsed.is_discarded()) {
+        hints.push_back("stdout is not JSON: nothing parsed");
+      } else {
+        std::size_t count = 0;
+        nlohmann::json found = nlohmann::json::object();
+        flatten(parsed, "", found, count);
+        if (count > kMaxParsedFacts)
+          hints.push_back(fmt::format("stdout's JSON has more than {} values: none kept as facts", kMaxParsedFacts));
+        else
+          for (auto& [key, value] : found.items())
+            if (!facts.contains(key)) facts[key] = std::move(value);
+      }
+    }
+  }
+  if (params.has("extract")) {
+    for (const auto& [fact, pattern] : params.at("extract").items()) {
+      auto regex = Regex::compile(pattern.get<std::string>());
+      if (!regex) return StepResult::error(params.where("extract." + fact) + ": " + regex.error().message);
+      std::optional<std::string> value;
+      for (const std::string* text : {&tool.out(), &tool.err()}) {
+        auto got = regex->first_group(tail_of(*text, kFactBytes));
+        if (!got) {
+          hints.push_back("extract " + fact + ": " + got.error().message);
+          break;
+        }
+        if ((value = *got)) break;
+      }
+      if (value)
+        facts[fact] = extracted_value(*value);
+      else
+        hints.push_back(
+            fmt::format("extract {}: '{}' matched nothing in the output", fact, excerpt(pattern.get<std::string>())));
+    }
+  }
+
+  const std::string said = last_lines(tool.err(), tool.out());
+  StepResult result;
+  switch (waited) {
+    case sys::ToolWait::Exited:
+      if (stop.status && stop.status->ok()) {
+        result = StepResult::ok(std::move(facts));
+      } else {
+        result = StepResult::fail(
+            fmt::format("{} ended with {}{}", program, stop.status ? stop.status->describe() : "no status",
+                        said.empty() ? "" : ": " + said),
+            std::move(facts));
+      }
+      break;
+    case sys::ToolWait::Deadline:
+      result = StepResult::timeout(fmt::format("{} was still running at the step's timeout (stopped){}", program,
+                                               said.empty() ? "" : "; it last said: " + said),
+                                   std::move(facts));
+      break;
+    case sys::ToolWait::Interrupted: result = StepResult::error("interrupted"); break;
+  }
+  if (stop.stuck) hints.push_back(result.facts.value("stuck", std::string()) + "; let go");
+  result.hints.insert(result.hints.end(), hints.begin(), hints.end());
+  return result;
+}
+
+Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  sys::ToolSpec spec;
+  spec.argv = a.texts("argv");
+  if (a.has("cwd")) spec.cwd = a.text("cwd");
+  const nlohmann::json env = a.object("env", true);
+  for (const auto& [key, value] : env.items()) {
+    if (!valid_env_name(key) || !value.is_string()) {
+      a.refuse("env", "a map of environment variable names to strings");
+      break;
+    }
+    spec.env[key] = value.get<std::string>();
+  }
+  if (spec.argv.empty()) a.refuse("argv", "a program and its arguments");
+  if (!a.ok()) return a.error();
+  spec.keep_bytes = kFactBytes;
+  spec.what = "undo: run " + spec.argv.front();
+
+  auto& sys = ctx.sys();
+  auto started = sys.tools.start(spec);
+  if (!started) return started.error();
+  auto& tool = **started;
+  const sys::ToolWait waited = tool.wait(sys.clock.now() + kUndoTimeout, sys.interrupt);
+  const sys::ToolStop stop = tool.stop(kStopGrace);
+  const std::string said = last_lines(tool.err(), tool.out());
+  if (waited == sys::ToolWait::Deadline)
+    return make_error(fmt::format("{} was still running after {} (stopped){}", shell_join(spec.argv),
+                                  format_duration(kUndoTimeout), said.empty() ? "" : ": " + said));
+  if (waited == sys::ToolWait::Interrupted) return make_error("interrupted while running " + shell_join(spec.argv));
+  if (!stop.status || !stop.status->ok())
+    return make_error(fmt::format("{} ended with {}{}", shell_join(spec.argv),
+                                  stop.status ? stop.status->describe() : "no status",
+                                  said.empty() ? "" : ": " + said));
+  return nlohmann::json{{"exit", 0}};
+}
+
+}  // namespace
+
+}  // namespace rxerun::steps
