@@ -8,11 +8,17 @@
 // run at cleanup, also by `rxerun cleanup` after a crash. Like the RDMA
 // kinds it reports the counter deltas of every rxe device and netdev of its
 // namespace, so that a scenario shows where its own program's packets went.
-
-#include <signal.h>
-#include <string.h>
+//
+// With `background`, the program is started, the step waits until it is
+// ready (`ready:` a listening port, a line of its output, a file, a command
+// that succeeds), and the run goes on while it runs; `wait: STEP` takes its
+// end as facts, `revert: STEP` or cleanup stop it. It is journaled with a
+// random token put in its environment, which everything it starts
+// inherits: `rxerun cleanup` after a crash stops the processes that carry
+// the token, and never a namesake or a process that got a recycled pid.
 
 #include <chrono>
+#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -22,6 +28,7 @@
 #include "base/strings.h"
 #include "engine/step.h"
 #include "steps/common/journal_args.h"
+#include "steps/common/program.h"
 #include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
 #include "steps/kinds.h"
@@ -30,15 +37,21 @@ namespace rxerun::steps {
 
 namespace {
 
-constexpr std::size_t kFactBytes = 64 * 1024;          // stdout and stderr facts: their last bytes
+constexpr std::size_t kFactBytes = kProgramFactBytes;
 constexpr std::size_t kParseBytes = 16 * 1024 * 1024;  // parse: json reads at most this much stdout
 constexpr std::size_t kMaxParsedFacts = 10'000;
-constexpr Duration kStopGrace{2'000};  // SIGTERM to SIGKILL
+constexpr Duration kStopGrace = kProgramStopGrace;
 constexpr Duration kUndoTimeout{30'000};
+constexpr Duration kReadyPoll{20};  // how often readiness is probed
+constexpr const char* kTokenVariable = "RXERUN_TOKEN";
 
 StepResult run_exec(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx);
 void validate_exec(const nlohmann::json& params, const KindSpec::Complaint& complain);
+StepResult start_background(const Params& params, StepContext& ctx, sys::ToolSpec& spec, const std::string& program);
+void parse_stdout(const sys::RunningTool& tool, nlohmann::json& facts, std::vector<std::string>& hints);
+Result<void> extract_facts(const Params& params, const sys::RunningTool& tool, nlohmann::json& facts,
+                           std::vector<std::string>& hints);
 
 bool valid_env_name(std::string_view name) {
   if (name.empty() || name.size() > 255 || (name[0] >= '0' && name[0] <= '9')) return false;
@@ -82,6 +95,34 @@ Kind exec_kind() {
        .type = ParamType::List,
        .help = "a command run at cleanup, in the same namespace: [rm, -f, /tmp/lab-data]",
        .fields = {{.name = "arg", .type = ParamType::String}}},
+      {.name = "background",
+       .type = ParamType::Bool,
+       .default_value = false,
+       .help = "start it, wait until it is ready, go on while it runs (`wait: STEP` for its end)"},
+      {.name = "ready",
+       .type = ParamType::Object,
+       .help = "background: when it is ready (one of these; default: once started)",
+       .fields = {{.name = "tcp",
+                   .type = ParamType::Int,
+                   .help = "a TCP socket listens on this port",
+                   .min = 1,
+                   .max = 65535},
+                  {.name = "udp",
+                   .type = ParamType::Int,
+                   .help = "a UDP socket is bound to this port",
+                   .min = 1,
+                   .max = 65535},
+                  {.name = "rdma_cm",
+                   .type = ParamType::Int,
+                   .help = "an rdma_cm listener on this port",
+                   .min = 1,
+                   .max = 65535},
+                  {.name = "log", .type = ParamType::String, .help = "its output matches this regex: \"listening\""},
+                  {.name = "file", .type = ParamType::String, .help = "this file exists: /tmp/server.pid"},
+                  {.name = "exec",
+                   .type = ParamType::List,
+                   .help = "this command exits 0: [test, -S, /tmp/sock]",
+                   .fields = {{.name = "arg", .type = ParamType::String}}}}},
   };
   spec.validate = validate_exec;
   spec.facts = {
@@ -92,6 +133,8 @@ Kind exec_kind() {
       {"stdout_file", "with `output`: the file holding all of its stdout"},
       {"stderr_file", "with `output`: the file holding all of its stderr"},
       {"stuck", "set when it did not die after SIGKILL (asleep in the kernel)"},
+      {"pid", "background: its process id"},
+      {"ready_s", "background: seconds from its start until it was ready"},
       {"PATH.TO.VALUE", "with `parse: json`: each value of its JSON output (jobs.0.write.bw)"},
       {"FACT", "each `extract` that matched"},
       {"DEV.COUNTER", "deltas of every rxe device's and netdev's counters in the step's namespace"},
@@ -133,6 +176,24 @@ void validate_exec(const nlohmann::json& params, const KindSpec::Complaint& comp
                                                 excerpt(pattern.get<std::string>())));
     }
   }
+  const bool background = params.value("background", false) == true;
+  if (params.contains("ready")) {
+    if (!background) complain("ready", "ready is for a background program: add `background: true`");
+    if (params["ready"].is_object() && params["ready"].size() != 1)
+      complain("ready", "ready takes one of tcp, udp, rdma_cm, log, file, exec");
+    if (params["ready"].is_object() && params["ready"].contains("log") && params["ready"]["log"].is_string())
+      if (auto r = Regex::compile(params["ready"]["log"].get<std::string>()); !r)
+        complain("ready.log", r.error().message);
+    if (params["ready"].is_object() && params["ready"].contains("exec") && params["ready"]["exec"].is_array() &&
+        params["ready"]["exec"].empty())
+      complain("ready.exec", "ready.exec is empty: no program");
+  }
+  if (background)
+    for (const char* key : {"parse", "extract", "output"})
+      if (params.contains(key))
+        complain(key, fmt::format("{} is not for a background program: its output is read by the `wait` step's "
+                                  "stdout and stderr facts",
+                                  key));
   if (params.contains("output") && params["output"].is_string()) {
     const std::string& name = params["output"].get_ref<const std::string&>();
     if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
@@ -180,16 +241,6 @@ std::string tail_of(const std::string& text, std::size_t n) {
   return text.size() <= n ? text : text.substr(text.size() - n);
 }
 
-nlohmann::json exit_value(const sys::ExitStatus& status) {
-  if (!status.signal) return status.code;
-  const char* name = sigabbrev_np(status.signal);
-  return name ? std::string("SIG") + name : std::to_string(status.signal);
-}
-
-std::string program_of(const std::vector<std::string>& argv) {
-  return argv.empty() ? "the program" : argv.front() == "/bin/sh" && argv.size() == 3 ? "the shell command" : argv[0];
-}
-
 std::vector<std::string> strings_of(const nlohmann::json& list) {
   std::vector<std::string> out;
   for (const auto& item : list) out.push_back(item.get<std::string>());
@@ -224,8 +275,8 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
   if (params.has("stdin")) spec.input = params.str("stdin");
   const bool parse_json = params.has("parse");
   spec.keep_bytes = parse_json ? kParseBytes : kFactBytes;
-  spec.what = "run " + program_of(spec.argv);
-  const std::string program = program_of(spec.argv);
+  spec.what = "run " + program_name(spec.argv);
+  const std::string program = program_name(spec.argv);
 
   nlohmann::json facts = nlohmann::json::object();
   OutputFile out_file, err_file;
@@ -247,14 +298,31 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
     facts["stderr_file"] = err_file.shown;
   }
 
+  // The journal entry, before the program starts: the undo command, and for
+  // a background program the token that finds it and its children later.
+  const bool background = params.flag("background");
+  nlohmann::json undo_args = nlohmann::json::object();
+  std::string undo_summary;
+  if (background) {
+    const std::string token = ctx.scenario() + "/" + ctx.step().name + "/" + random_name(16);
+    spec.env[kTokenVariable] = token;
+    undo_args["token"] = std::string(kTokenVariable) + "=" + token;
+    undo_args["program"] = program;
+    undo_summary = "stop " + program + " and whatever it started";
+  }
   if (params.has("undo")) {
     const auto undo = strings_of(params.at("undo"));
-    nlohmann::json args = {{"argv", undo}};
-    if (params.has("env")) args["env"] = spec.env;
-    if (!spec.cwd.empty()) args["cwd"] = spec.cwd;
-    // No footprint: removing the namespace does not undo what the command does.
-    if (auto r = ctx.will_change(std::move(args), "run " + shell_join(undo)); !r) return StepResult::error(r.error());
+    undo_args["argv"] = undo;
+    if (params.has("env")) undo_args["env"] = env_of(params.at("env"));
+    if (!spec.cwd.empty()) undo_args["cwd"] = spec.cwd;
+    undo_summary += (undo_summary.empty() ? "run " : ", then run ") + shell_join(undo);
   }
+  // No footprint: removing the namespace neither stops a program nor undoes
+  // what the command does.
+  if (!undo_args.empty())
+    if (auto r = ctx.will_change(std::move(undo_args), undo_summary); !r) return StepResult::error(r.error());
+
+  if (background) return start_background(params, ctx, spec, program);
 
   auto window = CounterWindow::open(ctx, {std::nullopt});
   if (!window) return StepResult::error(window.error());
@@ -265,13 +333,8 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
   auto& tool = **started;
   const sys::ToolWait waited = tool.wait(ctx.deadline(), sys.interrupt);
   const sys::ToolStop stop = tool.stop(kStopGrace);
+  facts.update(program_facts(tool, stop, program));
   facts["duration_s"] = rounded(std::chrono::duration<double>(sys.clock.now() - start).count(), 3);
-  facts["stdout"] = tail_of(tool.out(), kFactBytes);
-  facts["stderr"] = tail_of(tool.err(), kFactBytes);
-  if (stop.status) facts["exit"] = exit_value(*stop.status);
-  if (stop.stuck)
-    facts["stuck"] = fmt::format("{} (pid {}) did not die after SIGKILL{}", program, tool.pid(),
-                                 stop.wchan.empty() ? "" : ": it sleeps in the kernel at " + stop.wchan);
   if (auto r = window->close(ctx, facts); !r) return StepResult::error(r.error());
 
   std::vector<std::string> hints;
@@ -282,77 +345,154 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
     }
     if (file->failed) hints.push_back("could not keep the output in " + file->shown + ": " + file->failed->message);
   }
-
-  if (parse_json && waited == sys::ToolWait::Exited) {
-    if (tool.out_total() > tool.out().size()) {
-      hints.push_back(
-          fmt::format("stdout was {} bytes: parse: json reads at most {} MiB", tool.out_total(), kParseBytes >> 20));
-    } else {
-      auto parsed = nlohmann::json::parse(tool.out(), nullptr, false);
-      if (parsed.is_discarded()) {
-        hints.push_back("stdout is not JSON: nothing parsed");
-      } else {
-        std::size_t count = 0;
-        nlohmann::json found = nlohmann::json::object();
-        flatten(parsed, "", found, count);
-        if (count > kMaxParsedFacts)
-          hints.push_back(fmt::format("stdout's JSON has more than {} values: none kept as facts", kMaxParsedFacts));
-        else
-          for (auto& [key, value] : found.items())
-            if (!facts.contains(key)) facts[key] = std::move(value);
-      }
-    }
-  }
+  if (parse_json && waited == sys::ToolWait::Exited) parse_stdout(tool, facts, hints);
   if (params.has("extract")) {
-    for (const auto& [fact, pattern] : params.at("extract").items()) {
-      auto regex = Regex::compile(pattern.get<std::string>());
-      if (!regex) return StepResult::error(params.where("extract." + fact) + ": " + regex.error().message);
-      std::optional<std::string> value;
-      for (const std::string* text : {&tool.out(), &tool.err()}) {
-        auto got = regex->first_group(tail_of(*text, kFactBytes));
-        if (!got) {
-          hints.push_back("extract " + fact + ": " + got.error().message);
-          break;
-        }
-        if ((value = *got)) break;
-      }
-      if (value)
-        facts[fact] = extracted_value(*value);
-      else
-        hints.push_back(
-            fmt::format("extract {}: '{}' matched nothing in the output", fact, excerpt(pattern.get<std::string>())));
-    }
+    if (auto r = extract_facts(params, tool, facts, hints); !r) return StepResult::error(r.error());
   }
 
-  const std::string said = last_lines(tool.err(), tool.out());
-  StepResult result;
-  switch (waited) {
-    case sys::ToolWait::Exited:
-      if (stop.status && stop.status->ok()) {
-        result = StepResult::ok(std::move(facts));
-      } else {
-        result = StepResult::fail(
-            fmt::format("{} ended with {}{}", program, stop.status ? stop.status->describe() : "no status",
-                        said.empty() ? "" : ": " + said),
-            std::move(facts));
-      }
-      break;
-    case sys::ToolWait::Deadline:
-      result = StepResult::timeout(fmt::format("{} was still running at the step's timeout (stopped){}", program,
-                                               said.empty() ? "" : "; it last said: " + said),
-                                   std::move(facts));
-      break;
-    case sys::ToolWait::Interrupted: result = StepResult::error("interrupted"); break;
-  }
-  if (stop.stuck) hints.push_back(result.facts.value("stuck", std::string()) + "; let go");
+  StepResult result = program_result(waited, tool, stop, program, std::move(facts));
   result.hints.insert(result.hints.end(), hints.begin(), hints.end());
   return result;
 }
 
+void parse_stdout(const sys::RunningTool& tool, nlohmann::json& facts, std::vector<std::string>& hints) {
+  if (tool.out_total() > tool.out().size()) {
+    hints.push_back(
+        fmt::format("stdout was {} bytes: parse: json reads at most {} MiB", tool.out_total(), kParseBytes >> 20));
+    return;
+  }
+  auto parsed = nlohmann::json::parse(tool.out(), nullptr, false);
+  if (parsed.is_discarded()) {
+    hints.push_back("stdout is not JSON: nothing parsed");
+    return;
+  }
+  std::size_t count = 0;
+  nlohmann::json found = nlohmann::json::object();
+  flatten(parsed, "", found, count);
+  if (count > kMaxParsedFacts) {
+    hints.push_back(fmt::format("stdout's JSON has more than {} values: none kept as facts", kMaxParsedFacts));
+    return;
+  }
+  for (auto& [key, value] : found.items())
+    if (!facts.contains(key)) facts[key] = std::move(value);
+}
+
+Result<void> extract_facts(const Params& params, const sys::RunningTool& tool, nlohmann::json& facts,
+                           std::vector<std::string>& hints) {
+  for (const auto& [fact, pattern] : params.at("extract").items()) {
+    auto regex = Regex::compile(pattern.get<std::string>());
+    if (!regex) return make_error(params.where("extract." + fact) + ": " + regex.error().message);
+    std::optional<std::string> value;
+    for (const std::string* text : {&tool.out(), &tool.err()}) {
+      auto got = regex->first_group(tail_of(*text, kFactBytes));
+      if (!got) {
+        hints.push_back("extract " + fact + ": " + got.error().message);
+        break;
+      }
+      if ((value = *got)) break;
+    }
+    if (value)
+      facts[fact] = extracted_value(*value);
+    else
+      hints.push_back(
+          fmt::format("extract {}: '{}' matched nothing in the output", fact, excerpt(pattern.get<std::string>())));
+  }
+  return {};
+}
+
+// One look at whether the background program is ready.
+Result<bool> ready_now(const Params& ready, StepContext& ctx, sys::RunningTool& tool) {
+  auto& sys = ctx.sys();
+  if (ready.has("tcp"))
+    return sys.tools.listening(sys::SocketProto::Tcp, static_cast<std::uint16_t>(ready.integer("tcp")));
+  if (ready.has("udp"))
+    return sys.tools.listening(sys::SocketProto::Udp, static_cast<std::uint16_t>(ready.integer("udp")));
+  if (ready.has("rdma_cm")) return sys.rdma.cm_listening(static_cast<std::uint16_t>(ready.integer("rdma_cm")));
+  if (ready.has("file")) return sys.tools.exists(ready.str("file"));
+  if (ready.has("log")) {
+    auto regex = Regex::compile(ready.str("log"));
+    if (!regex) return regex.error();
+    tool.poll();  // reads what it wrote meanwhile
+    auto in_out = regex->search(tool.out());
+    if (!in_out || *in_out) return in_out;
+    return regex->search(tool.err());
+  }
+  if (ready.has("exec")) {
+    sys::ToolSpec probe;
+    probe.argv = strings_of(ready.at("exec"));
+    probe.what = "ready? " + program_name(probe.argv);
+    probe.keep_bytes = kFactBytes;
+    auto started = sys.tools.start(probe);
+    if (!started) return started.error();
+    const sys::ToolWait w = (*started)->wait(ctx.deadline(), sys.interrupt);
+    const sys::ToolStop stop = (*started)->stop(kStopGrace);
+    return w == sys::ToolWait::Exited && stop.status && stop.status->ok();
+  }
+  return true;  // no ready: started is ready
+}
+
+StepResult start_background(const Params& params, StepContext& ctx, sys::ToolSpec& spec, const std::string& program) {
+  auto& sys = ctx.sys();
+  spec.keep_bytes = kFactBytes;
+  const auto start = sys.clock.now();
+  auto started = sys.tools.start(spec);
+  if (!started) return StepResult::error(started.error());
+  std::unique_ptr<sys::RunningTool> tool = std::move(*started);
+  nlohmann::json facts = {{"pid", tool->pid()}};
+  const Params ready = params.has("ready") ? params.object("ready") : params;
+  const bool probes = params.has("ready");
+  std::optional<std::string> probe_error;
+  for (;;) {
+    if (probes) {
+      auto up = ready_now(ready, ctx, *tool);
+      if (!up) {
+        probe_error = up.error().message;
+      } else if (*up) {
+        break;
+      }
+    } else {
+      break;
+    }
+    if (tool->poll()) {
+      const sys::ToolStop stop = tool->stop(kStopGrace);
+      facts.update(program_facts(*tool, stop, program));
+      const std::string said = last_lines(tool->err(), tool->out());
+      return StepResult::fail(
+          fmt::format("{} ended before it was ready: {}{}", program,
+                      stop.status ? stop.status->describe() : "no status", said.empty() ? "" : ": " + said),
+          std::move(facts));
+    }
+    const WaitStatus slept = ctx.sleep_for(kReadyPoll);
+    if (slept == WaitStatus::Done) continue;
+    const sys::ToolStop stop = tool->stop(kStopGrace);
+    facts.update(program_facts(*tool, stop, program));
+    if (slept == WaitStatus::Interrupted) return StepResult::error("interrupted");
+    const std::string said = last_lines(tool->err(), tool->out());
+    StepResult r = StepResult::timeout(fmt::format("{} was not ready within the step's timeout (stopped){}", program,
+                                                   said.empty() ? "" : "; it last said: " + said),
+                                       std::move(facts));
+    if (probe_error) r.hints.push_back("the readiness probe failed: " + *probe_error);
+    return r;
+  }
+  facts["ready_s"] = rounded(std::chrono::duration<double>(sys.clock.now() - start).count(), 3);
+  ctx.keep_running(std::move(tool));
+  return StepResult::ok(std::move(facts));
+}
+
 Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);
+  std::string token;
+  if (a.has("token")) {
+    token = a.text("token");
+    if (token.rfind(std::string(kTokenVariable) + "=", 0) != 0 || token.size() < std::strlen(kTokenVariable) + 17)
+      a.refuse("token", std::string(kTokenVariable) + "=SCENARIO/STEP/RANDOM");
+  }
+  const std::string program = a.has("program") ? a.text("program") : "the program";
   sys::ToolSpec spec;
-  spec.argv = a.texts("argv");
+  if (a.has("argv")) {
+    spec.argv = a.texts("argv");
+    if (spec.argv.empty()) a.refuse("argv", "a program and its arguments");
+  }
   if (a.has("cwd")) spec.cwd = a.text("cwd");
   const nlohmann::json env = a.object("env", true);
   for (const auto& [key, value] : env.items()) {
@@ -362,12 +502,26 @@ Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx) {
     }
     spec.env[key] = value.get<std::string>();
   }
-  if (spec.argv.empty()) a.refuse("argv", "a program and its arguments");
+  if (token.empty() && spec.argv.empty()) a.refuse("argv", "a program to run, or a token to stop");
   if (!a.ok()) return a.error();
-  spec.keep_bytes = kFactBytes;
-  spec.what = "undo: run " + spec.argv.front();
 
   auto& sys = ctx.sys();
+  nlohmann::json facts = nlohmann::json::object();
+  if (!token.empty()) {
+    // In the run that started it: stopped and reaped, its end as facts.
+    if (auto tool = ctx.take_running()) {
+      const sys::ToolStop stop = tool->stop(kStopGrace);
+      facts = program_facts(*tool, stop, program);
+    }
+    // What it started outside its process group, or all of it after a crash.
+    auto stopped = sys.tools.stop_marked(token, kStopGrace);
+    if (!stopped) return stopped.error();
+    facts["stopped_after"] = stopped->size();
+  }
+  if (spec.argv.empty()) return facts;
+
+  spec.keep_bytes = kFactBytes;
+  spec.what = "undo: run " + spec.argv.front();
   auto started = sys.tools.start(spec);
   if (!started) return started.error();
   auto& tool = **started;
@@ -382,7 +536,7 @@ Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx) {
     return make_error(fmt::format("{} ended with {}{}", shell_join(spec.argv),
                                   stop.status ? stop.status->describe() : "no status",
                                   said.empty() ? "" : ": " + said));
-  return nlohmann::json{{"exit", 0}};
+  return facts;
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ std::vector<Kind> all_kinds() {
       address_kind(), block_kind(),  capture_kind(), counters_kind(), exec_kind(),     gid_kind(),
       link_kind(),    netem_kind(),  netns_kind(),   offload_kind(),  perftest_kind(), ping_kind(),
       port_kind(),    revert_kind(), route_kind(),   rping_kind(),    rule_kind(),     rxe_kind(),
-      sleep_kind(),   sysctl_kind(), verbs_kind(),   veth_kind(),
+      sleep_kind(),   sysctl_kind(), verbs_kind(),   veth_kind(),     wait_kind(),
   };
 }
 

@@ -33,6 +33,7 @@ Kind rxe_kind();
 Kind sleep_kind();
 Kind sysctl_kind();
 Kind verbs_kind();
+Kind wait_kind();
 Kind veth_kind();
 
 }  // namespace rxerun::steps

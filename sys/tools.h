@@ -76,12 +76,28 @@ class RunningTool {
   virtual std::uint64_t err_total() const { return err().size(); }
 };
 
+enum class SocketProto { Tcp, Udp };
+
 class Tools {
  public:
   virtual ~Tools() = default;
   // The error names the program when it cannot be started (not installed),
   // or the namespace when it cannot be entered (ENOENT: no such namespace).
   virtual Result<std::unique_ptr<RunningTool>> start(const ToolSpec& spec) = 0;
+
+  // Whether a program is ready, for exec's `ready:`. A TCP socket listening
+  // on `port`, or a UDP socket bound to it, in the calling thread's network
+  // namespace, as the kernel's socket tables list it (IPv4 and IPv6).
+  virtual Result<bool> listening(SocketProto proto, std::uint16_t port) = 0;
+  // Whether `path` exists (a program's ready file).
+  virtual Result<bool> exists(const std::string& path) = 0;
+
+  // Stops every process whose environment holds `token` as a whole entry
+  // (NAME=VALUE): what a program started with that entry, and all it
+  // started, left running when its rxerun died. Nothing else is signalled,
+  // whatever its name or pid. SIGTERM, then SIGKILL after `grace`. Returns
+  // the pids it stopped.
+  virtual Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) = 0;
 };
 
 // The command as a person would type it: `ip netns exec NS LC_ALL=C ...`

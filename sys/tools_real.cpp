@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string_view>
 
 #include "base/fd.h"
@@ -238,6 +240,105 @@ Result<std::unique_ptr<RunningTool>> RealTools::start(const ToolSpec& spec) {
   UniqueFd pidfd(pidfd_open(child->pid()));
   return std::unique_ptr<RunningTool>(std::make_unique<RealRunningTool>(
       std::move(*child), std::move(out_read), std::move(err_read), std::move(pidfd), kill_wait, spec));
+}
+
+namespace {
+
+// The socket tables of the calling thread's namespace (/proc/self/net would
+// be the process's): "sl local_address rem_address st ...", the local port
+// in hex after the colon, the state in hex (TCP: 0A is LISTEN).
+Result<bool> port_in_table(const std::string& table, std::uint16_t port, bool tcp) {
+  std::ifstream in("/proc/thread-self/net/" + table);
+  if (!in) return make_error("cannot read /proc/thread-self/net/" + table, errno);
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    if (!(fields >> slot >> local >> remote >> state)) continue;
+    const auto colon = local.rfind(':');
+    if (colon == std::string::npos) continue;
+    unsigned long local_port = 0;
+    try {
+      local_port = std::stoul(local.substr(colon + 1), nullptr, 16);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (local_port == port && (!tcp || state == "0A")) return true;
+  }
+  return false;
+}
+
+// The environment of `pid` holds `entry` as a whole NUL-separated entry.
+bool environ_holds(pid_t pid, const std::string& entry) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string item;
+  while (std::getline(in, item, '\0'))
+    if (item == entry) return true;
+  return false;
+}
+
+}  // namespace
+
+Result<bool> RealTools::listening(SocketProto proto, std::uint16_t port) {
+  const bool tcp = proto == SocketProto::Tcp;
+  for (const char* family : {"", "6"}) {
+    auto found = port_in_table(std::string(tcp ? "tcp" : "udp") + family, port, tcp);
+    if (!found && family[0] == '6') continue;  // no IPv6 in this kernel
+    if (!found) return found.error();
+    if (*found) return true;
+  }
+  return false;
+}
+
+Result<bool> RealTools::exists(const std::string& path) {
+  std::error_code ec;
+  const bool there = std::filesystem::exists(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return make_error("cannot look at " + path, ec.value());
+  return there;
+}
+
+Result<std::vector<pid_t>> RealTools::stop_marked(const std::string& token, Duration grace) {
+  // Each candidate is held by a pidfd before its environment is read, so
+  // the signal reaches the process that was read, even if it ends and its
+  // pid is given to another in between.
+  std::vector<std::pair<pid_t, UniqueFd>> marked;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == ::getpid()) continue;
+    UniqueFd fd(pidfd_open(pid));
+    if (!fd.valid()) continue;  // gone already
+    if (environ_holds(pid, token)) marked.emplace_back(pid, std::move(fd));
+  }
+  if (ec) return make_error("cannot list /proc", ec.value());
+  std::vector<pid_t> stopped;
+  for (int signo : {SIGTERM, SIGKILL}) {
+    std::vector<pollfd> alive;
+    for (auto& [pid, fd] : marked) {
+      if (::syscall(SYS_pidfd_send_signal, fd.get(), signo, nullptr, 0) == 0 && signo == SIGTERM)
+        stopped.push_back(pid);
+      alive.push_back({fd.get(), POLLIN, 0});
+    }
+    // A pidfd is readable once its process has ended.
+    const auto until = std::chrono::steady_clock::now() + (signo == SIGTERM ? grace : Duration(kill_wait));
+    for (;;) {
+      if (std::none_of(alive.begin(), alive.end(), [](const pollfd& p) { return p.fd >= 0; })) break;
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      ::poll(alive.data(), alive.size(), static_cast<int>(std::min<long long>(left.count(), 100)));
+      for (auto& p : alive)
+        if (p.fd >= 0 && (p.revents & POLLIN)) p.fd = -1;  // ended: no longer polled
+    }
+    std::erase_if(marked, [&](const auto& m) {
+      pollfd p{m.second.get(), POLLIN, 0};
+      return ::poll(&p, 1, 0) == 1;
+    });
+    if (marked.empty()) break;
+  }
+  return stopped;
 }
 
 }  // namespace rxerun::sys

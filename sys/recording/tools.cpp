@@ -46,4 +46,10 @@ Result<std::unique_ptr<RunningTool>> RecordingTools::start(const ToolSpec& spec)
   return std::unique_ptr<RunningTool>(std::make_unique<RecordedTool>(next_pid_++));
 }
 
+Result<std::vector<pid_t>> RecordingTools::stop_marked(const std::string& token, Duration) {
+  // No command does this (pkill matches names, not environments).
+  log_.record_anywhere("stop every process that has " + token + " in its environment", "");
+  return std::vector<pid_t>{};
+}
+
 }  // namespace rxerun::sys

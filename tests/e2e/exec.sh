@@ -1,7 +1,10 @@
 # exec with real programs: in a namespace of the run's, in one that does not
 # exist, a timeout that stops the whole process tree, a gigabyte of output
 # in bounded memory (and all of it in the output file), stdin, parse and
-# extract, and an undo run by `rxerun cleanup` after the run was SIGKILLed.
+# extract, an undo run by `rxerun cleanup` after the run was SIGKILLed;
+# background programs ready on each probe, waited for, reverted, stopped by
+# cleanup, and after SIGKILL found by `rxerun cleanup` while a namesake
+# survives.
 source "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "skip: needs root (network namespaces)"; exit 77; }
 
@@ -81,4 +84,73 @@ expect_exit 0 "rxerun cleanup after SIGKILL" -- "$RXERUN" cleanup "$WORK/undo.ya
 [ -e "$WORK/undone" ] && pass "rxerun cleanup ran the undo command" || fail "the undo command did not run"
 expect_exit 0 "a second cleanup" -- "$RXERUN" cleanup "$WORK/undo.yaml"
 contains "$out" "nothing" "finds nothing left"
+
+# Background programs: each readiness probe, wait, revert, cleanup.
+port=$((20000 + $$ % 20000))
+cat >"$WORK/bg.yaml" <<EOF
+name: $name-bg
+steps:
+  - netns: {name: $ns}
+  - {link: {dev: lo, up: true}, netns: $ns}
+  - name: server
+    exec:
+      argv: [python3, -c, "import socket; s=socket.socket(); s.bind(('127.0.0.1', $port)); s.listen(); c,_=s.accept(); print('got', c.recv(5).decode())"]
+      background: true
+      ready: {tcp: $port}
+    netns: $ns
+  - name: client
+    exec: {argv: [python3, -c, "import socket; socket.create_connection(('127.0.0.1', $port)).send(b'hello')"]}
+    netns: $ns
+  - {wait: server, netns: $ns, expect: {exit: 0, stdout: "~ got hello"}}
+  - name: udp
+    exec: {argv: [python3, -c, "import socket,time; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.bind(('::', $port)); time.sleep(300)"], background: true, ready: {udp: $port}}
+    netns: $ns
+  - name: log
+    exec: {shell: "sleep 0.2; echo up and READY; exec sleep $marker", background: true, ready: {log: "up and READY"}}
+  - name: file
+    exec: {shell: "sleep 0.2; touch $WORK/ready; exec sleep $marker", background: true, ready: {file: $WORK/ready}}
+  - name: never
+    exec: {argv: [sleep, "$marker"], background: true, ready: {exec: ["false"]}}
+    timeout: 500ms
+    expect: timeout
+  - name: dies
+    exec: {shell: "echo bye; exit 4", background: true, ready: {tcp: $port}}
+    expect: {outcome: fail, exit: 4}
+  - {revert: log, expect: {exit: SIGTERM, stdout: "~ READY"}}
+EOF
+expect_exit 0 "background programs: tcp, udp (IPv6), log, file, exec readiness, wait, revert" -- \
+  "$RXERUN" run "$WORK/bg.yaml" --host --report json:"$WORK/bg.json"
+messages=$(python3 -c 'import json,sys; print("\n".join(s["message"] for s in json.load(open(sys.argv[1]))["steps"]))' "$WORK/bg.json")
+contains "$messages" "sleep was not ready within the step's timeout (stopped)" "a program that never gets ready is timeout"
+contains "$messages" "the shell command ended before it was ready: exit 4: bye" "a program that ends before it is ready fails"
+sleep 0.2
+pgrep -f "sleep $marker" >/dev/null && fail "a background program outlived the run" || pass "cleanup stopped every background program"
+
+# After SIGKILL: `rxerun cleanup` stops what the program left (here two
+# sleeps its shell started: the shell itself died with rxerun), and nothing
+# else: a sleep of the same name and arguments, started by someone else.
+cat >"$WORK/bgkill.yaml" <<EOF
+name: $name-bgkill
+steps:
+  - {name: bg, exec: {shell: "sleep $marker & sleep $marker; wait", background: true}}
+  - {name: wait, sleep: {duration: 1h}}
+EOF
+sleep "$marker" &
+namesake=$!
+"$RXERUN" run "$WORK/bgkill.yaml" --host >"$WORK/bgkill.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q "running wait" "$WORK/bgkill.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.3
+kill -KILL $pid
+wait $pid 2>/dev/null
+sleep 0.2
+mine=$(pgrep -f "sleep $marker" | grep -vx "$namesake" | wc -l)
+[ "$mine" -eq 2 ] && pass "SIGKILL: the program's two children are still running" || fail "SIGKILL: $mine of its children running"
+expect_exit 0 "rxerun cleanup after SIGKILL" -- "$RXERUN" cleanup "$WORK/bgkill.yaml"
+sleep 0.2
+mine=$(pgrep -f "sleep $marker" | grep -vx "$namesake" | wc -l)
+[ "$mine" -eq 0 ] && pass "rxerun cleanup stopped them" || fail "rxerun cleanup left $mine running"
+kill -0 "$namesake" 2>/dev/null && pass "the namesake started by someone else still runs" || fail "the namesake was signalled"
+kill "$namesake"
+wait "$namesake" 2>/dev/null
 finish

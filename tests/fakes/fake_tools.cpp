@@ -107,4 +107,23 @@ Result<std::unique_ptr<sys::RunningTool>> FakeTools::start(const sys::ToolSpec& 
   return std::unique_ptr<sys::RunningTool>(std::move(tool));
 }
 
+Result<bool> FakeTools::listening(sys::SocketProto proto, std::uint16_t port) {
+  if (++probes <= ready_after) return false;
+  return sockets.contains({proto, port});
+}
+
+Result<bool> FakeTools::exists(const std::string& path) {
+  if (++probes <= ready_after) return false;
+  return files.contains(path);
+}
+
+Result<std::vector<pid_t>> FakeTools::stop_marked(const std::string& token, Duration) {
+  stopped_marked.push_back(token);
+  auto it = marked.find(token);
+  if (it == marked.end()) return std::vector<pid_t>{};
+  auto pids = it->second;
+  marked.erase(it);
+  return pids;
+}
+
 }  // namespace rxerun::fakes

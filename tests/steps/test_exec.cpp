@@ -223,3 +223,110 @@ TEST_CASE("exec: the plan shows the command as a person would type it") {
       h.plan("steps:\n  - {name: e, exec: {shell: \"echo hi\", cwd: /tmp, env: {A: b}}, netns: lab}\n");
   CHECK(plan.find("cd /tmp && A=b ip netns exec lab /bin/sh -c 'echo hi'") != std::string::npos);
 }
+
+TEST_CASE("exec background: ready once its port listens, kept running, and wait takes its end") {
+  Harness h;
+  h.fake.tools.sockets = {{sys::SocketProto::Tcp, 18515}};
+  h.fake.tools.ready_after = 3;  // three probes find nothing
+  h.fake.tools.on_start = [](const sys::ToolSpec& s) {
+    if (s.argv[0] == "server") return FakeRun{.out = "served\n", .exit = sys::ExitStatus{}, .takes = Duration(5000)};
+    return FakeRun{.exit = sys::ExitStatus{}};
+  };
+  auto r = h.run(
+      "steps:\n"
+      "  - {name: s, exec: {argv: [server], background: true, ready: {tcp: 18515}}}\n"
+      "  - {name: c, exec: {argv: [client]}}\n"
+      "  - {name: w, wait: s, expect: {exit: 0, stdout: \"~ served\"}}\n");
+  REQUIRE(r.exit_code == 0);
+  const auto& s = step_named(r, "s").facts;
+  CHECK(s.at("pid") == 1001);
+  CHECK(s.at("ready_s") == 0.06);  // three waits of 20 ms
+  CHECK(h.fake.tools.probes == 4);
+  const auto& env = h.fake.tools.started.at(0).env;
+  REQUIRE(env.contains("RXERUN_TOKEN"));
+  CHECK(env.at("RXERUN_TOKEN").starts_with("test/s/"));
+  CHECK(env.at("RXERUN_TOKEN").size() == std::string("test/s/").size() + 16);
+  // The client ran while the server did; wait took the server's end.
+  CHECK(h.fake.tools.log.at(1).starts_with("start 1002 client"));
+  CHECK(h.fake.tools.alive.empty());
+  // Cleanup looked for what it might have left outside its group.
+  CHECK(h.fake.tools.stopped_marked == Strings{"RXERUN_TOKEN=" + env.at("RXERUN_TOKEN")});
+}
+
+TEST_CASE("exec background: one still running at the end is stopped by cleanup") {
+  Harness h;
+  h.programs({});  // runs until stopped
+  auto r = h.run("steps:\n  - {name: s, exec: {argv: [server], background: true}}\n");
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.cleanup.undos.size() == 1);
+  CHECK(r.cleanup.undos[0].summary == "stop server and whatever it started");
+  CHECK(h.fake.tools.log.at(1) == "stop 1001");
+  CHECK(h.fake.tools.alive.empty());
+}
+
+TEST_CASE("exec background: rxerun cleanup after a crash stops the processes that carry its token") {
+  Harness h;
+  h.programs({});
+  auto r = h.run_keep("steps:\n  - {name: s, exec: {argv: [server], background: true}}\n");
+  REQUIRE(r.exit_code == 0);
+  const std::string token = "RXERUN_TOKEN=" + h.fake.tools.started.at(0).env.at("RXERUN_TOKEN");
+  h.fake.tools.marked[token] = {4242, 4243};
+  fakes::Harness later;  // another rxerun: nothing of the first in memory
+  later.journal = std::move(h.journal);
+  later.fake.tools.marked[token] = {4242, 4243};
+  auto c = later.cleanup();
+  REQUIRE(c.undos.size() == 1);
+  CHECK(c.undos[0].ok);
+  CHECK(later.fake.tools.stopped_marked == Strings{token});
+  CHECK(later.fake.tools.marked.empty());
+}
+
+TEST_CASE("exec background: not ready by the timeout is stopped, timeout; ended before ready fails") {
+  Harness h;
+  h.programs({});
+  auto r = h.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {udp: 4791}}, timeout: 1s}\n");
+  const auto& s = step_named(r, "s");
+  CHECK(s.outcome == Outcome::Timeout);
+  CHECK(s.message == "server was not ready within the step's timeout (stopped)");
+  CHECK(h.fake.tools.alive.empty());
+
+  Harness e;
+  e.programs({.err = "bind: Address already in use\n", .exit = sys::ExitStatus{.code = 1}, .takes = Duration(30)});
+  auto f = e.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {tcp: 80}}}\n");
+  CHECK(step_named(f, "s").outcome == Outcome::Fail);
+  CHECK(step_named(f, "s").message == "server ended before it was ready: exit 1: bind: Address already in use");
+}
+
+TEST_CASE("exec background: ready on a line of its output, or a file") {
+  Harness h;
+  h.programs({.out = "server listening on 7471\n"});
+  auto r =
+      h.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {log: \"listening on \\\\d+\"}}}\n");
+  CHECK(r.exit_code == 0);
+
+  Harness f;
+  f.programs({});
+  f.fake.tools.files = {"/run/server.pid"};
+  auto g = f.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {file: /run/server.pid}}}\n");
+  CHECK(g.exit_code == 0);
+}
+
+TEST_CASE("wait: a step that left nothing running is the wait's error") {
+  Harness h;
+  auto r = h.run("steps:\n  - {name: s, exec: {argv: [prog]}}\n  - {wait: s}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(r.steps.at(1).message.starts_with("step s left no program running"));
+}
+
+TEST_CASE("exec background: its parameters are checked at load time") {
+  Harness h;
+  CHECK(h.diagnostics("steps:\n  - exec: {argv: [a], ready: {tcp: 1}}\n").find("add `background: true`") !=
+        std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - exec: {argv: [a], background: true, ready: {tcp: 1, udp: 2}}\n")
+            .find("ready takes one of") != std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - exec: {argv: [a], background: true, output: x}\n")
+            .find("output is not for a background program") != std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - exec: {argv: [a], background: true, ready: {tcp: 70000}}\n").find("70000") !=
+        std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - {wait: nosuch}\n").find("no earlier step is named 'nosuch'") != std::string::npos);
+}
