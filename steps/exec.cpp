@@ -125,20 +125,18 @@ Kind exec_kind() {
                    .fields = {{.name = "arg", .type = ParamType::String}}}}},
   };
   spec.validate = validate_exec;
-  spec.facts = {
-      {"exit", "its exit code, or the signal that ended it (SIGKILL)"},
-      {"stdout", "the last 64 KiB of its standard output"},
-      {"stderr", "the last 64 KiB of its standard error"},
-      {"duration_s", "seconds from its start to its end"},
-      {"stdout_file", "with `output`: the file holding all of its stdout"},
-      {"stderr_file", "with `output`: the file holding all of its stderr"},
-      {"stuck", "set when it did not die after SIGKILL (asleep in the kernel)"},
-      {"pid", "background: its process id"},
-      {"ready_s", "background: seconds from its start until it was ready"},
-      {"PATH.TO.VALUE", "with `parse: json`: each value of its JSON output (jobs.0.write.bw)"},
-      {"FACT", "each `extract` that matched"},
-      {"DEV.COUNTER", "deltas of every rxe device's and netdev's counters in the step's namespace"},
-  };
+  spec.facts = program_fact_specs();
+  spec.facts.insert(spec.facts.end(),
+                    {
+                        {"duration_s", "seconds from its start to its end"},
+                        {"stdout_file", "with `output`: the file holding all of its stdout"},
+                        {"stderr_file", "with `output`: the file holding all of its stderr"},
+                        {"pid", "background: its process id"},
+                        {"ready_s", "background: seconds from its start until it was ready"},
+                        {"PATH.TO.VALUE", "with `parse: json`: each value of its JSON output (jobs.0.write.bw)"},
+                        {"FACT", "each `extract` that matched"},
+                        {"DEV.COUNTER", "deltas of every rxe device's and netdev's counters in the step's namespace"},
+                    });
   spec.dynamic_facts = true;
   spec.example =
       "- name: client\n"

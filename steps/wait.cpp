@@ -28,14 +28,14 @@ Kind wait_kind() {
   spec.summary = "Wait for a background exec to end; its exit and output as facts.";
   spec.scalar = ParamSpec{
       .name = "step", .type = ParamType::StepRef, .required = true, .help = "the name of an earlier background exec"};
-  spec.facts = {
-      {"exit", "its exit code, or the signal that ended it (SIGKILL)"},
-      {"stdout", "the last 64 KiB of its standard output"},
-      {"stderr", "the last 64 KiB of its standard error"},
-      {"duration_s", "seconds this step waited"},
-      {"stuck", "set when it did not die after SIGKILL (asleep in the kernel)"},
-      {"DEV.COUNTER", "deltas, across the wait, of every rxe device's and netdev's counters in the step's namespace"},
-  };
+  spec.facts = program_fact_specs();
+  spec.facts.insert(
+      spec.facts.end(),
+      {
+          {"duration_s", "seconds this step waited"},
+          {"DEV.COUNTER",
+           "deltas, across the wait, of every rxe device's and netdev's counters in the step's namespace"},
+      });
   spec.dynamic_facts = true;
   spec.example =
       "- name: server\n"

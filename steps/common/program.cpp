@@ -22,6 +22,15 @@ nlohmann::json exit_value(const sys::ExitStatus& status) {
 
 }  // namespace
 
+std::vector<FactSpec> program_fact_specs() {
+  return {
+      {"exit", "its exit code, or the signal that ended it (SIGKILL)"},
+      {"stdout", "the last 64 KiB of its standard output"},
+      {"stderr", "the last 64 KiB of its standard error"},
+      {"stuck", "set when it did not die after SIGKILL (asleep in the kernel)"},
+  };
+}
+
 std::string program_name(const std::vector<std::string>& argv) {
   if (argv.empty()) return "the program";
   if (argv.size() == 3 && argv[0] == "/bin/sh" && argv[1] == "-c") return "the shell command";

@@ -18,6 +18,9 @@ namespace rxerun::steps {
 constexpr std::size_t kProgramFactBytes = 64 * 1024;  // stdout and stderr facts: their last bytes
 constexpr Duration kProgramStopGrace{2'000};          // SIGTERM to SIGKILL
 
+// The facts program_facts() reports, for a kind's declaration.
+std::vector<FactSpec> program_fact_specs();
+
 // "ibv_rc_pingpong", or "the shell command" for /bin/sh -c.
 std::string program_name(const std::vector<std::string>& argv);
 

@@ -12,6 +12,18 @@ name="e2e-exec-$$"
 ns="rxe2e-exec-$$"
 marker=$((400000 + $$))  # a sleep nobody else runs: sleep $marker
 
+# Runs SCENARIO (whose last step sleeps an hour) in the background and
+# SIGKILLs rxerun once it holds the scenario's lock and its quick first step
+# is done.
+run_then_kill() {  # FILE NAME
+  "$RXERUN" run "$1" --host >"$WORK/killed.out" 2>&1 &
+  local pid=$!
+  for _ in $(seq 100); do [ -e "$RXERUN_STATE_DIR/$2.lock" ] && break; sleep 0.05; done
+  sleep 0.5
+  kill -KILL $pid
+  wait $pid 2>/dev/null
+}
+
 cat >"$WORK/lab.yaml" <<EOF
 name: $name
 steps:
@@ -73,12 +85,7 @@ steps:
   - {name: e, exec: {argv: ["true"], undo: [touch, "$WORK/undone"]}}
   - {name: wait, sleep: {duration: 1h}}
 EOF
-"$RXERUN" run "$WORK/undo.yaml" --host >"$WORK/undo.out" 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q "running wait\|wait " "$WORK/undo.out" 2>/dev/null && break; sleep 0.05; done
-sleep 0.3
-kill -KILL $pid
-wait $pid 2>/dev/null
+run_then_kill "$WORK/undo.yaml" "$name-undo"
 [ -e "$WORK/undone" ] && fail "the undo ran before cleanup" || pass "SIGKILL: the undo has not run yet"
 expect_exit 0 "rxerun cleanup after SIGKILL" -- "$RXERUN" cleanup "$WORK/undo.yaml"
 [ -e "$WORK/undone" ] && pass "rxerun cleanup ran the undo command" || fail "the undo command did not run"
@@ -137,12 +144,7 @@ steps:
 EOF
 sleep "$marker" &
 namesake=$!
-"$RXERUN" run "$WORK/bgkill.yaml" --host >"$WORK/bgkill.out" 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q "running wait" "$WORK/bgkill.out" 2>/dev/null && break; sleep 0.05; done
-sleep 0.3
-kill -KILL $pid
-wait $pid 2>/dev/null
+run_then_kill "$WORK/bgkill.yaml" "$name-bgkill"
 sleep 0.2
 mine=$(pgrep -f "sleep $marker" | grep -vx "$namesake" | wc -l)
 [ "$mine" -eq 2 ] && pass "SIGKILL: the program's two children are still running" || fail "SIGKILL: $mine of its children running"
