@@ -281,7 +281,7 @@ TEST_CASE("exec background: rxerun cleanup after a crash stops the processes tha
   CHECK(later.fake.tools.marked.empty());
 }
 
-TEST_CASE("exec background: not ready by the timeout is stopped, timeout; ended before ready fails") {
+TEST_CASE("exec background: not ready by the timeout is stopped (timeout), ended before ready fails") {
   Harness h;
   h.programs({});
   auto r = h.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {udp: 4791}}, timeout: 1s}\n");
