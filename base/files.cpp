@@ -50,21 +50,26 @@ Result<void> refuse_symlink(const fs::path& path, std::string_view what) {
                     ELOOP);
 }
 
-fs::path temporary_name(const fs::path& path) {
+std::string random_name(std::size_t length) {
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  unsigned char random[8] = {};
+  std::string random(length, '\0');
   std::size_t got = 0;
-  while (got < sizeof random) {
-    const ssize_t n = ::getrandom(random + got, sizeof random - got, 0);
+  while (got < length) {
+    const ssize_t n = ::getrandom(random.data() + got, length - got, 0);
     if (n > 0) {
       got += static_cast<std::size_t>(n);
     } else if (n < 0 && errno != EINTR) {
-      break;  // no getrandom (pre-3.17 kernel): O_EXCL still refuses a planted name
+      break;  // no getrandom (pre-3.17 kernel): callers do not rely on it alone
     }
   }
-  std::string suffix = ".rxerun-";
-  for (unsigned char b : random) suffix += kAlphabet[b % (sizeof kAlphabet - 1)];
-  return fs::path(path.string() + suffix);
+  std::string name;
+  for (unsigned char b : random) name += kAlphabet[b % (sizeof kAlphabet - 1)];
+  return name;
+}
+
+fs::path temporary_name(const fs::path& path) {
+  // Without getrandom, O_EXCL still refuses a planted name.
+  return fs::path(path.string() + ".rxerun-" + random_name(8));
 }
 
 Result<AtomicFile> AtomicFile::create(const fs::path& path, std::string_view what, unsigned mode, Umask umask) {

@@ -76,6 +76,9 @@ class AtomicFile {
   bool done_ = false;
 };
 
+// `length` letters and digits from getrandom(2): a name nobody can guess.
+std::string random_name(std::size_t length);
+
 // PATH.rxerun-XXXXXXXX in path's directory, the Xs from getrandom(2): a name
 // nobody can guess ahead of time.
 std::filesystem::path temporary_name(const std::filesystem::path& path);

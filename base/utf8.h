@@ -54,4 +54,9 @@ std::string escape_utf8(std::string_view text, OnChar on_char) {
   return out;
 }
 
+// A user's value as quoted in a message: cut to about `max` bytes (at a UTF-8
+// boundary, "..." appended) with control characters escaped, so that a
+// diagnostic stays one short line whatever the file holds.
+std::string excerpt(std::string_view text, std::size_t max = 60);
+
 }  // namespace rxerun

@@ -225,6 +225,7 @@ class ParamChecker {
       case ParamType::StepRef: check_step_ref(v, path); return;
       case ParamType::Object: check_object(spec, v, path); return;
       case ParamType::List: check_list(spec, v, path); return;
+      case ParamType::Map: check_map(spec, v, path); return;
     }
   }
 
@@ -323,6 +324,15 @@ class ParamChecker {
     }
     if (spec.fields.empty()) return;
     for (std::size_t i = 0; i < v.size(); ++i) check_value(spec.fields.front(), v[i], fmt::format("{}.{}", path, i));
+  }
+
+  void check_map(const ParamSpec& spec, nlohmann::json& v, const std::string& path) {
+    if (!v.is_object()) {
+      must_be(path, "a mapping", v);
+      return;
+    }
+    if (spec.fields.empty()) return;
+    for (auto& [key, item] : v.items()) check_value(spec.fields.front(), item, path + "." + key);
   }
 
   void check_enum(const ParamSpec& spec, nlohmann::json& v, const std::string& path) {

@@ -26,18 +26,29 @@ nlohmann::json undo_args(const JournalEntry& entry) {
 
 class SimpleUndoContext final : public UndoContext {
  public:
-  SimpleUndoContext(sys::System& sys, const std::string& scenario, std::string step = {}, std::string netns = {})
-      : sys_(sys), scenario_(scenario), step_(std::move(step)), netns_(std::move(netns)) {}
+  using Running = std::map<std::string, std::unique_ptr<sys::RunningTool>>;
+  SimpleUndoContext(sys::System& sys, const std::string& scenario, std::string step = {}, std::string netns = {},
+                    Running* running = nullptr)
+      : sys_(sys), scenario_(scenario), step_(std::move(step)), netns_(std::move(netns)), running_(running) {}
   sys::System& sys() override { return sys_; }
   const std::string& scenario() const override { return scenario_; }
   std::string step() const override { return step_; }
   std::string netns() const override { return netns_; }
+  std::unique_ptr<sys::RunningTool> take_running() override {
+    if (!running_) return nullptr;
+    auto it = running_->find(step_);
+    if (it == running_->end()) return nullptr;
+    auto tool = std::move(it->second);
+    running_->erase(it);
+    return tool;
+  }
 
  private:
   sys::System& sys_;
   const std::string& scenario_;
   std::string step_;
   std::string netns_;
+  Running* running_;
 };
 }  // namespace
 
@@ -69,7 +80,7 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   auto scope = enter(entry.netns, &gone);
   if (gone) return finish({});  // a namespace that is gone took everything inside it along
   if (!scope) return finish(scope.error());
-  SimpleUndoContext uctx(sys_, scenario_name_, entry.step, entry.netns);
+  SimpleUndoContext uctx(sys_, scenario_name_, entry.step, entry.netns, &running_);
   auto r = guarded(
       "undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); }, kUnreadableArgs);
   if (!r) return finish(r.error());

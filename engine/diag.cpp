@@ -56,24 +56,4 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
   return s ? fmt::format(" (did you mean '{}'?)", *s) : std::string();
 }
 
-std::string excerpt(std::string_view text, std::size_t max) {
-  std::size_t cut = text.size();
-  if (cut > max) {
-    cut = max;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
-  }
-  std::string out = escape_utf8(text.substr(0, cut), [](char32_t cp, std::string_view bytes, std::string& o) {
-    if (cp == '\n')
-      o += "\\n";
-    else if (cp == '\t')
-      o += "\\t";
-    else if (cp < 0x20 || cp == 0x7f)
-      o += hex_escape(static_cast<unsigned char>(cp));
-    else
-      o.append(bytes);
-  });
-  if (cut < text.size()) out += "...";
-  return out;
-}
-
 }  // namespace rxerun

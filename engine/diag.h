@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/utf8.h"
+
 namespace rxerun {
 
 struct Mark {
@@ -32,10 +34,5 @@ std::optional<std::string> suggest(std::string_view word, std::span<const std::s
 
 // " (did you mean 'x'?)" or "" — appended to unknown-key/kind messages.
 std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
-
-// A user's value as quoted in a message: cut to about `max` bytes (at a UTF-8
-// boundary, "..." appended) with control characters escaped, so that a
-// diagnostic stays one short line whatever the file holds.
-std::string excerpt(std::string_view text, std::size_t max = 60);
 
 }  // namespace rxerun

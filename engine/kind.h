@@ -36,6 +36,7 @@ enum class ParamType {
   StepRef,      // the name of an earlier step
   Object,       // a map with its own `fields`
   List,         // a YAML list; each item is checked as `fields[0]` says (a list of sizes, of names)
+  Map,          // a mapping with keys of the user's (env, extract); each value checked as `fields[0]` says
 };
 
 std::string_view to_string(ParamType t);
@@ -47,7 +48,7 @@ struct ParamSpec {
   nlohmann::json default_value;  // null when none
   std::string help;
   std::vector<std::string> choices;  // Enum
-  std::vector<ParamSpec> fields;     // Object; List: one spec, for every item
+  std::vector<ParamSpec> fields;     // Object; List and Map: one spec, for every item
   std::optional<long long> min;      // Int
   std::optional<long long> max;      // Int
 };

@@ -57,6 +57,8 @@ nlohmann::json Loader::typed(ParamContext& ctx, const ParamSpec& spec, const YAM
     return arr;
   }
   if (n.IsMap() && spec.type == ParamType::Object) return typed_fields(ctx, spec.fields, nullptr, n, path + ".");
+  if (n.IsMap() && spec.type == ParamType::Map && !spec.fields.empty())
+    return typed_fields(ctx, {}, &spec.fields.front(), n, path + ".");
   return generic(ctx, n);
 }
 

@@ -24,8 +24,14 @@ struct OpSpelling {
 };
 
 // Two-character operators first, so that ">=" is not read as ">" "=...".
-constexpr std::array<OpSpelling, 7> kOps{
-    {{"==", Op::Eq}, {"!=", Op::Ne}, {">=", Op::Ge}, {"<=", Op::Le}, {">", Op::Gt}, {"<", Op::Lt}, {"~", Op::Match}}};
+constexpr std::array<OpSpelling, 8> kOps{{{"==", Op::Eq},
+                                          {"!=", Op::Ne},
+                                          {">=", Op::Ge},
+                                          {"<=", Op::Le},
+                                          {"!~", Op::NoMatch},
+                                          {">", Op::Gt},
+                                          {"<", Op::Lt},
+                                          {"~", Op::Match}}};
 
 // A decimal number as a fact or an operand may spell it: -12, 3.5, 1e6. Not
 // hex, inf or nan, which no counter is.
@@ -100,48 +106,13 @@ nlohmann::json number_json(std::string_view text, long double x) {
   return static_cast<double>(x);
 }
 
-// std::regex compiles repetition counts into copies of the NFA and parses
-// nesting by recursion: bound both, so that no pattern can exhaust memory or
-// the stack (the loader is fuzzed with arbitrary patterns).
-std::optional<std::string> regex_too_complex(std::string_view pattern) {
-  constexpr std::size_t kMaxLength = 512;
-  constexpr int kMaxNesting = 16;
-  constexpr long kMaxRepeat = 1000;
-  if (pattern.size() > kMaxLength) return fmt::format("longer than {} characters", kMaxLength);
-  int depth = 0;
-  long repeat = 1;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    const char c = pattern[i];
-    if (c == '\\') {
-      ++i;
-    } else if (c == '(') {
-      if (++depth > kMaxNesting) return fmt::format("groups nested deeper than {}", kMaxNesting);
-    } else if (c == ')') {
-      depth = depth > 0 ? depth - 1 : 0;
-    } else if (c == '{') {
-      long n = 0;
-      for (std::size_t j = i + 1; j < pattern.size() && (is_digit(pattern[j]) || pattern[j] == ','); ++j) {
-        if (pattern[j] == ',') continue;
-        n = std::min(n * 10 + (pattern[j] - '0'), kMaxRepeat + 1);
-      }
-      repeat *= std::max(1L, n);
-      if (repeat > kMaxRepeat) return fmt::format("repetition counts multiply past {}", kMaxRepeat);
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<std::regex> compile(const std::string& pattern, std::string* error) {
-  if (auto why = regex_too_complex(pattern)) {
-    *error = fmt::format("regex '{}' is too complex: {}", excerpt(pattern), *why);
+std::optional<Regex> compile(const std::string& pattern, std::string* error) {
+  auto compiled = Regex::compile(pattern);
+  if (!compiled) {
+    *error = compiled.error().message;
     return std::nullopt;
   }
-  try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::exception& e) {
-    *error = fmt::format("invalid regex '{}': {}", excerpt(pattern), e.what());
-    return std::nullopt;
-  }
+  return std::move(*compiled);
 }
 
 std::string_view op_text(Op op) {
@@ -171,6 +142,7 @@ std::optional<Matcher> operator_matcher(const OpSpelling& spelling, std::string_
     case Op::Eq:
     case Op::Ne: m.operand = std::string(operand); return m;
     case Op::Match:
+    case Op::NoMatch:
       m.operand = std::string(operand);
       m.regex = compile(std::string(operand), error);
       if (!m.regex) return std::nullopt;
@@ -231,16 +203,15 @@ std::optional<std::string> Matcher::check(const nlohmann::json& actual) const {
     case Op::Ne:
       if (!values_equal(actual, operand)) return std::nullopt;
       return fmt::format("{} is not {}", shown(actual), excerpt(text));
-    case Op::Match: {
+    case Op::Match:
+    case Op::NoMatch: {
       std::string error;
-      const std::optional<std::regex> compiled = regex ? regex : compile(as_text(operand), &error);
+      const std::optional<Regex> compiled = regex ? regex : compile(as_text(operand), &error);
       if (!compiled) return error;
-      try {
-        if (std::regex_search(as_text(actual), *compiled)) return std::nullopt;
-      } catch (const std::exception& e) {
-        return fmt::format("matching {} against {} failed: {}", shown(actual), excerpt(text), e.what());
-      }
-      return fmt::format("{} does not match {}", shown(actual), excerpt(text));
+      const auto found = compiled->search(as_text(actual));
+      if (!found) return fmt::format("{} against {}: {}", shown(actual), excerpt(text), found.error().message);
+      if (*found == (op == Op::Match)) return std::nullopt;
+      return fmt::format("{} {} {}", shown(actual), op == Op::Match ? "does not match" : "matches", excerpt(text));
     }
     default: break;
   }

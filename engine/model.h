@@ -4,13 +4,13 @@
 
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/duration.h"
+#include "base/regex.h"
 #include "engine/diag.h"
 
 namespace rxerun {
@@ -19,13 +19,13 @@ enum class Outcome { Ok, Fail, Timeout, Error };
 std::string_view to_string(Outcome o);
 
 // A fact matcher: a plain value (equal), "> 0", ">= 100", "< 5", "<= 5",
-// "!= 0", "== x", "~ REGEX".
+// "!= 0", "== x", "~ REGEX", "!~ REGEX" (base/regex.h).
 struct Matcher {
-  enum class Op { Eq, Ne, Gt, Ge, Lt, Le, Match };
+  enum class Op { Eq, Ne, Gt, Ge, Lt, Le, Match, NoMatch };
   Op op = Op::Eq;
-  nlohmann::json operand;  // Eq/Ne: the value as written; Gt..Le: a number; Match: the pattern text
+  nlohmann::json operand;  // Eq/Ne: the value as written; Gt..Le: a number; (No)Match: the pattern text
   std::string text;        // as written, for messages
-  std::optional<std::regex> regex;
+  std::optional<Regex> regex;
 
   // nullopt when it holds, otherwise why not ("12 is not > 20").
   std::optional<std::string> check(const nlohmann::json& actual) const;

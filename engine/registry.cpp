@@ -38,6 +38,7 @@ std::string_view to_string(ParamType t) {
     case ParamType::StepRef: return "step name";
     case ParamType::Object: return "map";
     case ParamType::List: return "list";
+    case ParamType::Map: return "key-value map";
   }
   return "?";
 }

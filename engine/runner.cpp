@@ -118,6 +118,14 @@ class Runner::Context final : public StepContext {
     const std::string path = o.output_dir.empty() ? file : o.output_dir + "/" + file;
     return OutputPath{path, o.outputs_return ? file : path};
   }
+  void keep_running(std::unique_ptr<sys::RunningTool> tool) override { runner_.running_[step_.name] = std::move(tool); }
+  std::unique_ptr<sys::RunningTool> take_running(const std::string& step_name) override {
+    auto it = runner_.running_.find(step_name);
+    if (it == runner_.running_.end()) return nullptr;
+    auto tool = std::move(it->second);
+    runner_.running_.erase(it);
+    return tool;
+  }
   const nlohmann::json* facts_of(const std::string& step_name) const override {
     auto it = runner_.facts_.find(step_name);
     return it == runner_.facts_.end() ? nullptr : &it->second;

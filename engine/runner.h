@@ -72,6 +72,8 @@ class Runner {
   std::string scenario_name_;
   std::map<std::string, nlohmann::json> facts_;  // by step name, for {{steps.NAME.FACT}}
   std::map<std::string, StepStatus> statuses_;   // by step name
+  // Programs steps left running (exec background), by step name.
+  std::map<std::string, std::unique_ptr<sys::RunningTool>> running_;
 };
 
 // The exit code (engine/exit_code.h) from what the run did.

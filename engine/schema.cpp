@@ -46,13 +46,17 @@ json param_schema(const ParamSpec& p) {
     case ParamType::Scalar: s = {{"type", json::array({"string", "number", "boolean"})}}; break;
     case ParamType::StepRef: s = {{"type", "string"}}; break;
     case ParamType::List:
-      s = {{"type", "array"}};
+    case ParamType::Map: {
+      // Each item (list) or value (map) as fields[0] says.
+      const bool list = p.type == ParamType::List;
+      s = {{"type", list ? "array" : "object"}};
       if (!p.fields.empty()) {
         json item = param_schema(p.fields.front());
         item.erase("description");
-        s["items"] = item;
+        s[list ? "items" : "additionalProperties"] = item;
       }
       break;
+    }
     case ParamType::Object: {
       json props = json::object();
       json required = json::array();

@@ -3,6 +3,7 @@
 // (its checked parameters and a context) and what it returns (an outcome
 // and facts). Steps include this header; the engine implements the contexts.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,6 +116,14 @@ class StepContext {
   // carry rxerun's mark.
   virtual bool force() const { return false; }
 
+  // A program this step leaves running (exec with background): the run
+  // holds it under the step's name until a later step takes it (wait) or
+  // the step's undo stops it; whatever is left ends with the run.
+  virtual void keep_running(std::unique_ptr<sys::RunningTool> /*tool*/) {}
+  // The program step `step_name` left running; null when there is none (any
+  // more): it was taken, or never kept.
+  virtual std::unique_ptr<sys::RunningTool> take_running(const std::string& /*step_name*/) { return nullptr; }
+
   // Waits `d`, cut short by the step's deadline or by Ctrl-C.
   WaitStatus sleep_for(Duration d);
 };
@@ -129,6 +138,9 @@ class UndoContext {
   virtual std::string step() const { return {}; }
   // The namespace the undo runs in, as the journal names it; "" for rxerun's own.
   virtual std::string netns() const { return {}; }
+  // The program the step left running in this process (StepContext::
+  // keep_running); null in a later rxerun, or once a step took it.
+  virtual std::unique_ptr<sys::RunningTool> take_running() { return nullptr; }
 };
 
 // The mark rxerun puts on what it creates (an interface's alias), naming the

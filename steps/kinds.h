@@ -16,6 +16,7 @@ Kind address_kind();
 Kind block_kind();
 Kind capture_kind();
 Kind counters_kind();
+Kind exec_kind();
 Kind gid_kind();
 Kind link_kind();
 Kind netem_kind();
@@ -32,6 +33,7 @@ Kind rxe_kind();
 Kind sleep_kind();
 Kind sysctl_kind();
 Kind verbs_kind();
+Kind wait_kind();
 Kind veth_kind();
 
 }  // namespace rxerun::steps

@@ -30,11 +30,11 @@ Kind port_kind() {
       {.name = "state",
        .type = ParamType::Enum,
        .default_value = "ACTIVE",
-       .help = "the state to wait for",
-       .choices = {"ACTIVE", "DOWN", "INIT", "ARMED"}},
+       .help = "the state to wait for; ABSENT: until the device no longer exists (its netdev was deleted)",
+       .choices = {"ACTIVE", "DOWN", "INIT", "ARMED", "ABSENT"}},
   };
   spec.facts = {
-      {"state", "the port's state: ACTIVE, DOWN, INIT, ARMED"},
+      {"state", "the port's state: ACTIVE, DOWN, INIT, ARMED; ABSENT once the device is gone"},
       {"phys_state", "the physical state: LinkUp, Disabled, Polling, ..."},
       {"active_mtu", "the active IB MTU in bytes (1024 over a netdev MTU of 1500)"},
       {"max_mtu", "the largest IB MTU the port supports, in bytes"},
@@ -58,11 +58,33 @@ nlohmann::json state_facts(const sys::PortState& s) {
   return {{"state", s.state_name}, {"phys_state", s.phys_state_name}};
 }
 
+// Waits until the device is gone: the kernel removes an rxe device when its
+// netdev is deleted (docs/kernel-notes.md, "Ports and MTU").
+StepResult wait_absent(StepContext& ctx, const std::string& dev, unsigned port) {
+  auto& rdma = ctx.sys().rdma;
+  const auto start = ctx.sys().clock.now();
+  for (;;) {
+    auto s = rdma.port_state(dev, port);
+    if (!s && s.error().code == ENODEV) return StepResult::ok({{"state", "ABSENT"}});
+    if (!s && s.error().code != ENOENT) return StepResult::error(s.error());
+    const WaitStatus w = ctx.sleep_for(kPoll);
+    if (w == WaitStatus::Interrupted) return StepResult::error("interrupted");
+    if (w == WaitStatus::Deadline) {
+      const auto waited = std::chrono::duration_cast<Duration>(ctx.sys().clock.now() - start);
+      StepResult r = StepResult::timeout("RDMA device " + dev + " still exists after " + format_duration(waited),
+                                         s ? state_facts(*s) : nlohmann::json::object());
+      r.hints.push_back("an rxe device goes when its netdev is deleted (or by `revert` of its rxe step)");
+      return r;
+    }
+  }
+}
+
 StepResult run_port(const Params& params, StepContext& ctx) {
   auto& rdma = ctx.sys().rdma;
   const std::string dev = params.str("dev");
   const auto port = static_cast<unsigned>(params.integer("port"));
   const std::string wanted = params.str("state");
+  if (wanted == "ABSENT") return wait_absent(ctx, dev, port);
   const std::string which = dev + " port " + std::to_string(port);
   const auto start = ctx.sys().clock.now();
 

@@ -208,7 +208,8 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
     cloexec_from_3();
     for (const auto& [target, high] : moved)
       if (::dup2(high, target) < 0) child_fail(report_write.get(), errno);
-    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) child_fail(report_write.get(), errno);
+    // A failed chdir reports -errno, so that the parent can name the directory.
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) child_fail(report_write.get(), -errno);
     for (const auto& [k, v] : options.env) ::setenv(k.c_str(), v.c_str(), 1);
     ::execvp(args[0], args.data());
     child_fail(report_write.get(), errno);
@@ -221,6 +222,7 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
   while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof err)) {
     child.wait();
+    if (err < 0) return make_error("cannot run " + argv[0] + ": cannot enter directory " + options.cwd, -err);
     if (err == ENOENT) return make_error("cannot run " + argv[0] + ": not installed (not found in PATH)", err);
     return make_error("cannot run " + argv[0], err);
   }

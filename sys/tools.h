@@ -12,10 +12,13 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/duration.h"
@@ -30,6 +33,14 @@ struct ToolSpec {
   std::optional<std::string> netns;        // a named namespace (/run/netns); unset: the caller's
   std::map<std::string, std::string> env;  // set in the tool's environment (LC_ALL=C)
   std::string what;                        // in words, for `plan`: "rping server on 10.0.0.1:7174"
+  std::string cwd;                         // its working directory; empty: rxerun's
+  std::optional<std::string> input;        // all of its stdin; unset: /dev/null
+  // Each stream keeps at most about this many of its last bytes in memory
+  // (between keep_bytes and twice that); 0: all of it.
+  std::size_t keep_bytes = 0;
+  // Set: every byte of the stream is also handed here as it is read (the
+  // whole output to a file, whatever keep_bytes keeps).
+  std::function<void(std::string_view)> copy_out, copy_err;
 };
 
 enum class ToolWait {
@@ -57,10 +68,15 @@ class RunningTool {
   // SIGTERM to its process group, SIGKILL after `grace`; then a bounded wait.
   // A tool that has ended already just answers how.
   virtual ToolStop stop(Duration grace) = 0;
-  // What it wrote so far.
+  // What it wrote so far (its last bytes, with ToolSpec::keep_bytes).
   virtual const std::string& out() const = 0;
   virtual const std::string& err() const = 0;
+  // How many bytes it wrote in all, kept or not.
+  virtual std::uint64_t out_total() const { return out().size(); }
+  virtual std::uint64_t err_total() const { return err().size(); }
 };
+
+enum class SocketProto { Tcp, Udp };
 
 class Tools {
  public:
@@ -68,6 +84,20 @@ class Tools {
   // The error names the program when it cannot be started (not installed),
   // or the namespace when it cannot be entered (ENOENT: no such namespace).
   virtual Result<std::unique_ptr<RunningTool>> start(const ToolSpec& spec) = 0;
+
+  // Whether a program is ready, for exec's `ready:`. A TCP socket listening
+  // on `port`, or a UDP socket bound to it, in the calling thread's network
+  // namespace, as the kernel's socket tables list it (IPv4 and IPv6).
+  virtual Result<bool> listening(SocketProto proto, std::uint16_t port) = 0;
+  // Whether `path` exists (a program's ready file).
+  virtual Result<bool> exists(const std::string& path) = 0;
+
+  // Stops every process whose environment holds `token` as a whole entry
+  // (NAME=VALUE): what a program started with that entry, and all it
+  // started, left running when its rxerun died. Nothing else is signalled,
+  // whatever its name or pid. SIGTERM, then SIGKILL after `grace`. Returns
+  // the pids it stopped.
+  virtual Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) = 0;
 };
 
 // The command as a person would type it: `ip netns exec NS LC_ALL=C ...`

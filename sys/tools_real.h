@@ -14,6 +14,9 @@ namespace rxerun::sys {
 class RealTools final : public Tools {
  public:
   Result<std::unique_ptr<RunningTool>> start(const ToolSpec& spec) override;
+  Result<bool> listening(SocketProto proto, std::uint16_t port) override;
+  Result<bool> exists(const std::string& path) override;
+  Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) override;
 
   // How long a SIGKILLed tool may take to go before it counts as stuck in
   // the kernel. Tests shorten it.

@@ -51,9 +51,6 @@ std::string exit_fact(const std::optional<sys::ExitStatus>& s) {
 Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
   auto& sys = ctx.sys();
   ToolPairRun run;
-  auto server = sys.tools.start(spec.server);
-  if (!server) return server.error();
-  run.server_pid = (*server)->pid();
 
   // Stops a tool that still runs and notes how it ended.
   auto finish = [&](sys::RunningTool& tool, std::optional<sys::ExitStatus>& exit, bool& stopped,
@@ -64,27 +61,34 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
     if (s.stuck) run.stuck.push_back(stuck_line(spec.name + " " + role, tool, s));
   };
 
-  // Wait until the server listens: a client that connects too early is
-  // refused, and a refusal at the wrong moment can leave a server that
-  // serves one connection waiting for the wrong one.
-  const auto server_start = sys.clock.now();
-  if (spec.cm_port) {
+  // Starts the server and, with rdma_cm, waits until it listens: a client
+  // that connects too early is refused, and a refusal at the wrong moment
+  // can leave a server that serves one connection waiting for the wrong one.
+  std::unique_ptr<sys::RunningTool> server;
+  auto start_server = [&]() -> Result<void> {
+    auto started = sys.tools.start(spec.server);
+    if (!started) return started.error();
+    server = std::move(*started);
+    run.server_pid = server->pid();
+    const auto server_start = sys.clock.now();
+    if (!spec.cm_port) return {};
     for (;;) {
       auto up = sys.rdma.cm_listening(*spec.cm_port);
       if (!up) {
         spdlog::debug("{}: cannot tell whether the server listens ({}): starting the client", spec.name,
                       up.error().message);
-        break;
+        return {};
       }
       if (*up) {
         run.server_ready = std::chrono::duration_cast<Duration>(sys.clock.now() - server_start);
-        break;
+        return {};
       }
-      if ((*server)->poll()) break;  // it ended: the client will find out
-      if (sys.clock.now() + kProbeEvery >= std::min(server_start + kReadyBudget, ctx.deadline())) break;
-      if (ctx.sleep_for(kProbeEvery) != WaitStatus::Done) break;  // the client's wait reports it
+      if (server->poll()) return {};  // it ended: the client will find out
+      if (sys.clock.now() + kProbeEvery >= std::min(server_start + kReadyBudget, ctx.deadline())) return {};
+      if (ctx.sleep_for(kProbeEvery) != WaitStatus::Done) return {};  // the client's wait reports it
     }
-  }
+  };
+  if (auto started = start_server(); !started) return started.error();
 
   const auto first_start = sys.clock.now();
   const auto ready_until = first_start + kReadyBudget;
@@ -94,7 +98,7 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
     if (client) finish(*client, run.client_exit, run.client_stopped, "client");
     auto started = sys.tools.start(spec.client);
     if (!started) {
-      finish(**server, run.server_exit, run.server_stopped, "server");
+      finish(*server, run.server_exit, run.server_stopped, "server");
       return started.error();
     }
     client = std::move(*started);
@@ -114,15 +118,30 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
       run.end = ToolPairRun::End::Done;
       break;
     }
-    const auto server_end = (*server)->poll();
+    const auto server_end = server->poll();
     const auto now = sys.clock.now();
     if (!server_end && spec.refused && spec.refused(client->out(), client->err()) &&
         now + backoff < std::min(ready_until, ctx.deadline())) {
+      spdlog::debug("{}: client {} refused ({}): starting it again", spec.name, run.attempts,
+                    last_lines(client->err(), client->out()));
       const WaitStatus slept = ctx.sleep_for(backoff);
       backoff = std::min(backoff * 2, kMaxBackoff);
-      if (slept == WaitStatus::Done) continue;
-      run.end = slept == WaitStatus::Interrupted ? ToolPairRun::End::Interrupted : ToolPairRun::End::Deadline;
-      break;
+      if (slept != WaitStatus::Done) {
+        run.end = slept == WaitStatus::Interrupted ? ToolPairRun::End::Interrupted : ToolPairRun::End::Deadline;
+        break;
+      }
+      // Under rdma_cm the listening server saw the refused request and may
+      // now wait on a connection that will never send (its receives posted
+      // on the wrong QP: the next client's SENDs draw RNR NAKs for ever).
+      // A fresh server serves the next client.
+      if (spec.cm_port) {
+        finish(*server, run.server_exit, run.server_stopped, "server");
+        if (auto started = start_server(); !started) {
+          finish(*client, run.client_exit, run.client_stopped, "client");
+          return started.error();
+        }
+      }
+      continue;
     }
     run.end = server_end && !server_end->ok() ? ToolPairRun::End::ServerFailed : ToolPairRun::End::ClientFailed;
     break;
@@ -132,15 +151,15 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
   // A server that served its client ends by itself in a moment; one that is
   // still waiting (the client failed, or stalled) is stopped now.
   finish(*client, run.client_exit, run.client_stopped, "client");
-  if (run.end == ToolPairRun::End::Done && !(*server)->poll())
-    (*server)->wait(std::min(ctx.deadline(), sys.clock.now() + kServerEnd), sys.interrupt);
-  finish(**server, run.server_exit, run.server_stopped, "server");
+  if (run.end == ToolPairRun::End::Done && !server->poll())
+    server->wait(std::min(ctx.deadline(), sys.clock.now() + kServerEnd), sys.interrupt);
+  finish(*server, run.server_exit, run.server_stopped, "server");
   if (run.end == ToolPairRun::End::Done && run.server_exit && !run.server_stopped && !run.server_exit->ok())
     run.end = ToolPairRun::End::ServerFailed;
   if (run.end != ToolPairRun::End::Interrupted && sys.interrupt.requested()) run.end = ToolPairRun::End::Interrupted;
 
-  run.server_out = (*server)->out();
-  run.server_err = (*server)->err();
+  run.server_out = server->out();
+  run.server_err = server->err();
   run.client_out = client->out();
   run.client_err = client->err();
   return run;

@@ -7,7 +7,9 @@
 //   and the server still runs, for at most a few seconds. A listener is up
 //   within milliseconds of the server's start, so this costs a retry or two
 //   at most and never a guessed delay; a server that ended (it could not
-//   bind its address) ends the retries at once.
+//   bind its address) ends the retries at once. With rdma_cm the server is
+//   started afresh before each new client (one that saw a refused request
+//   may wait on the wrong connection for ever).
 // - the client under the step's deadline and Ctrl-C;
 // - at the end, on every path, both stopped (SIGTERM, SIGKILL) before the
 //   step returns, so that no workload outlives it (an rxe device cannot be
@@ -62,9 +64,9 @@ struct ToolPairRun {
   bool server_stopped = false;                              // it did not end by itself: rxerun stopped it
   bool client_stopped = false;
   std::string server_out, server_err, client_out, client_err;  // the last client's
-  pid_t server_pid = 0, client_pid = 0;
-  int attempts = 0;                      // clients started
-  std::optional<Duration> server_ready;  // from the server's start until the probe saw it listen
+  pid_t server_pid = 0, client_pid = 0;                        // the last ones started
+  int attempts = 0;                                            // clients started
+  std::optional<Duration> server_ready;  // from the last server's start until the probe saw it listen
   Duration client_time{0};               // from the first client's start to the last one's end
   std::vector<std::string> stuck;        // one line per tool that did not die
 

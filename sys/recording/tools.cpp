@@ -11,7 +11,10 @@ std::string tool_command_line(const ToolSpec& spec) {
   std::string line;
   for (const auto& [k, v] : spec.env) line += shell_quote(k + "=" + v) + " ";
   if (spec.netns) line += "ip netns exec " + shell_quote(*spec.netns) + " ";
-  return line + shell_join(spec.argv);
+  line += shell_join(spec.argv);
+  if (!spec.cwd.empty()) line = "cd " + shell_quote(spec.cwd) + " && " + line;
+  if (spec.input) line = "printf %s " + shell_quote(*spec.input) + " | " + line;
+  return line;
 }
 
 namespace {
@@ -41,6 +44,12 @@ Result<std::unique_ptr<RunningTool>> RecordingTools::start(const ToolSpec& spec)
   if (shown.netns) what += " in netns " + *shown.netns;
   log_.record_anywhere(std::move(what), tool_command_line(shown));
   return std::unique_ptr<RunningTool>(std::make_unique<RecordedTool>(next_pid_++));
+}
+
+Result<std::vector<pid_t>> RecordingTools::stop_marked(const std::string& token, Duration) {
+  // No command does this (pkill matches names, not environments).
+  log_.record_anywhere("stop every process that has " + token + " in its environment", "");
+  return std::vector<pid_t>{};
 }
 
 }  // namespace rxerun::sys

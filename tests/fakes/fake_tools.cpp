@@ -61,6 +61,12 @@ class FakeRunningTool final : public sys::RunningTool {
 
   const std::string& out() const override { return run_.out; }
   const std::string& err() const override { return run_.err; }
+  std::uint64_t out_total() const override { return out_total_; }
+  void keep_last(std::size_t n) {
+    for (std::string* text : {&run_.out, &run_.err})
+      if (text->size() > n) text->erase(0, text->size() - n);
+  }
+  std::uint64_t err_total() const override { return err_total_; }
 
  private:
   sys::SteadyTime end() const { return start_ + run_.takes; }
@@ -81,6 +87,7 @@ class FakeRunningTool final : public sys::RunningTool {
   sys::SteadyTime start_;
   std::optional<sys::ExitStatus> status_;
   bool stuck_ = false;
+  std::uint64_t out_total_ = run_.out.size(), err_total_ = run_.err.size();
 };
 
 }  // namespace
@@ -92,7 +99,31 @@ Result<std::unique_ptr<sys::RunningTool>> FakeTools::start(const sys::ToolSpec& 
   const pid_t pid = next_pid_++;
   log.push_back("start " + std::to_string(pid) + " " + shell_join(spec.argv));
   alive.insert(pid);
-  return std::unique_ptr<sys::RunningTool>(std::make_unique<FakeRunningTool>(*this, pid, std::move(run)));
+  // As the real tools: the whole output to the copies, the last keep_bytes kept.
+  if (spec.copy_out) spec.copy_out(run.out);
+  if (spec.copy_err) spec.copy_err(run.err);
+  auto tool = std::make_unique<FakeRunningTool>(*this, pid, run);
+  if (spec.keep_bytes) tool->keep_last(spec.keep_bytes);
+  return std::unique_ptr<sys::RunningTool>(std::move(tool));
+}
+
+Result<bool> FakeTools::listening(sys::SocketProto proto, std::uint16_t port) {
+  if (++probes <= ready_after) return false;
+  return sockets.contains({proto, port});
+}
+
+Result<bool> FakeTools::exists(const std::string& path) {
+  if (++probes <= ready_after) return false;
+  return files.contains(path);
+}
+
+Result<std::vector<pid_t>> FakeTools::stop_marked(const std::string& token, Duration) {
+  stopped_marked.push_back(token);
+  auto it = marked.find(token);
+  if (it == marked.end()) return std::vector<pid_t>{};
+  auto pids = it->second;
+  marked.erase(it);
+  return pids;
 }
 
 }  // namespace rxerun::fakes

@@ -6,6 +6,7 @@
 // that nothing was left running.
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,6 +31,19 @@ struct FakeRun {
 class FakeTools final : public sys::Tools {
  public:
   Result<std::unique_ptr<sys::RunningTool>> start(const sys::ToolSpec& spec) override;
+  Result<bool> listening(sys::SocketProto proto, std::uint16_t port) override;
+  Result<bool> exists(const std::string& path) override;
+  Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) override;
+
+  // Readiness: what listens (proto, port) and which files exist; a probe
+  // finds them only after `ready_after` probes have not.
+  std::set<std::pair<sys::SocketProto, std::uint16_t>> sockets;
+  std::set<std::string> files;
+  int ready_after = 0;
+  int probes = 0;
+  // Processes left by a dead rxerun, by the token in their environment.
+  std::map<std::string, std::vector<pid_t>> marked;
+  std::vector<std::string> stopped_marked;  // tokens stop_marked() was asked for
 
   // Unset: every tool ends at once with exit 0 and no output.
   std::function<FakeRun(const sys::ToolSpec&)> on_start;

@@ -5,6 +5,8 @@
 // left running, the load-time checks and the plan. The parser itself:
 // test_perftest_output.cpp; the real tools: tests/vm/perftest.sh.
 
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "base/strings.h"
@@ -196,6 +198,54 @@ TEST_CASE("perftest: a refused client is started again while the server comes up
   auto r = h.run(kBw);
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "p").facts.at("attempts") == 2);
+}
+
+TEST_CASE("perftest: with rdma_cm a refused client is started again against a fresh server") {
+  // A listening server that saw a refused request may wait on the wrong
+  // connection for ever: the next client gets a new one.
+  Harness h;
+  int clients = 0;
+  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
+    if (!is_client(s)) return FakeRun{};  // runs until stopped, or serves its client
+    if (++clients == 1)
+      return FakeRun{.err =
+                         "Unexpected CM event bl blka 8\nERRNO: Operation not supported.\n"
+                         "Failed to connect RDMA CM events.",
+                     .exit = sys::ExitStatus{.code = 1}};
+    return FakeRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
+  };
+  auto r = h.run(kBw);
+  REQUIRE(r.exit_code == 0);
+  const auto& f = step_named(r, "p").facts;
+  CHECK(f.at("attempts") == 2);
+  REQUIRE(h.fake.tools.started.size() == 4);  // server, client, server, client
+  CHECK_FALSE(is_client(h.fake.tools.started[0]));
+  CHECK(is_client(h.fake.tools.started[1]));
+  CHECK_FALSE(is_client(h.fake.tools.started[2]));
+  CHECK(is_client(h.fake.tools.started[3]));
+  CHECK(h.fake.rdma.cm_probes == 2);  // each server waited for
+  CHECK(f.at("server_pid") == 1003);
+  // The first server was stopped before the second started.
+  const auto& log = h.fake.tools.log;
+  const auto stop_first = std::find(log.begin(), log.end(), "stop 1001");
+  const auto start_third =
+      std::find_if(log.begin(), log.end(), [](const std::string& l) { return l.starts_with("start 1003"); });
+  REQUIRE(stop_first != log.end());
+  CHECK(stop_first < start_third);
+  CHECK(h.fake.tools.alive.empty());
+}
+
+TEST_CASE("perftest: without rdma_cm a refused client is started again against the same server") {
+  Harness h;
+  h.fake.tools.on_start = [n = 0](const sys::ToolSpec& s) mutable {
+    if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}, .takes = Duration(3000)};
+    if (++n == 1) return FakeRun{.err = "Couldn't connect to 10.10.0.1:18515", .exit = sys::ExitStatus{.code = 1}};
+    return FakeRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
+  };
+  auto r = h.run(std::string(kBw).replace(std::string(kBw).find("      rdma_cm: true\n"), 20, ""));
+  REQUIRE(r.exit_code == 0);
+  CHECK(step_named(r, "p").facts.at("attempts") == 2);
+  CHECK(h.fake.tools.started.size() == 3);  // server, client, client
 }
 
 TEST_CASE("perftest: with rdma_cm the client starts once rdma_cm lists the server listening") {

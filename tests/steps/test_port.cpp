@@ -108,3 +108,20 @@ TEST_CASE("port: an unknown MTU leaves its facts out and says why") {
   auto e = h.run("steps:\n  - {name: p, port: {dev: rxe0}, expect: {active_mtu: 1024}}\n");
   CHECK(e.exit_code == 1);
 }
+
+TEST_CASE("port: ABSENT waits until the device is gone with its netdev") {
+  Harness h;
+  h.fake.rdma.state_of = [&](const fakes::FakeRdma::Device&) {
+    if (h.fake.clock.now() > h.fake.clock.start() + Duration{200}) h.fake.links.links[""].erase("vA");
+    return 4;
+  };
+  auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, expect: {state: ABSENT}}\n");
+  REQUIRE(r.exit_code == 0);
+  CHECK(step_named(r, "p").duration >= Duration{200});
+
+  Harness stays;
+  auto t = stays.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, timeout: 1s}\n");
+  CHECK(step_named(t, "p").outcome == Outcome::Timeout);
+  CHECK(step_named(t, "p").message == "RDMA device rxe0 still exists after 1s");
+  CHECK(step_named(t, "p").facts.at("state") == "ACTIVE");
+}
