@@ -37,10 +37,8 @@ namespace rxerun::steps {
 
 namespace {
 
-constexpr std::size_t kFactBytes = kProgramFactBytes;
 constexpr std::size_t kParseBytes = 16 * 1024 * 1024;  // parse: json reads at most this much stdout
 constexpr std::size_t kMaxParsedFacts = 10'000;
-constexpr Duration kStopGrace = kProgramStopGrace;
 constexpr Duration kUndoTimeout{30'000};
 constexpr Duration kReadyPoll{20};  // how often readiness is probed
 constexpr const char* kTokenVariable = "RXERUN_TOKEN";
@@ -272,7 +270,7 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
   if (params.has("cwd")) spec.cwd = params.str("cwd");
   if (params.has("stdin")) spec.input = params.str("stdin");
   const bool parse_json = params.has("parse");
-  spec.keep_bytes = parse_json ? kParseBytes : kFactBytes;
+  spec.keep_bytes = parse_json ? kParseBytes : kProgramFactBytes;
   spec.what = "run " + program_name(spec.argv);
   const std::string program = program_name(spec.argv);
 
@@ -330,7 +328,7 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
   if (!started) return StepResult::error(started.error());
   auto& tool = **started;
   const sys::ToolWait waited = tool.wait(ctx.deadline(), sys.interrupt);
-  const sys::ToolStop stop = tool.stop(kStopGrace);
+  const sys::ToolStop stop = tool.stop(kProgramStopGrace);
   facts.update(program_facts(tool, stop, program));
   facts["duration_s"] = rounded(std::chrono::duration<double>(sys.clock.now() - start).count(), 3);
   if (auto r = window->close(ctx, facts); !r) return StepResult::error(r.error());
@@ -382,7 +380,7 @@ Result<void> extract_facts(const Params& params, const sys::RunningTool& tool, n
     if (!regex) return make_error(params.where("extract." + fact) + ": " + regex.error().message);
     std::optional<std::string> value;
     for (const std::string* text : {&tool.out(), &tool.err()}) {
-      auto got = regex->first_group(tail_of(*text, kFactBytes));
+      auto got = regex->first_group(tail_of(*text, kProgramFactBytes));
       if (!got) {
         hints.push_back("extract " + fact + ": " + got.error().message);
         break;
@@ -419,11 +417,11 @@ Result<bool> ready_now(const Params& ready, StepContext& ctx, sys::RunningTool& 
     sys::ToolSpec probe;
     probe.argv = strings_of(ready.at("exec"));
     probe.what = "ready? " + program_name(probe.argv);
-    probe.keep_bytes = kFactBytes;
+    probe.keep_bytes = kProgramFactBytes;
     auto started = sys.tools.start(probe);
     if (!started) return started.error();
     const sys::ToolWait w = (*started)->wait(ctx.deadline(), sys.interrupt);
-    const sys::ToolStop stop = (*started)->stop(kStopGrace);
+    const sys::ToolStop stop = (*started)->stop(kProgramStopGrace);
     return w == sys::ToolWait::Exited && stop.status && stop.status->ok();
   }
   return true;  // no ready: started is ready
@@ -431,7 +429,7 @@ Result<bool> ready_now(const Params& ready, StepContext& ctx, sys::RunningTool& 
 
 StepResult start_background(const Params& params, StepContext& ctx, sys::ToolSpec& spec, const std::string& program) {
   auto& sys = ctx.sys();
-  spec.keep_bytes = kFactBytes;
+  spec.keep_bytes = kProgramFactBytes;
   const auto start = sys.clock.now();
   auto started = sys.tools.start(spec);
   if (!started) return StepResult::error(started.error());
@@ -452,7 +450,7 @@ StepResult start_background(const Params& params, StepContext& ctx, sys::ToolSpe
       break;
     }
     if (tool->poll()) {
-      const sys::ToolStop stop = tool->stop(kStopGrace);
+      const sys::ToolStop stop = tool->stop(kProgramStopGrace);
       facts.update(program_facts(*tool, stop, program));
       const std::string said = last_lines(tool->err(), tool->out());
       return StepResult::fail(
@@ -462,7 +460,7 @@ StepResult start_background(const Params& params, StepContext& ctx, sys::ToolSpe
     }
     const WaitStatus slept = ctx.sleep_for(kReadyPoll);
     if (slept == WaitStatus::Done) continue;
-    const sys::ToolStop stop = tool->stop(kStopGrace);
+    const sys::ToolStop stop = tool->stop(kProgramStopGrace);
     facts.update(program_facts(*tool, stop, program));
     if (slept == WaitStatus::Interrupted) return StepResult::error("interrupted");
     const std::string said = last_lines(tool->err(), tool->out());
@@ -508,23 +506,23 @@ Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx) {
   if (!token.empty()) {
     // In the run that started it: stopped and reaped, its end as facts.
     if (auto tool = ctx.take_running()) {
-      const sys::ToolStop stop = tool->stop(kStopGrace);
+      const sys::ToolStop stop = tool->stop(kProgramStopGrace);
       facts = program_facts(*tool, stop, program);
     }
     // What it started outside its process group, or all of it after a crash.
-    auto stopped = sys.tools.stop_marked(token, kStopGrace);
+    auto stopped = sys.tools.stop_marked(token, kProgramStopGrace);
     if (!stopped) return stopped.error();
     facts["stopped_after"] = stopped->size();
   }
   if (spec.argv.empty()) return facts;
 
-  spec.keep_bytes = kFactBytes;
+  spec.keep_bytes = kProgramFactBytes;
   spec.what = "undo: run " + spec.argv.front();
   auto started = sys.tools.start(spec);
   if (!started) return started.error();
   auto& tool = **started;
   const sys::ToolWait waited = tool.wait(sys.clock.now() + kUndoTimeout, sys.interrupt);
-  const sys::ToolStop stop = tool.stop(kStopGrace);
+  const sys::ToolStop stop = tool.stop(kProgramStopGrace);
   const std::string said = last_lines(tool.err(), tool.out());
   if (waited == sys::ToolWait::Deadline)
     return make_error(fmt::format("{} was still running after {} (stopped){}", shell_join(spec.argv),

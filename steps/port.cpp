@@ -67,7 +67,7 @@ StepResult wait_absent(StepContext& ctx, const std::string& dev, unsigned port) 
     auto s = rdma.port_state(dev, port);
     if (!s && s.error().code == ENODEV) return StepResult::ok({{"state", "ABSENT"}});
     if (!s && s.error().code != ENOENT) return StepResult::error(s.error());
-    const WaitStatus w = ctx.sleep_for(kPoll);
+    const WaitStatus w = ctx.sleep_for(kPortPoll);
     if (w == WaitStatus::Interrupted) return StepResult::error("interrupted");
     if (w == WaitStatus::Deadline) {
       const auto waited = std::chrono::duration_cast<Duration>(ctx.sys().clock.now() - start);
