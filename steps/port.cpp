@@ -64,15 +64,17 @@ StepResult wait_absent(StepContext& ctx, const std::string& dev, unsigned port) 
   auto& rdma = ctx.sys().rdma;
   const auto start = ctx.sys().clock.now();
   for (;;) {
+    // Any other error means the device is still listed: while the kernel
+    // removes it, its attributes fail to read for a moment.
     auto s = rdma.port_state(dev, port);
     if (!s && s.error().code == ENODEV) return StepResult::ok({{"state", "ABSENT"}});
-    if (!s && s.error().code != ENOENT) return StepResult::error(s.error());
     const WaitStatus w = ctx.sleep_for(kPortPoll);
     if (w == WaitStatus::Interrupted) return StepResult::error("interrupted");
     if (w == WaitStatus::Deadline) {
       const auto waited = std::chrono::duration_cast<Duration>(ctx.sys().clock.now() - start);
-      StepResult r = StepResult::timeout("RDMA device " + dev + " still exists after " + format_duration(waited),
-                                         s ? state_facts(*s) : nlohmann::json::object());
+      std::string message = "RDMA device " + dev + " still exists after " + format_duration(waited);
+      if (!s) message += " (" + s.error().message + ")";
+      StepResult r = StepResult::timeout(message, s ? state_facts(*s) : nlohmann::json::object());
       r.hints.push_back("an rxe device goes when its netdev is deleted (or by `revert` of its rxe step)");
       return r;
     }
@@ -111,7 +113,7 @@ StepResult run_port(const Params& params, StepContext& ctx) {
     }
     s = rdma.port_state(dev, port);
     if (!s) {
-      if (s.error().code == ENODEV)
+      if (s.error().code == ENODEV || s.error().code == EAGAIN)
         return StepResult::fail("RDMA device " + dev + " went away while waiting for " + wanted);
       return StepResult::error(s.error());
     }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 
+#include "base/files.h"
 #include "base/strings.h"
 #include "sys/rdma_netlink.h"
 
@@ -21,14 +22,17 @@ namespace rxerun::sys {
 
 namespace {
 
-// The whole file, or nullopt with errno set when it cannot be read.
+// A sysfs attribute's text, or nullopt with errno set when it cannot be read.
+// read(2) errors are kept: an attribute of a device being removed fails with
+// ENODEV, where a stream would read as empty.
 std::optional<std::string> slurp(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return out.str();
+  constexpr std::size_t kAttributeBytes = 4096;
+  auto text = read_file_capped(path, kAttributeBytes, "attribute");
+  if (!text) {
+    errno = text.error().code ? text.error().code : EIO;
+    return std::nullopt;
+  }
+  return std::move(*text);
 }
 
 // "4: ACTIVE" -> {4, "ACTIVE"}
@@ -177,6 +181,10 @@ Result<PortState> HostRdma::port_state(const std::string& dev, unsigned port) {
     const int code = errno ? errno : EIO;
     // The device went between the two checks and the read.
     if (!std::filesystem::exists(kSysClassInfiniband / dev, ec)) return make_error("no RDMA device " + dev, ENODEV);
+    // Still listed, but the driver no longer answers: it is being removed
+    // (its netdev was deleted). ENODEV stays for "no such device".
+    if (code == ENODEV)
+      return make_error(dev + " is being removed (" + dir.string() + ": " + std::strerror(code) + ")", EAGAIN);
     return make_error("cannot read " + dir.string() + ": " + std::strerror(code), code);
   }
   if (!parse_numbered(*state, &s.state, &s.state_name) || !parse_numbered(*phys, &s.phys_state, &s.phys_state_name))

@@ -343,6 +343,9 @@ Result<sys::PortState> FakeRdma::port_state(const std::string& dev, unsigned por
   auto found = port_of(dev, port);
   if (!found) return found.error();
   const Device* d = *found;
+  if (port_fault) {
+    if (auto fault = port_fault(*d)) return *fault;
+  }
   int state = 1;
   if (state_of) {
     state = state_of(*d);

@@ -203,6 +203,9 @@ class FakeRdma final : public sys::Rdma, public sys::RdmaModel {
   bool per_netns_udp = true;        // false: a kernel before 7.1
   // Unset: ACTIVE when the netdev is up with carrier, else DOWN.
   std::function<int(const Device&)> state_of;
+  // When set and it returns an error, port_state fails with it (a device the
+  // kernel is removing: its attributes fail to read while it is listed).
+  std::function<std::optional<Error>(const Device&)> port_fault;
   std::optional<sys::PortMtu> mtu = sys::PortMtu{1024, 4096};    // unset: port_mtu() fails
   std::map<std::string, std::vector<sys::GidEntry>> gid_tables;  // device -> its table, overriding rxe's
   std::map<std::string, sys::Counters> device_counters;          // device -> counters (none: empty)

@@ -125,3 +125,34 @@ TEST_CASE("port: ABSENT waits until the device is gone with its netdev") {
   CHECK(step_named(t, "p").message == "RDMA device rxe0 still exists after 1s");
   CHECK(step_named(t, "p").facts.at("state") == "ACTIVE");
 }
+
+TEST_CASE("port: ABSENT keeps waiting while the device's attributes fail to read during removal") {
+  Harness h;
+  h.fake.rdma.port_fault = [&](const fakes::FakeRdma::Device&) -> std::optional<Error> {
+    if (h.fake.clock.now() > h.fake.clock.start() + Duration{300}) h.fake.links.links[""].erase("vA");
+    return make_error("rxe0 is being removed (state: No such device)", EAGAIN);
+  };
+  auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, expect: {state: ABSENT}}\n");
+  REQUIRE(r.exit_code == 0);
+  CHECK(step_named(r, "p").duration >= Duration{300});
+
+  Harness stuck;
+  stuck.fake.rdma.port_fault = [](const fakes::FakeRdma::Device&) -> std::optional<Error> {
+    return make_error("rxe0 is being removed (state: No such device)", EAGAIN);
+  };
+  auto t = stuck.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, timeout: 1s}\n");
+  CHECK(step_named(t, "p").outcome == Outcome::Timeout);
+  CHECK(step_named(t, "p").message == "RDMA device rxe0 still exists after 1s (rxe0 is being removed (state: No such device))");
+
+  // Waiting for ACTIVE, a device that starts going away is a failure, not an error.
+  Harness going;
+  going.fake.rdma.port_fault = [&](const fakes::FakeRdma::Device&) -> std::optional<Error> {
+    if (going.fake.clock.now() > going.fake.clock.start() + Duration{100})
+      return make_error("rxe0 is being removed (state: No such device)", EAGAIN);
+    return std::nullopt;
+  };
+  going.fake.rdma.state_of = [](const fakes::FakeRdma::Device&) { return 1; };
+  auto g = going.run("steps:\n  - {name: p, port: {dev: rxe0}, timeout: 2s}\n");
+  CHECK(step_named(g, "p").outcome == Outcome::Fail);
+  CHECK(step_named(g, "p").message == "RDMA device rxe0 went away while waiting for ACTIVE");
+}
