@@ -1,0 +1,26 @@
+#pragma once
+// What the two NVMe over Fabrics kinds (nvmet, nvme_connect) share: the
+// spelling of an NQN, the refusal of a step in another network namespace
+// (the kernel's NVMe-oF RDMA transports live in the initial one), and the
+// name of an errno for facts.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/step.h"
+
+namespace rxerun::steps {
+
+// An NQN as the kernel takes it (a configfs directory name, at most 223
+// bytes) and as the fabrics options line can carry it (no ',' or '=').
+bool valid_nqn(std::string_view nqn, std::string* why = nullptr);
+
+// An error when the step names a network namespace (docs/kernel-notes.md,
+// "NVMe over Fabrics"); nullopt in rxerun's own.
+std::optional<StepResult> refuse_other_netns(const StepContext& ctx, std::string_view kind);
+
+// "ECONNRESET" for ECONNRESET; the number for one glibc cannot name.
+std::string errno_symbol(int code);
+
+}  // namespace rxerun::steps
