@@ -126,13 +126,13 @@ std::optional<Journal> open_journal(const std::string& scenario) {
   return std::move(journal).value();
 }
 
-// Whether a step of the scenario needs rdma_rxe: then a failed run shows
+// Whether a step of the scenario needs rdma_rxe or siw: then a failed run shows
 // what the RDMA stack logged.
 bool uses_rdma(const Scenario& scenario, const Registry& registry) {
   for (const auto& step : scenario.steps)
     if (const Kind* kind = registry.find(step.kind))
       for (Need n : kind->spec.needs)
-        if (n == Need::RdmaRxe) return true;
+        if (n == Need::RdmaRxe || n == Need::RdmaSiw) return true;
   return false;
 }
 

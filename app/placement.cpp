@@ -24,12 +24,13 @@ bool has_cap_net_admin() {
 }
 
 // Loaded, built in, or a module of the running kernel's tree.
-bool kernel_has_rdma_rxe() {
-  if (std::filesystem::exists("/sys/module/rdma_rxe")) return true;
+bool kernel_has_module(const std::string& name) {
+  if (std::filesystem::exists("/sys/module/" + name)) return true;
   utsname u{};
   if (::uname(&u) != 0) return false;
   const std::string tree = std::string("/lib/modules/") + u.release + "/";
-  return file_mentions(tree + "modules.builtin", "/rdma_rxe.ko") || file_mentions(tree + "modules.dep", "/rdma_rxe.ko");
+  const std::string file = "/" + name + ".ko";
+  return file_mentions(tree + "modules.builtin", file) || file_mentions(tree + "modules.dep", file);
 }
 
 std::string what_is_missing(Need need) {
@@ -37,6 +38,7 @@ std::string what_is_missing(Need need) {
     case Need::NetAdmin: return "not root on the host (the steps change network settings: CAP_NET_ADMIN)";
     case Need::Netem: return "host kernel has no sch_netem";
     case Need::RdmaRxe: return "host kernel has no rdma_rxe";
+    case Need::RdmaSiw: return "host kernel has no siw";
   }
   return "";
 }
@@ -46,6 +48,7 @@ bool host_offers(Need need, const HostAbilities& host) {
     case Need::NetAdmin: return host.net_admin;
     case Need::Netem: return host.netem;
     case Need::RdmaRxe: return host.rdma_rxe;
+    case Need::RdmaSiw: return host.siw;
   }
   return false;
 }
@@ -68,7 +71,8 @@ HostAbilities HostAbilities::probe() {
     auto netem = qdiscs.netem_available();
     h.netem = netem && *netem;
   }
-  h.rdma_rxe = kernel_has_rdma_rxe();
+  h.rdma_rxe = kernel_has_module("rdma_rxe");
+  h.siw = kernel_has_module("siw");
   return h;
 }
 

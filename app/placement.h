@@ -20,6 +20,7 @@ struct HostAbilities {
   bool net_admin = false;  // root, or CAP_NET_ADMIN in the effective set
   bool netem = false;
   bool rdma_rxe = false;
+  bool siw = false;
   static HostAbilities probe();
 };
 

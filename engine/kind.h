@@ -65,6 +65,7 @@ enum class Need {
   NetAdmin,  // root (CAP_NET_ADMIN): changes network settings
   Netem,     // the kernel's sch_netem
   RdmaRxe,   // the kernel's rdma_rxe
+  RdmaSiw,   // the kernel's siw (soft-iWARP)
 };
 
 struct KindSpec {

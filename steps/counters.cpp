@@ -67,7 +67,7 @@ namespace {
 // one of each kind when `devs` is absent. An unknown name is an error.
 Result<std::map<std::string, std::uint64_t>> read(StepContext& ctx, const std::vector<std::string>& devs) {
   std::map<std::string, std::uint64_t> out;
-  auto rdma = ctx.sys().rdma.rxe_devices();
+  auto rdma = ctx.sys().rdma.soft_devices();
   if (!rdma) return rdma.error();
   auto links = ctx.sys().links.statistics();
   if (!links) return links.error();

@@ -21,8 +21,8 @@
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
+#include "steps/common/modules.h"
 #include "steps/common/nvme_fabrics.h"
-#include "steps/common/nvme_modules_shim.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -259,8 +259,7 @@ Result<std::vector<std::string>> fabrics_users(UndoContext& ctx) {
 }
 
 Result<nlohmann::json> undo_nvme_connect(const nlohmann::json& args, UndoContext& ctx) {
-  if (args.is_object() && args.contains("modules") && args.at("modules").is_array())
-    return unload_modules(args, ctx, [&]() { return fabrics_users(ctx); });
+  if (is_modules_undo(args)) return unload_modules(args, ctx, fabrics_users);
   return undo_controller(args, ctx);
 }
 

@@ -32,8 +32,8 @@
 #include "base/size.h"
 #include "engine/step.h"
 #include "steps/common/journal_args.h"
+#include "steps/common/modules.h"
 #include "steps/common/nvme_fabrics.h"
-#include "steps/common/nvme_modules_shim.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -650,8 +650,10 @@ Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx) {
 // What still needs the modules of a record: nvmet's subsystems, null_blk's devices.
 Result<std::vector<std::string>> nvmet_users(const nlohmann::json& args, UndoContext& ctx) {
   std::vector<std::string> users;
-  const auto& modules = args.at("modules");
-  auto has = [&](const char* m) { return std::find(modules.begin(), modules.end(), m) != modules.end(); };
+  const nlohmann::json modules = args.at("modules").is_array() ? args.at("modules") : nlohmann::json::array();
+  auto has = [&](const char* m) {
+    return std::any_of(modules.begin(), modules.end(), [&](const nlohmann::json& n) { return n == m; });
+  };
   if (has("nvmet") || has("configfs")) {
     auto subs = ctx.sys().nvme.subsystems();
     if (!subs) return subs.error();
@@ -666,8 +668,7 @@ Result<std::vector<std::string>> nvmet_users(const nlohmann::json& args, UndoCon
 }
 
 Result<nlohmann::json> undo_nvmet(const nlohmann::json& args, UndoContext& ctx) {
-  if (args.is_object() && args.contains("modules") && args.at("modules").is_array())
-    return unload_modules(args, ctx, [&]() { return nvmet_users(args, ctx); });
+  if (is_modules_undo(args)) return unload_modules(args, ctx, [&](UndoContext& c) { return nvmet_users(args, c); });
   JournalArgs a(args, ctx);
   if (a.has("port_link")) return undo_port_link(a, args, ctx);
   if (a.has("port")) return undo_port(a, ctx);

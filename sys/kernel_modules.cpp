@@ -96,15 +96,16 @@ Result<std::vector<std::string>> KernelModules::to_load(const std::string& name)
   return out;
 }
 
-Result<void> KernelModules::load(const std::string& name) {
+Result<void> KernelModules::load(const std::string& name, const std::string& options) {
   auto m = lookup(ctx_, name);
   if (!m) return m.error();
-  const int rc =
-      kmod_module_probe_insert_module(m->get(), KMOD_PROBE_IGNORE_COMMAND, nullptr, nullptr, nullptr, nullptr);
+  const int rc = kmod_module_probe_insert_module(
+      m->get(), KMOD_PROBE_IGNORE_COMMAND, options.empty() ? nullptr : options.c_str(), nullptr, nullptr, nullptr);
   if (rc == 0) return {};
   const int code = rc < 0 ? -rc : EPERM;  // > 0: refused by a blacklist
   std::string message = "cannot load module " + name + ": " + std::strerror(code);
   if (code == EPERM) message += " (needs root: CAP_SYS_MODULE)";
+  if (code == EINVAL && !options.empty()) message += " (with options '" + options + "': see the kernel log)";
   return make_error(std::move(message), code);
 }
 

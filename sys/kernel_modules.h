@@ -28,9 +28,10 @@ class KernelModules {
   // first (users before what they use). Empty when it is loaded. ENOENT: no
   // such module in this kernel.
   Result<std::vector<std::string>> to_load(const std::string& name);
-  // With its dependencies (and softdeps), as modprobe does. Install commands
-  // of modprobe.d are not run: rxerun starts no shell behind the user's back.
-  Result<void> load(const std::string& name);
+  // With its dependencies (and softdeps), as modprobe does; `options` for
+  // the module itself (after those of modprobe.d). Install commands of
+  // modprobe.d are not run: rxerun starts no shell behind the user's back.
+  Result<void> load(const std::string& name, const std::string& options);
   // The module alone. EBUSY/EAGAIN in use, ENOENT not loaded, EPERM built in.
   Result<void> unload(const std::string& name);
 

@@ -1,7 +1,7 @@
 #pragma once
-// Soft-RoCE (rdma_rxe): the kernel modules (libkmod, never a modprobe
-// process), rxe devices (RDMA netlink, what `rdma link` does), their ports
-// (sysfs) and rxe's UDP 4791 sockets. Device names are global; netdevs, the
+// The software RDMA devices: the kernel modules (libkmod, never a modprobe
+// process), Soft-RoCE (rxe) and soft-iWARP (siw) devices (RDMA netlink, what
+// `rdma link` does), their ports (sysfs) and rxe's UDP 4791 sockets. Device names are global; netdevs, the
 // RDMA netlink socket and the UDP sockets belong to the calling thread's
 // network namespace.
 
@@ -18,9 +18,15 @@ namespace rxerun::sys {
 // The port of an rxe device: it has one, number 1.
 inline constexpr unsigned kRxePort = 1;
 
-struct RxeDevice {
+// The software device types, as `rdma link add NAME type TYPE` names them.
+inline constexpr const char* kRxeType = "rxe";
+inline constexpr const char* kSiwType = "siw";
+
+// An rxe or siw device.
+struct SoftDevice {
   unsigned index = 0;  // the RDMA device index (what DELLINK takes)
   std::string name;    // "rxe0"
+  std::string type;    // kRxeType or kSiwType
   // The netdev under it when that netdev is in the calling thread's
   // namespace; "" when it lives in another one.
   std::string netdev;
@@ -70,20 +76,26 @@ class Rdma {
   // in); empty when it is loaded. Error code ENOENT: this kernel has no such
   // module.
   virtual Result<std::vector<std::string>> modules_to_load(const std::string& name) = 0;
-  // Loads the module and its dependencies. EPERM without CAP_SYS_MODULE;
-  // ENOENT when the kernel has no such module.
-  virtual Result<void> load_module(const std::string& name) = 0;
+  // Loads the module and its dependencies, `options` ("nr_devices=0
+  // queue_mode=2", as modprobe takes them after the name) for the module
+  // itself. EPERM without CAP_SYS_MODULE; ENOENT when the kernel has no such
+  // module; EINVAL when it refuses an option.
+  virtual Result<void> load_module(const std::string& name, const std::string& options) = 0;
+  // A loaded module's parameters that it shows (/sys/module/NAME/parameters),
+  // by name. ENOENT when it is not loaded.
+  virtual Result<std::map<std::string, std::string>> module_parameters(const std::string& name) = 0;
   // Unloads one module. EBUSY (or EAGAIN) while it is in use; ENOENT when it
   // is not loaded; EPERM when it is built in.
   virtual Result<void> unload_module(const std::string& name) = 0;
 
-  // Every rxe device (all namespaces see all of them: shared mode).
-  virtual Result<std::vector<RxeDevice>> rxe_devices() = 0;
-  // `rdma link add NAME type rxe netdev NETDEV`, NETDEV in the calling
-  // thread's namespace. The kernel's answers, unchanged: ENODEV no such
-  // netdev; EEXIST the netdev has an rxe device already; ENFILE the name is
-  // taken (by any device, in any namespace).
-  virtual Result<void> add_rxe(const std::string& name, const std::string& netdev) = 0;
+  // Every rxe and siw device (all namespaces see all of them: shared mode).
+  virtual Result<std::vector<SoftDevice>> soft_devices() = 0;
+  // `rdma link add NAME type TYPE netdev NETDEV` (TYPE kRxeType or
+  // kSiwType), NETDEV in the calling thread's namespace. The kernel's
+  // answers, unchanged: ENODEV no such netdev; EEXIST the netdev has a
+  // device of that type already; ENFILE the name is taken (by any device, in
+  // any namespace); EINVAL the type's module is not loaded.
+  virtual Result<void> add_soft_device(const std::string& type, const std::string& name, const std::string& netdev) = 0;
   // `rdma link delete`, by device index. ENODEV when there is no such device.
   virtual Result<void> remove_device(unsigned index) = 0;
 

@@ -104,10 +104,23 @@ Result<std::vector<std::string>> HostRdma::modules_to_load(const std::string& na
   return (*m)->to_load(name);
 }
 
-Result<void> HostRdma::load_module(const std::string& name) {
+Result<void> HostRdma::load_module(const std::string& name, const std::string& options) {
   auto m = modules();
   if (!m) return m.error();
-  return (*m)->load(name);
+  return (*m)->load(name, options);
+}
+
+Result<std::map<std::string, std::string>> HostRdma::module_parameters(const std::string& name) {
+  const std::filesystem::path module = std::filesystem::path("/sys/module") / name;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(module, ec)) return make_error("module " + name + " is not loaded", ENOENT);
+  std::map<std::string, std::string> out;
+  std::filesystem::directory_iterator it(module / "parameters", ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    auto value = slurp(it->path());
+    if (value) out[it->path().filename().string()] = std::string(trim(*value));  // write-only ones are left out
+  }
+  return out;
 }
 
 Result<void> HostRdma::unload_module(const std::string& name) {
@@ -116,8 +129,8 @@ Result<void> HostRdma::unload_module(const std::string& name) {
   return (*m)->unload(name);
 }
 
-Result<std::vector<RxeDevice>> HostRdma::rxe_devices() {
-  std::vector<RxeDevice> out;
+Result<std::vector<SoftDevice>> HostRdma::soft_devices() {
+  std::vector<SoftDevice> out;
   std::error_code ec;
   if (!std::filesystem::exists(kSysClassInfiniband, ec)) return out;  // no ib_core: no device
   auto nl = RdmaNetlink::open();
@@ -128,26 +141,42 @@ Result<std::vector<RxeDevice>> HostRdma::rxe_devices() {
   auto all = nl->devices();
   if (!all) return all.error();
   for (const auto& d : *all) {
-    // Only rxe has a `parent` attribute: the name of its netdev.
-    auto parent = slurp(kSysClassInfiniband / d.name / "parent");
-    if (!parent) continue;
-    RxeDevice dev{.index = d.index, .name = d.name, .parent = std::string(trim(*parent))};
+    // Only rxe has a `parent` attribute (the name of its netdev). The kernel
+    // names no device's driver; an iWARP device (node type RNIC) over a
+    // netdev is taken for siw: the lab has no iWARP hardware.
+    SoftDevice dev{.index = d.index, .name = d.name};
+    if (auto parent = slurp(kSysClassInfiniband / d.name / "parent")) {
+      dev.type = kRxeType;
+      dev.parent = std::string(trim(*parent));
+    } else if (d.node_type == kRdmaNodeRnic) {
+      dev.type = kSiwType;
+    } else {
+      continue;
+    }
     auto port = nl->port(d.index, 1);
     if (!port) {
       if (port.error().code == EINVAL) continue;  // deleted since the dump
       return port.error();
     }
+    if (dev.type == kSiwType && port->ndev_name.empty() && port->ndev_index == 0) {
+      // siw's port always has its netdev; none here is another namespace's
+      // or no siw. Its `device` link names a veth's netdev.
+      std::error_code lec;
+      auto target = std::filesystem::read_symlink(kSysClassInfiniband / d.name / "device", lec);
+      if (!lec) dev.parent = target.filename().string();
+    }
     dev.netdev = port->ndev_name;
+    if (dev.parent.empty()) dev.parent = dev.netdev;
     dev.netdev_ifindex = dev.netdev.empty() ? 0 : static_cast<int>(port->ndev_index);
     out.push_back(std::move(dev));
   }
   return out;
 }
 
-Result<void> HostRdma::add_rxe(const std::string& name, const std::string& netdev) {
+Result<void> HostRdma::add_soft_device(const std::string& type, const std::string& name, const std::string& netdev) {
   auto nl = RdmaNetlink::open();
   if (!nl) return nl.error();
-  return nl->new_link(name, "rxe", netdev);
+  return nl->new_link(name, type, netdev);
 }
 
 Result<void> HostRdma::remove_device(unsigned index) {

@@ -20,10 +20,11 @@ class HostRdma final : public Rdma {
  public:
   Result<bool> module_loaded(const std::string& name) override;
   Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
-  Result<void> load_module(const std::string& name) override;
+  Result<void> load_module(const std::string& name, const std::string& options) override;
+  Result<std::map<std::string, std::string>> module_parameters(const std::string& name) override;
   Result<void> unload_module(const std::string& name) override;
-  Result<std::vector<RxeDevice>> rxe_devices() override;
-  Result<void> add_rxe(const std::string& name, const std::string& netdev) override;
+  Result<std::vector<SoftDevice>> soft_devices() override;
+  Result<void> add_soft_device(const std::string& type, const std::string& name, const std::string& netdev) override;
   Result<void> remove_device(unsigned index) override;
   Result<PortState> port_state(const std::string& dev, unsigned port) override;
   Result<PortMtu> port_mtu(const std::string& dev, unsigned port) override;

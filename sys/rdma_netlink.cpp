@@ -31,6 +31,7 @@ mnl_attr_data_type policy(std::uint16_t type) {
     case RDMA_NLDEV_ATTR_NDEV_NAME: return MNL_TYPE_NUL_STRING;
     case RDMA_NLDEV_ATTR_PORT_STATE:
     case RDMA_NLDEV_ATTR_PORT_PHYS_STATE:
+    case RDMA_NLDEV_ATTR_DEV_NODE_TYPE:
     case RDMA_NLDEV_ATTR_RES_STATE: return MNL_TYPE_U8;
     case RDMA_NLDEV_ATTR_RES_PS: return MNL_TYPE_U32;
     case RDMA_NLDEV_ATTR_RES_CM_ID:
@@ -249,7 +250,9 @@ Result<std::vector<RdmaNlDevice>> RdmaNetlink::devices() {
           malformed = true;
           return;
         }
-        out.push_back({mnl_attr_get_u32(p.tb[RDMA_NLDEV_ATTR_DEV_INDEX]), str_of(p.tb, RDMA_NLDEV_ATTR_DEV_NAME)});
+        RdmaNlDevice d{mnl_attr_get_u32(p.tb[RDMA_NLDEV_ATTR_DEV_INDEX]), str_of(p.tb, RDMA_NLDEV_ATTR_DEV_NAME)};
+        if (p.tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]) d.node_type = mnl_attr_get_u8(p.tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]);
+        out.push_back(std::move(d));
       },
       "cannot list RDMA devices");
   if (!r) return r.error();

@@ -16,9 +16,13 @@ struct nlmsghdr;
 
 namespace rxerun::sys {
 
+// enum rdma_node_type: RDMA_NODE_RNIC is an iWARP device (siw).
+constexpr int kRdmaNodeRnic = 4;
+
 struct RdmaNlDevice {
   unsigned index = 0;
   std::string name;
+  int node_type = 0;  // RDMA_NLDEV_ATTR_DEV_NODE_TYPE: 1 CA (rxe), 4 RNIC (siw); 0 when not given
 };
 
 struct RdmaNlPort {

@@ -43,7 +43,7 @@ std::vector<std::optional<std::string>> distinct(const std::vector<std::optional
 
 Result<CounterWindow::Snapshot> snapshot(StepContext& ctx, const std::vector<std::optional<std::string>>& netns) {
   CounterWindow::Snapshot out;
-  auto devs = ctx.sys().rdma.rxe_devices();
+  auto devs = ctx.sys().rdma.soft_devices();
   if (!devs) return devs.error();
   for (const auto& d : *devs) {
     auto counters = ctx.sys().rdma.counters(d.name, sys::kRxePort);

@@ -28,13 +28,14 @@ void RdmaModel::prune(const LinksModel& links) {
   });
 }
 
-std::vector<RxeDevice> RdmaModel::seen_from(const std::string& netns, const LinksModel& links) const {
-  std::vector<RxeDevice> out;
+std::vector<SoftDevice> RdmaModel::seen_from(const std::string& netns, const LinksModel& links) const {
+  std::vector<SoftDevice> out;
   for (const auto& d : devices) {
     const bool here = d.netns == netns;
     const auto* netdev = here ? links.find(d.netns, d.netdev) : nullptr;
     out.push_back({.index = d.index,
                    .name = d.name,
+                   .type = d.type,
                    .netdev = here ? d.netdev : "",
                    .parent = d.netdev,
                    .netdev_ifindex = netdev ? netdev->ifindex : 0});
@@ -42,18 +43,19 @@ std::vector<RxeDevice> RdmaModel::seen_from(const std::string& netns, const Link
   return out;
 }
 
-Result<void> RdmaModel::create_rxe(const std::string& name, const std::string& netns, const std::string& netdev,
-                                   const LinksModel& links) {
-  if (find(name)) return make_error("cannot add rxe device " + name + ": Too many open files in system", ENFILE);
-  if (!links.may_exist(netns, netdev)) return make_error("cannot add rxe device " + name + ": No such device", ENODEV);
+Result<void> RdmaModel::create_device(const std::string& type, const std::string& name, const std::string& netns,
+                                      const std::string& netdev, const LinksModel& links) {
+  const std::string what = "cannot add " + type + " device " + name;
+  if (find(name)) return make_error(what + ": Too many open files in system", ENFILE);
+  if (!links.may_exist(netns, netdev)) return make_error(what + ": No such device", ENODEV);
   const LinkInfo* link = links.find(netns, netdev);
   for (const auto& d : devices)
-    if (d.netns == netns && d.netdev == netdev)
-      return make_error("cannot add rxe device " + name + ": File exists", EEXIST);
+    if (d.netns == netns && d.netdev == netdev && d.type == type) return make_error(what + ": File exists", EEXIST);
   devices.push_back({.index = next_index_++,
                      .name = name,
                      .netns = netns,
                      .netdev = netdev,
+                     .type = type,
                      .netdev_ifindex = link ? link->ifindex : 0,
                      .netdev_outside = !link});
   return {};
@@ -72,6 +74,7 @@ Result<std::vector<GidEntry>> RdmaModel::gid_table(const std::string& dev, unsig
   auto found = port_of(dev, port);
   if (!found) return found.error();
   const Device* d = *found;
+  if (d->type == kSiwType) return std::vector<GidEntry>{{0, "200::", "IB/RoCE v1", ""}};
   std::vector<GidEntry> out = {{0, "fe80::1", "RoCE v2", d->netdev}};
   auto addresses = links.addresses_of(d->netns, d->netdev);
   if (!addresses) return out;
@@ -101,7 +104,9 @@ Result<void> RdmaModel::unload(const std::string& name) {
   if (!loaded.count(name)) return make_error("module " + name + " is not loaded", ENOENT);
   if (in_use(name)) return make_error("module " + name + " is in use", EBUSY);
   loaded.erase(name);
-  if (name == "rdma_rxe") devices.clear();  // the kernel deletes every rxe device
+  // The driver's exit deletes its devices.
+  if (name == "rdma_rxe") std::erase_if(devices, [](const Device& d) { return d.type == kRxeType; });
+  if (name == "siw") std::erase_if(devices, [](const Device& d) { return d.type == kSiwType; });
   return {};
 }
 

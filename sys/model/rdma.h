@@ -20,6 +20,7 @@ class RdmaModel {
   struct Device {
     unsigned index = 0;
     std::string name, netns, netdev;
+    std::string type = kRxeType;
     // The netdev's index when the device was added: the device is bound to
     // that interface, not to its name. 0 when not known (a test's device).
     int netdev_ifindex = 0;
@@ -38,18 +39,20 @@ class RdmaModel {
   void prune(const LinksModel& links);
   // Every device as seen from `netns`: names are global, the netdev (and
   // its index, as `links` has it) is named only in its own namespace.
-  std::vector<RxeDevice> seen_from(const std::string& netns, const LinksModel& links) const;
-  // `rdma link add NAME type rxe netdev NETDEV` in `netns`: ENFILE when the
-  // name is taken (in any namespace), EEXIST when the netdev has a device,
+  std::vector<SoftDevice> seen_from(const std::string& netns, const LinksModel& links) const;
+  // `rdma link add NAME type TYPE netdev NETDEV` in `netns`: ENFILE when the
+  // name is taken (in any namespace), EEXIST when the netdev has a device of
+  // that type,
   // ENODEV when `links` has no such netdev (one it may not see is taken to
   // be there: netdev_outside).
-  Result<void> create_rxe(const std::string& name, const std::string& netns, const std::string& netdev,
-                          const LinksModel& links);
+  Result<void> create_device(const std::string& type, const std::string& name, const std::string& netns,
+                             const std::string& netdev, const LinksModel& links);
   // The deleted device's name; ENODEV when there is no device of that index.
   Result<std::string> delete_device(unsigned index);
   // rxe's GID table of port 1: the netdev's IPv6 link-local address (a
   // stand-in: the kernel derives it from the MAC, which the model has not),
-  // then one RoCE v2 entry per IPv4 address. Errors as port_of().
+  // then one RoCE v2 entry per IPv4 address. siw's: one entry, the MAC (a
+  // stand-in again), with no RoCE type. Errors as port_of().
   Result<std::vector<GidEntry>> gid_table(const std::string& dev, unsigned port, const LinksModel& links) const;
 
   // The module and what it depends on (as `modules` knows it), loaded.
@@ -57,7 +60,7 @@ class RdmaModel {
   // Whether a loaded module depends on `name`.
   bool in_use(const std::string& name) const;
   // ENOENT when not loaded, EBUSY while in_use(). Unloading rdma_rxe deletes
-  // every rxe device.
+  // every rxe device, unloading siw every siw device.
   Result<void> unload(const std::string& name);
 
   // Modules this kernel has, with their dependencies (all of them, as

@@ -22,11 +22,28 @@ Result<std::vector<std::string>> RecordingRdma::modules_to_load(const std::strin
   return std::vector<std::string>{name};
 }
 
-Result<void> RecordingRdma::load_module(const std::string& name) {
-  log_.record_anywhere("load kernel module " + name, shell_join({"modprobe", name}));
+Result<void> RecordingRdma::load_module(const std::string& name, const std::string& options) {
+  std::vector<std::string> argv = {"modprobe", name};
+  for (const auto& o : split_words(options)) argv.push_back(o);
+  log_.record_anywhere("load kernel module " + name + (options.empty() ? "" : " with " + options), shell_join(argv));
   model_.load(name);
   unloaded_.erase(name);
+  options_[name] = options;
   return {};
+}
+
+Result<std::map<std::string, std::string>> RecordingRdma::module_parameters(const std::string& name) {
+  std::map<std::string, std::string> out;
+  if (auto it = options_.find(name); it != options_.end()) {
+    // What the plan loaded it with: name=value words.
+    for (const auto& o : split_words(it->second))
+      if (auto eq = o.find('='); eq != std::string::npos) out[o.substr(0, eq)] = o.substr(eq + 1);
+    return out;
+  }
+  auto loaded = module_loaded(name);
+  if (!loaded) return loaded.error();
+  if (!*loaded) return make_error("module " + name + " is not loaded", ENOENT);
+  return out;  // the host's: not read by a plan
 }
 
 Result<void> RecordingRdma::unload_module(const std::string& name) {
@@ -40,16 +57,17 @@ Result<void> RecordingRdma::unload_module(const std::string& name) {
   return {};
 }
 
-Result<std::vector<RxeDevice>> RecordingRdma::rxe_devices() {
+Result<std::vector<SoftDevice>> RecordingRdma::soft_devices() {
   model_.prune(links_);
   return model_.seen_from(log_.netns(), links_);
 }
 
-Result<void> RecordingRdma::add_rxe(const std::string& name, const std::string& netdev) {
+Result<void> RecordingRdma::add_soft_device(const std::string& type, const std::string& name,
+                                            const std::string& netdev) {
   model_.prune(links_);
-  if (auto added = model_.create_rxe(name, log_.netns(), netdev, links_); !added) return added;
-  log_.record("add rxe device " + name + " over " + netdev,
-              shell_join({"rdma", "link", "add", name, "type", "rxe", "netdev", netdev}));
+  if (auto added = model_.create_device(type, name, log_.netns(), netdev, links_); !added) return added;
+  log_.record("add " + type + " device " + name + " over " + netdev,
+              shell_join({"rdma", "link", "add", name, "type", type, "netdev", netdev}));
   return {};
 }
 

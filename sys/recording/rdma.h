@@ -23,10 +23,11 @@ class RecordingRdma final : public Rdma {
   RecordingRdma(ActionLog& log, const LinksModel& links) : log_(log), links_(links) {}
   Result<bool> module_loaded(const std::string& name) override;
   Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
-  Result<void> load_module(const std::string& name) override;
+  Result<void> load_module(const std::string& name, const std::string& options) override;
+  Result<std::map<std::string, std::string>> module_parameters(const std::string& name) override;
   Result<void> unload_module(const std::string& name) override;
-  Result<std::vector<RxeDevice>> rxe_devices() override;
-  Result<void> add_rxe(const std::string& name, const std::string& netdev) override;
+  Result<std::vector<SoftDevice>> soft_devices() override;
+  Result<void> add_soft_device(const std::string& type, const std::string& name, const std::string& netdev) override;
   Result<void> remove_device(unsigned index) override;
   Result<PortState> port_state(const std::string& dev, unsigned port) override;
   Result<PortMtu> port_mtu(const std::string& dev, unsigned port) override;
@@ -41,8 +42,9 @@ class RecordingRdma final : public Rdma {
  private:
   ActionLog& log_;
   const LinksModel& links_;
-  RdmaModel model_;                 // its `loaded`: what the plan loaded, or unloaded that the host had
-  std::set<std::string> unloaded_;  // what the plan unloaded: not the host's any more
+  RdmaModel model_;                             // its `loaded`: what the plan loaded, or unloaded that the host had
+  std::set<std::string> unloaded_;              // what the plan unloaded: not the host's any more
+  std::map<std::string, std::string> options_;  // module -> the options the plan loaded it with
 };
 
 }  // namespace rxerun::sys

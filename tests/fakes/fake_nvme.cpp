@@ -15,6 +15,7 @@ FakeNvme::FakeNvme(FakeRdma& rdma) : rdma_(rdma) {
   rdma_.modules["nvmet"] = {"configfs", "nvme_core"};
   rdma_.modules["nvmet_rdma"] = {"nvmet", "configfs", "nvme_core", "rdma_cm", "iw_cm", "ib_cm", "ib_core"};
   rdma_.modules["null_blk"] = {"configfs"};
+  rdma_.known_parameters["null_blk"] = {{"nr_devices", "1"}, {"gb", "250"}};
 }
 
 bool FakeNvme::nvmet_visible() const {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/strings.h"
+
 namespace rxerun::fakes {
 
 sys::WaitResult FakeClock::wait_until(sys::SteadyTime until, sys::Interrupt& interrupt) {
@@ -271,6 +273,7 @@ FakeRdma::FakeRdma(FakeNetns& netns, FakeLinks& links) : netns_(netns), links_(l
       {"ib_cm", {"ib_core"}},
       {"ib_uverbs", {"ib_core"}},
       {"ib_core", {}},
+      {"siw", {"ib_core"}},
   };
 }
 
@@ -289,13 +292,35 @@ Result<std::vector<std::string>> FakeRdma::modules_to_load(const std::string& na
   return out;
 }
 
-Result<void> FakeRdma::load_module(const std::string& name) {
+Result<void> FakeRdma::load_module(const std::string& name, const std::string& options) {
   if (!modules.count(name)) return make_error("the kernel has no module " + name, ENOENT);
   if (load_errno) return make_error("cannot load module " + name, load_errno);
   const bool fresh = !loaded.count(name);
+  std::map<std::string, std::string> given;
+  for (const auto& o : split_words(options)) {
+    const auto eq = o.find('=');
+    const std::string key = o.substr(0, eq);
+    if (eq == std::string::npos || !known_parameters[name].count(key))
+      return make_error("cannot load module " + name + ": Invalid argument", EINVAL);
+    given[key] = o.substr(eq + 1);
+  }
   load(name);
-  if (fresh) log.push_back("load " + name);
+  if (fresh) {
+    log.push_back("load " + name + (options.empty() ? "" : " " + options));
+    parameters[name] = known_parameters[name];
+    for (const auto& [k, v] : given) {
+      // Bool parameters show as Y or N, whatever they were given as.
+      const std::string& before = parameters[name][k];
+      const bool is_bool = before == "Y" || before == "N";
+      parameters[name][k] = is_bool ? (v == "1" || v == "y" || v == "Y" ? "Y" : "N") : v;
+    }
+  }
   return {};
+}
+
+Result<std::map<std::string, std::string>> FakeRdma::module_parameters(const std::string& name) {
+  if (!loaded.count(name)) return make_error("module " + name + " is not loaded", ENOENT);
+  return parameters[name];
 }
 
 Result<void> FakeRdma::unload_module(const std::string& name) {
@@ -308,9 +333,9 @@ Result<void> FakeRdma::unload_module(const std::string& name) {
   return {};
 }
 
-Result<std::vector<sys::RxeDevice>> FakeRdma::rxe_devices() {
+Result<std::vector<sys::SoftDevice>> FakeRdma::soft_devices() {
   prune(links_);
-  std::vector<sys::RxeDevice> out;
+  std::vector<sys::SoftDevice> out;
   for (auto& d : seen_from(netns_.current, links_)) {
     if (auto h = hidden.find(d.index); h != hidden.end() && h->second > 0) {
       --h->second;
@@ -321,10 +346,11 @@ Result<std::vector<sys::RxeDevice>> FakeRdma::rxe_devices() {
   return out;
 }
 
-Result<void> FakeRdma::add_rxe(const std::string& name, const std::string& netdev) {
+Result<void> FakeRdma::add_soft_device(const std::string& type, const std::string& name, const std::string& netdev) {
   prune(links_);
-  if (!loaded.count("rdma_rxe")) return make_error("cannot add rxe device " + name + ": Invalid argument", EINVAL);
-  if (auto r = create_rxe(name, netns_.current, netdev, links_); !r) return r;
+  if (!loaded.count(type == sys::kSiwType ? "siw" : "rdma_rxe"))
+    return make_error("cannot add " + type + " device " + name + ": Invalid argument", EINVAL);
+  if (auto r = create_device(type, name, netns_.current, netdev, links_); !r) return r;
   if (hidden_for) hidden[devices.back().index] = hidden_for;
   log.push_back("add " + name + " " + netdev);
   return {};

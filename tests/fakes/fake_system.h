@@ -175,10 +175,11 @@ class FakeRdma final : public sys::Rdma, public sys::RdmaModel {
   FakeRdma(FakeNetns& netns, FakeLinks& links);
   Result<bool> module_loaded(const std::string& name) override;
   Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
-  Result<void> load_module(const std::string& name) override;
+  Result<void> load_module(const std::string& name, const std::string& options) override;
+  Result<std::map<std::string, std::string>> module_parameters(const std::string& name) override;
   Result<void> unload_module(const std::string& name) override;
-  Result<std::vector<sys::RxeDevice>> rxe_devices() override;
-  Result<void> add_rxe(const std::string& name, const std::string& netdev) override;
+  Result<std::vector<sys::SoftDevice>> soft_devices() override;
+  Result<void> add_soft_device(const std::string& type, const std::string& name, const std::string& netdev) override;
   Result<void> remove_device(unsigned index) override;
   Result<sys::PortState> port_state(const std::string& dev, unsigned port) override;
   Result<sys::PortMtu> port_mtu(const std::string& dev, unsigned port) override;
@@ -198,9 +199,14 @@ class FakeRdma final : public sys::Rdma, public sys::RdmaModel {
   // `modules` starts as this kernel's: rdma_rxe, rdma_ucm and what they need.
   std::map<std::string, int> busy;  // module -> unload attempts that still fail with EBUSY
   int load_errno = 0;               // load_module() fails with it when not 0 (EPERM: not root)
-  std::map<unsigned, int> hidden;   // device index -> rxe_devices() calls that do not list it yet
-  int hidden_for = 0;               // a new device shows in rxe_devices() after this many calls
-  bool per_netns_udp = true;        // false: a kernel before 7.1
+  // module -> the parameters it has, with their defaults: load_module()
+  // refuses others (EINVAL, as the kernel does).
+  std::map<std::string, std::map<std::string, std::string>> known_parameters;
+  // module -> its parameters while loaded (module_parameters()).
+  std::map<std::string, std::map<std::string, std::string>> parameters;
+  std::map<unsigned, int> hidden;  // device index -> soft_devices() calls that do not list it yet
+  int hidden_for = 0;              // a new device shows in soft_devices() after this many calls
+  bool per_netns_udp = true;       // false: a kernel before 7.1
   // Unset: ACTIVE when the netdev is up with carrier, else DOWN.
   std::function<int(const Device&)> state_of;
   // When set and it returns an error, port_state fails with it (a device the

@@ -299,7 +299,7 @@ TEST_CASE("identity: an rxe device made again under its name, over a namesake of
   // Somebody deletes vA (rxe0 goes with it), makes vA again and rxe0 over it.
   h.fake.rdma.devices.clear();
   replace_link(h.fake, "", "vA", "");
-  REQUIRE(h.fake.rdma.add_rxe("rxe0", "vA"));
+  REQUIRE(h.fake.rdma.add_soft_device("rxe", "rxe0", "vA"));
   h.fake.rdma.log.clear();
   auto c = h.cleanup();
   REQUIRE(c.undos.size() == 1);

@@ -142,7 +142,8 @@ TEST_CASE("port: ABSENT keeps waiting while the device's attributes fail to read
   };
   auto t = stuck.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, timeout: 1s}\n");
   CHECK(step_named(t, "p").outcome == Outcome::Timeout);
-  CHECK(step_named(t, "p").message == "RDMA device rxe0 still exists after 1s (rxe0 is being removed (state: No such device))");
+  CHECK(step_named(t, "p").message ==
+        "RDMA device rxe0 still exists after 1s (rxe0 is being removed (state: No such device))");
 
   // Waiting for ACTIVE, a device that starts going away is a failure, not an error.
   Harness going;

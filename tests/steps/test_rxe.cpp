@@ -110,7 +110,8 @@ TEST_CASE("rxe: a name taken over another netdev is a clear error and nothing is
   auto r = h.run(kStep);
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "dev").message ==
-        "rxe device name rxe0 is taken (names are global across namespaces): it sits on vB; choose another name");
+        "RDMA device name rxe0 is taken (names are global across namespaces): it names the rxe device on vB; choose "
+        "another name");
   CHECK(h.fake.rdma.log.empty());
   CHECK(h.fake.rdma.find("rxe0")->netdev == "vB");
 }
@@ -126,7 +127,7 @@ TEST_CASE("rxe: the kernel's ENFILE for a name held elsewhere is translated") {
   auto r = h.run(kStep);
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "dev").message ==
-        "rxe device name rxe0 is taken (names are global across namespaces): choose another name");
+        "RDMA device name rxe0 is taken (names are global across namespaces): choose another name");
   CHECK(r.cleanup.clean());
   CHECK(h.fake.rdma.find("rxe0")->netdev == "vX");  // cleanup left the other one alone
 }

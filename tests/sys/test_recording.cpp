@@ -38,7 +38,7 @@ TEST_CASE("sys.recording: an interface the plan did not make is the host's, unse
   CHECK(sys.links.list()->empty());
 
   // An rxe device over it stays: the plan cannot see the host's go.
-  REQUIRE(sys.rdma.add_rxe("rxe0", "eth0"));
+  REQUIRE(sys.rdma.add_soft_device("rxe", "rxe0", "eth0"));
   auto table = sys.rdma.gids("rxe0", 1);
   REQUIRE(table);
   REQUIRE(table->size() == 2);
@@ -52,8 +52,8 @@ TEST_CASE("sys.recording: what contradicts the plan's own work is refused, and n
   CHECK(sys.links.add_veth({.name = "vA", .peer = "vC"}).error().code == EEXIST);
   REQUIRE(sys.links.add_address("vA", "10.10.0.1/24"));
   CHECK(sys.links.add_address("vA", "10.10.0.1/24").error().code == EEXIST);
-  CHECK(sys.rdma.add_rxe("rxe0", "vA"));
-  CHECK(sys.rdma.add_rxe("rxe1", "vA").error().code == EEXIST);
+  CHECK(sys.rdma.add_soft_device("rxe", "rxe0", "vA"));
+  CHECK(sys.rdma.add_soft_device("rxe", "rxe1", "vA").error().code == EEXIST);
   sys::Route route{.family = AF_INET, .dst = "10.20.0.0/24", .dev = "vA", .scope = RT_SCOPE_LINK};
   REQUIRE(sys.routes.add_route(route));
   route.dev = "vB";

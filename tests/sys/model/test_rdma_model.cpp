@@ -15,11 +15,11 @@ TEST_CASE("sys.model.rdma: names are global, one device per netdev, and the netd
   links.add_host_link("a", {.name = "vA"});
   links.add_host_link("b", {.name = "vA"});
   sys::RdmaModel m;
-  REQUIRE(m.create_rxe("rxe0", "a", "vA", links));
-  CHECK(m.create_rxe("rxe0", "b", "vA", links).error().code == ENFILE);
-  CHECK(m.create_rxe("rxe1", "a", "vA", links).error().code == EEXIST);
-  CHECK(m.create_rxe("rxe1", "a", "vB", links).error().code == ENODEV);
-  CHECK(m.create_rxe("rxe1", "b", "vA", links));  // the same name in another namespace is another netdev
+  REQUIRE(m.create_device("rxe", "rxe0", "a", "vA", links));
+  CHECK(m.create_device("rxe", "rxe0", "b", "vA", links).error().code == ENFILE);
+  CHECK(m.create_device("rxe", "rxe1", "a", "vA", links).error().code == EEXIST);
+  CHECK(m.create_device("rxe", "rxe1", "a", "vB", links).error().code == ENODEV);
+  CHECK(m.create_device("rxe", "rxe1", "b", "vA", links));  // the same name in another namespace is another netdev
 
   // The netdev is named only where it lives.
   const auto seen = m.seen_from("a", links);
@@ -35,8 +35,8 @@ TEST_CASE("sys.model.rdma: a device goes with its netdev, also when another inte
   sys::LinksModel links;
   REQUIRE(links.add_veth_pair("", {.name = "vA", .peer = "vB"}));
   sys::RdmaModel m;
-  REQUIRE(m.create_rxe("rxe0", "", "vA", links));
-  REQUIRE(m.create_rxe("rxe1", "", "vB", links));
+  REQUIRE(m.create_device("rxe", "rxe0", "", "vA", links));
+  REQUIRE(m.create_device("rxe", "rxe1", "", "vB", links));
 
   links.delete_link("", "vA");  // takes vB along
   links.add_host_link("", {.name = "vA"});
@@ -45,9 +45,9 @@ TEST_CASE("sys.model.rdma: a device goes with its netdev, also when another inte
 
   // Over an interface the links model may not see (the host's, in a plan),
   // a device stays: the model cannot see that one go.
-  CHECK(m.create_rxe("rxe0", "", "eth0", links).error().code == ENODEV);
+  CHECK(m.create_device("rxe", "rxe0", "", "eth0", links).error().code == ENODEV);
   links.unseen_host_links = true;
-  REQUIRE(m.create_rxe("rxe0", "", "eth0", links));
+  REQUIRE(m.create_device("rxe", "rxe0", "", "eth0", links));
   m.prune(links);
   CHECK(m.devices.size() == 1);
   CHECK(m.devices[0].netdev_outside);
@@ -59,7 +59,7 @@ TEST_CASE("sys.model.rdma: the GID table lists the link-local entry, then one Ro
   REQUIRE(links.add_address_to("", "vA", "10.10.0.1/24"));
   REQUIRE(links.add_address_to("", "vA", "fd00::1/64"));
   sys::RdmaModel m;
-  REQUIRE(m.create_rxe("rxe0", "", "vA", links));
+  REQUIRE(m.create_device("rxe", "rxe0", "", "vA", links));
   auto table = m.gid_table("rxe0", 1, links);
   REQUIRE(table);
   REQUIRE(table->size() == 2);
@@ -77,7 +77,7 @@ TEST_CASE("sys.model.rdma: a module in use stays, and unloading rdma_rxe deletes
   m.modules = {{"rdma_rxe", {"ib_core"}}, {"ib_core", {}}};
   m.load("rdma_rxe");
   CHECK(m.loaded == std::set<std::string>{"ib_core", "rdma_rxe"});
-  REQUIRE(m.create_rxe("rxe0", "", "vA", links));
+  REQUIRE(m.create_device("rxe", "rxe0", "", "vA", links));
 
   CHECK(m.unload("ib_core").error().code == EBUSY);
   REQUIRE(m.unload("rdma_rxe"));

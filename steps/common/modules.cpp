@@ -1,0 +1,164 @@
+#include "steps/common/modules.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+
+#include "base/strings.h"
+#include "steps/common/journal_args.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+// Unload attempts while a module is busy, and the pause between them
+// (blktests tries ten times): the one that must go gets them all.
+constexpr int kMustGoTries = 10;
+constexpr int kOtherTries = 3;
+constexpr Duration kUnloadPause{200};
+
+bool module_listed(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// The kernel's spelling: module names have underscores where files may have dashes.
+std::string kernel_spelling(std::string name) {
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+// Bool parameters show as Y or N; a user writes 1, y, true, on.
+std::string shown_as(const std::string& given, const std::string& shown) {
+  if (shown != "Y" && shown != "N") return given;
+  std::string v = given;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (v == "1" || v == "y" || v == "yes" || v == "true" || v == "on") return "Y";
+  if (v == "0" || v == "n" || v == "no" || v == "false" || v == "off") return "N";
+  return given;
+}
+
+// A module loaded already cannot take other parameters: an error when it
+// shows one with another value, a hint when it does not show it.
+Result<void> check_parameters(StepContext& ctx, const ModuleRequest& m, std::vector<std::string>* hints) {
+  if (m.params.empty()) return {};
+  auto shown = ctx.sys().rdma.module_parameters(kernel_spelling(m.name));
+  if (!shown) return shown.error();
+  for (const auto& word : split_words(m.params)) {
+    const auto eq = word.find('=');
+    const std::string key = word.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "1" : word.substr(eq + 1);
+    auto it = shown->find(key);
+    if (it == shown->end()) {
+      hints->push_back("module " + m.name + " was loaded already (not by this run); it does not show " + key +
+                       ", so whether it has " + word + " cannot be told");
+      continue;
+    }
+    if (shown_as(value, it->second) != it->second)
+      return make_error("module " + m.name + " is loaded already (not by this run) with " + key + "=" + it->second +
+                            "; it cannot take " + key + "=" + value +
+                            " without being unloaded first (a loaded module keeps its parameters)",
+                        EEXIST);
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_module_name(std::string_view m) {
+  return !m.empty() && m.size() < 64 && std::all_of(m.begin(), m.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+Result<std::vector<std::string>> load_modules(StepContext& ctx, const std::vector<ModuleRequest>& wanted,
+                                              const std::string& once, std::vector<std::string>* hints) {
+  auto& rdma = ctx.sys().rdma;
+  std::vector<std::string> heads, deps;  // unload order: the modules asked for, then what they pulled in
+  std::vector<const ModuleRequest*> to_load;
+  for (const auto& m : wanted) {
+    auto need = rdma.modules_to_load(m.name);
+    if (!need) {
+      if (need.error().code == ENOENT && m.optional) {
+        hints->push_back("this kernel has no " + m.name + (m.missing.empty() ? "" : ": " + m.missing));
+        continue;
+      }
+      return need.error();
+    }
+    if (need->empty()) {
+      if (auto r = check_parameters(ctx, m, hints); !r) return r.error();
+      continue;
+    }
+    to_load.push_back(&m);
+    for (const auto& n : *need) {
+      if (module_listed(heads, n) || module_listed(deps, n)) continue;
+      (n == need->front() ? heads : deps).push_back(n);
+    }
+  }
+  std::vector<std::string> loaded;
+  if (to_load.empty()) return loaded;
+  std::vector<std::string> all = heads;
+  all.insert(all.end(), deps.begin(), deps.end());
+  std::string summary = "unload " + join(heads, ", ");
+  if (!deps.empty())
+    summary += " and " + std::to_string(deps.size()) + (deps.size() == 1 ? " module it" : " modules they") + " needed";
+  summary += " (loaded by this run)";
+  if (!once.empty()) summary += " " + once;
+  if (auto r = ctx.will_change({{"modules", all}}, summary); !r) return r.error();
+  for (const auto* m : to_load) {
+    if (auto r = rdma.load_module(m->name, m->params); !r) return r.error();
+    loaded.push_back(m->name);
+  }
+  return loaded;
+}
+
+bool is_modules_undo(const nlohmann::json& args) {
+  return args.is_object() && args.contains("modules");
+}
+
+Result<nlohmann::json> unload_modules(const nlohmann::json& args, UndoContext& ctx, const ModuleUsers& users,
+                                      std::string_view must_go) {
+  JournalArgs a(args, ctx);
+  std::vector<std::string> remaining = a.texts("modules");
+  if (a.ok() &&
+      !std::all_of(remaining.begin(), remaining.end(), [](const std::string& m) { return is_module_name(m); }))
+    a.refuse("modules", "a list of kernel module names");
+  if (!a.ok()) return a.error();
+  auto& sys = ctx.sys();
+  if (users) {
+    auto in_use = users(ctx);
+    if (!in_use) return in_use.error();
+    // Somebody else's still needs them (this run's own went first).
+    if (!in_use->empty()) return nlohmann::json{{"modules_left", remaining}, {"left_for", *in_use}};
+  }
+  std::vector<std::string> unloaded;
+  const auto must_go_left = [&] { return !must_go.empty() && module_listed(remaining, std::string(must_go)); };
+  for (int round = 1;; ++round) {
+    // Passes without a pause while they make progress: a module goes once its users have.
+    for (bool progress = true; progress && !remaining.empty();) {
+      progress = false;
+      for (auto it = remaining.begin(); it != remaining.end();) {
+        auto r = sys.rdma.unload_module(*it);
+        const int code = r ? 0 : r.error().code;
+        if (code == EBUSY || code == EAGAIN) {
+          ++it;
+          continue;
+        }
+        if (code != 0 && code != ENOENT && code != EPERM) return r.error();  // ENOENT gone, EPERM built in
+        if (code == 0) unloaded.push_back(*it);
+        it = remaining.erase(it);
+        progress = true;
+      }
+    }
+    if (remaining.empty()) break;
+    if (round >= (must_go_left() ? kMustGoTries : kOtherTries)) break;
+    if (sys.clock.wait_until(sys.clock.now() + kUnloadPause, sys.interrupt) == sys::WaitResult::Interrupted) break;
+  }
+  if (must_go_left())
+    return make_error(std::string(must_go) + " is still in use after " + std::to_string(kMustGoTries) +
+                          " tries (a process holding an RDMA device?): left loaded",
+                      EBUSY);
+  // What else stays is in use by somebody else.
+  return nlohmann::json{{"modules_unloaded", unloaded}, {"modules_left", remaining}};
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,200 @@
+#include "steps/common/soft_device.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/strings.h"
+#include "steps/common/identity.h"
+#include "steps/common/journal_args.h"
+#include "steps/common/modules.h"
+
+namespace rxerun::steps {
+
+namespace {
+
+constexpr const char* kUcm = "rdma_ucm";
+constexpr Duration kSoftDevicePoll{20};
+
+const sys::SoftDevice* device_named(const std::vector<sys::SoftDevice>& devs, const std::string& name) {
+  auto it = std::find_if(devs.begin(), devs.end(), [&](const sys::SoftDevice& d) { return d.name == name; });
+  return it == devs.end() ? nullptr : &*it;
+}
+
+std::string in_step_netns(const StepContext& ctx) {
+  return ctx.step().netns ? " in netns " + *ctx.step().netns : "";
+}
+
+std::string name_taken(const std::string& name, const sys::SoftDevice* holder) {
+  std::string where;
+  if (holder) {
+    where = "it names the " + holder->type + " device ";
+    where += holder->netdev.empty()
+                 ? "on " + (holder->parent.empty() ? "a netdev" : holder->parent) + " in another namespace; "
+                 : "on " + holder->netdev + "; ";
+  }
+  return "RDMA device name " + name + " is taken (names are global across namespaces): " + where +
+         "choose another name";
+}
+
+// "RDMA device index 3 over netdev index 7 in netns inode 4026532281", leaving out what is not known.
+std::string described(const nlohmann::json& id) {
+  auto v = [&](const char* key) { return id.value(key, std::uint64_t{0}); };
+  std::string out = "RDMA device index " + std::to_string(v("index"));
+  if (v("netdev_ifindex")) out += " over netdev index " + std::to_string(v("netdev_ifindex"));
+  if (v("netns_inode")) out += " in netns inode " + std::to_string(v("netns_inode"));
+  return out;
+}
+
+Result<nlohmann::json> undo_device(const SoftDeviceType& t, const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  const std::string name = a.ifname("name");
+  const std::string netdev = a.ifname("netdev");
+  const nlohmann::json recorded = a.identity();
+  if (!a.ok()) return a.error();
+  auto& rdma = ctx.sys().rdma;
+  auto devs = rdma.soft_devices();
+  if (!devs) return devs.error();
+  const auto* d = device_named(*devs, name);
+  if (!d) return nlohmann::json::object();  // gone: with its netdev, its namespace or its driver
+  if (!recorded.is_null()) {
+    // The device's index tells it from a namesake (the kernel does not hand
+    // an index out again soon); the netdev's, from one over a namesake of
+    // its netdev, which the kernel could have given the same device index.
+    auto inode = ctx.sys().netns.current_inode();
+    if (!inode) return inode.error();
+    const nlohmann::json now = {
+        {"index", d->index}, {"netdev_ifindex", d->netdev_ifindex}, {"netns_inode", d->netdev.empty() ? 0 : *inode}};
+    if (differs(recorded, now) || d->type != t.type)
+      return make_error(std::string(t.type) + " device " + name +
+                        " is another one than the one this run added: the journal recorded " + described(recorded) +
+                        ", " + name + " is now " + (d->type != t.type ? "a " + d->type + " device, " : "") +
+                        described(now) + " (deleted and made again under its name since): left alone");
+    if (auto r = rdma.remove_device(d->index); !r && r.error().code != ENODEV) return r.error();
+    return nlohmann::json::object();
+  }
+  // Over another netdev it is not the one this run added (that one is gone,
+  // or was never made: a name taken elsewhere); it is left alone.
+  if (d->netdev != netdev || d->type != t.type)
+    return nlohmann::json{
+        {"left_alone", name + " over " + (d->netdev.empty() ? d->parent + " in another namespace" : d->netdev)}};
+  if (auto r = rdma.remove_device(d->index); !r && r.error().code != ENODEV) return r.error();
+  return nlohmann::json::object();
+}
+
+}  // namespace
+
+std::vector<ParamSpec> soft_device_params(const std::string& example_name) {
+  return {
+      {.name = "name",
+       .type = ParamType::IfName,
+       .required = true,
+       .help = "the RDMA device's name, global across namespaces: " + example_name},
+      {.name = "netdev",
+       .type = ParamType::IfName,
+       .required = true,
+       .help = "the interface it runs over, in the step's namespace"},
+  };
+}
+
+std::vector<FactSpec> soft_device_facts(const std::string& module) {
+  return {
+      {"name", "the device's name"},
+      {"netdev", "the interface under it"},
+      {"index", "the RDMA device index"},
+      {"changed", "whether the step added the device (false: it was there already, over that netdev)"},
+      {"module_loaded", "whether the step loaded " + module + " (cleanup unloads it again)"},
+  };
+}
+
+StepResult run_soft_device(const SoftDeviceType& t, const Params& params, StepContext& ctx) {
+  auto& rdma = ctx.sys().rdma;
+  const std::string name = params.str("name");
+  const std::string netdev = params.str("netdev");
+  const std::string type = t.type;
+  std::vector<std::string> hints;
+
+  const std::string once = "once no " + type + " device is left";
+  const ModuleRequest ucm{
+      .name = kUcm, .optional = true, .missing = "rdma_cm users (rping, perftest -R) will not find the device"};
+  auto loaded = load_modules(ctx, {{.name = t.module}, ucm}, once, &hints);
+  if (!loaded) {
+    if (loaded.error().code == ENOENT) return t.not_in_this_kernel(loaded.error());
+    return StepResult::error(loaded.error());
+  }
+  const bool module_loaded = std::find(loaded->begin(), loaded->end(), t.module) != loaded->end();
+  nlohmann::json facts = {{"name", name}, {"netdev", netdev}, {"module_loaded", module_loaded}};
+  auto finish = [&](StepResult r) {
+    r.hints.insert(r.hints.end(), hints.begin(), hints.end());
+    return r;
+  };
+
+  auto devs = rdma.soft_devices();
+  if (!devs) return finish(StepResult::error(devs.error()));
+  if (const auto* d = device_named(*devs, name)) {
+    if (d->netdev != netdev || d->type != type) return finish(StepResult::error(name_taken(name, d)));
+    // Already there, as asked: not this run's work, so not this run's to delete.
+    facts["changed"] = false;
+    facts["index"] = d->index;
+    return finish(StepResult::ok(facts));
+  }
+  for (const auto& d : *devs)
+    if (!d.netdev.empty() && d.netdev == netdev && d.type == type)
+      return finish(StepResult::error(netdev + in_step_netns(ctx) + " already has " + type + " device " + d.name +
+                                      " (one per netdev): use name " + d.name +
+                                      ", or delete it first (rdma link delete " + d.name + ")"));
+
+  if (auto r = ctx.will_change({{"name", name}, {"netdev", netdev}}, "delete " + type + " device " + name); !r)
+    return finish(StepResult::error(r.error()));
+  if (auto r = rdma.add_soft_device(type, name, netdev); !r) {
+    switch (r.error().code) {
+      case ENFILE: return finish(StepResult::error(name_taken(name, nullptr)));
+      case ENODEV: return finish(StepResult::error("no netdev " + netdev + in_step_netns(ctx) + " (create it first)"));
+      case EEXIST:
+        return finish(
+            StepResult::error(netdev + in_step_netns(ctx) + " already has a " + type + " device (one per netdev)"));
+      default: return finish(StepResult::error(r.error()));
+    }
+  }
+
+  // The kernel registers the device before it answers; wait all the same
+  // until it lists it, so that later steps find it.
+  const sys::SoftDevice* made = nullptr;
+  for (;;) {
+    devs = rdma.soft_devices();
+    if (!devs) return finish(StepResult::error(devs.error()));
+    if ((made = device_named(*devs, name))) break;
+    switch (ctx.sleep_for(kSoftDevicePoll)) {
+      case WaitStatus::Done: continue;
+      case WaitStatus::Deadline:
+        return finish(StepResult::timeout(type + " device " + name + " did not appear", facts));
+      case WaitStatus::Interrupted: return finish(StepResult::error("interrupted"));
+    }
+  }
+  facts["changed"] = true;
+  facts["index"] = made->index;
+  {
+    auto inode = ctx.sys().netns.current_inode();
+    if (!inode) return finish(StepResult::error(inode.error()));
+    nlohmann::json id = {{"index", made->index}, {"netdev_ifindex", made->netdev_ifindex}, {"netns_inode", *inode}};
+    if (auto r = ctx.identify(std::move(id)); !r) return finish(StepResult::error(r.error()));
+  }
+  if (t.after_add)
+    if (auto r = t.after_add(ctx, facts)) return finish(std::move(*r));
+  return finish(StepResult::ok(facts));
+}
+
+Result<nlohmann::json> undo_soft_device(const SoftDeviceType& t, const nlohmann::json& args, UndoContext& ctx) {
+  if (!is_modules_undo(args)) return undo_device(t, args, ctx);
+  const std::string type = t.type;
+  const ModuleUsers devices_left = [type](UndoContext& u) -> Result<std::vector<std::string>> {
+    auto devs = u.sys().rdma.soft_devices();
+    if (!devs) return devs.error();
+    std::vector<std::string> names;
+    for (const auto& d : *devs)
+      if (d.type == type) names.push_back(d.name);
+    return names;
+  };
+  return unload_modules(args, ctx, devices_left, t.module);
+}
+
+}  // namespace rxerun::steps
