@@ -36,6 +36,9 @@ Result<nlohmann::json> undo_nvme_connect(const nlohmann::json& args, UndoContext
 
 void validate_nvme_connect(const nlohmann::json& params, const KindSpec::Complaint& complain) {
   std::string why;
+  if (params.contains("hostid") && params.at("hostid").is_string() &&
+      !is_uuid(params.at("hostid").get_ref<const std::string&>()))
+    complain("hostid", "'hostid' must be a UUID such as 7b1f3c2e-0d5a-4e8b-9c61-2f4a8d0e6b13");
   for (const char* key : {"nqn", "hostnqn"}) {
     if (!params.contains(key) || !params.at(key).is_string()) continue;
     if (!valid_nqn(params.at(key).get_ref<const std::string&>(), &why))
@@ -69,6 +72,10 @@ Kind nvme_connect_kind() {
       {.name = "hostnqn",
        .type = ParamType::String,
        .help = "this host's NQN (one of the target's hosts); default the kernel's own"},
+      {.name = "hostid",
+       .type = ParamType::String,
+       .help = "this host's ID, a UUID; default one derived from hostnqn (the kernel refuses a hostnqn with its own "
+               "default ID)"},
       {.name = "host_address",
        .type = ParamType::Address,
        .help = "the source address (host_traddr): which RDMA device the host uses"},
@@ -112,6 +119,9 @@ StepResult run_nvme_connect(const Params& params, StepContext& ctx) {
                                     .trsvcid = std::to_string(params.integer("service")),
                                     .nqn = params.str("nqn"),
                                     .hostnqn = params.has("hostnqn") ? params.str("hostnqn") : "",
+                                    .hostid = params.has("hostid")    ? params.str("hostid")
+                                              : params.has("hostnqn") ? host_id_for(params.str("hostnqn"))
+                                                                      : "",
                                     .host_traddr = params.has("host_address") ? params.str("host_address") : ""};
   const std::string target = options.transport + " " + options.traddr + " service " + options.trsvcid;
   std::vector<std::string> hints;

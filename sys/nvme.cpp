@@ -5,6 +5,7 @@ namespace rxerun::sys {
 std::string fabrics_options_line(const FabricsOptions& o) {
   std::string line = "nqn=" + o.nqn + ",transport=" + o.transport + ",traddr=" + o.traddr + ",trsvcid=" + o.trsvcid;
   if (!o.hostnqn.empty()) line += ",hostnqn=" + o.hostnqn;
+  if (!o.hostid.empty()) line += ",hostid=" + o.hostid;
   if (!o.host_traddr.empty()) line += ",host_traddr=" + o.host_traddr;
   return line;
 }

@@ -66,13 +66,14 @@ struct FileId {
 };
 
 // What a connect writes to /dev/nvme-fabrics: "transport=rdma,traddr=...,
-// trsvcid=...,nqn=...[,hostnqn=...][,host_traddr=...]".
+// trsvcid=...,nqn=...[,hostnqn=...][,hostid=...][,host_traddr=...]".
 struct FabricsOptions {
   std::string transport;    // "rdma"
   std::string traddr;       // the target's address
   std::string trsvcid;      // its service (port), "4420"
   std::string nqn;          // the subsystem's NQN
   std::string hostnqn;      // "": the kernel's default host NQN
+  std::string hostid;       // a UUID; "" the kernel's default (which it refuses with another hostnqn)
   std::string host_traddr;  // "": the source address routing picks
 };
 // The options line, as written to /dev/nvme-fabrics.

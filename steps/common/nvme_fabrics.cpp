@@ -1,5 +1,8 @@
 #include "steps/common/nvme_fabrics.h"
 
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 namespace rxerun::steps {
@@ -29,6 +32,34 @@ std::optional<StepResult> refuse_other_netns(const StepContext& ctx, std::string
                                    "`netns: " +
                                    *ctx.step().netns + "` and put the target's and the host's addresses there");
   return r;
+}
+
+bool is_uuid(std::string_view text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-' : !std::isxdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::string host_id_for(std::string_view hostnqn) {
+  constexpr std::string_view kUuidNqn = "nqn.2014-08.org.nvmexpress:uuid:";
+  if (hostnqn.starts_with(kUuidNqn) && is_uuid(hostnqn.substr(kUuidNqn.size())))
+    return std::string(hostnqn.substr(kUuidNqn.size()));
+  // Two FNV-1a hashes of the NQN, as the UUID's 128 bits (version 8: custom).
+  auto fnv = [&](std::uint64_t h) {
+    for (unsigned char c : hostnqn) h = (h ^ c) * 0x100000001b3ULL;
+    return h;
+  };
+  const std::uint64_t hi = fnv(0xcbf29ce484222325ULL), lo = fnv(0x84222325cbf29ce4ULL);
+  char out[37];
+  std::snprintf(out, sizeof out, "%08x-%04x-8%03x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xfff),
+                static_cast<unsigned>(0x8000 | ((lo >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return out;
 }
 
 std::string errno_symbol(int code) {

@@ -20,6 +20,16 @@ bool valid_nqn(std::string_view nqn, std::string* why = nullptr);
 // "NVMe over Fabrics"); nullopt in rxerun's own.
 std::optional<StepResult> refuse_other_netns(const StepContext& ctx, std::string_view kind);
 
+// Whether `text` is a UUID (8-4-4-4-12 hex digits).
+bool is_uuid(std::string_view text);
+
+// The host ID a host NQN gets when the step names none: the UUID in an
+// "nqn.2014-08.org.nvmexpress:uuid:UUID" NQN, else one derived from the NQN
+// (the same NQN, the same ID). Since Linux 6.x the kernel refuses a host
+// NQN other than its default one under its default host ID
+// (docs/kernel-notes.md, "NVMe over Fabrics").
+std::string host_id_for(std::string_view hostnqn);
+
 // "ECONNRESET" for ECONNRESET; the number for one glibc cannot name.
 std::string errno_symbol(int code);
 

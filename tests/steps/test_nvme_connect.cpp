@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
+#include "steps/common/nvme_fabrics.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -105,8 +106,8 @@ TEST_CASE("nvme_connect: a host the target does not allow is refused") {
   CHECK(step_named(r, "b").facts.at("errno") == "EIO");
   CHECK(step_named(r, "a").facts.at("device") == "/dev/nvme0n1");
   CHECK(std::count(h.fake.nvme.log.begin(), h.fake.nvme.log.end(),
-                   "connect nqn=" + kNqn +
-                       ",transport=rdma,traddr=10.10.0.1,trsvcid=4420,hostnqn=nqn.host:a,host_traddr=10.10.0.2") == 1);
+                   "connect nqn=" + kNqn + ",transport=rdma,traddr=10.10.0.1,trsvcid=4420,hostnqn=nqn.host:a,hostid=" +
+                       steps::host_id_for("nqn.host:a") + ",host_traddr=10.10.0.2") == 1);
   CHECK(r.cleanup.clean());
 }
 
@@ -168,4 +169,18 @@ TEST_CASE("nvme_connect: plan shows the write to /dev/nvme-fabrics and the disco
   const std::string all = join(shells, "\n");
   CHECK(contains(all, "echo nqn=" + kNqn + ",transport=rdma,traddr=10.10.0.1,trsvcid=4420 > /dev/nvme-fabrics"));
   CHECK(contains(all, "echo 1 > /sys/class/nvme/nvme0/delete_controller"));
+}
+
+TEST_CASE("nvme_connect: a host NQN gets a host ID of its own, the same every time") {
+  const std::string id = steps::host_id_for("nqn.2026-01.io.rxerun:host-a");
+  CHECK(steps::is_uuid(id));
+  CHECK(id == steps::host_id_for("nqn.2026-01.io.rxerun:host-a"));
+  CHECK(id != steps::host_id_for("nqn.2026-01.io.rxerun:host-b"));
+  CHECK(steps::host_id_for("nqn.2014-08.org.nvmexpress:uuid:f22fd21c-5195-4355-b320-e7010652b8ac") ==
+        "f22fd21c-5195-4355-b320-e7010652b8ac");
+  CHECK_FALSE(steps::is_uuid("f22fd21c-5195-4355-b320-e7010652b8a"));
+  CHECK_FALSE(steps::is_uuid("f22fd21c+5195-4355-b320-e7010652b8ac"));
+  fakes::Harness h;
+  CHECK(contains(h.diagnostics("steps:\n  - nvme_connect: {address: 10.10.0.1, nqn: x, hostid: nope}\n"),
+                 "'hostid' must be a UUID"));
 }
