@@ -4,6 +4,7 @@
 // (the kernel's NVMe-oF RDMA transports live in the initial one), and the
 // name of an errno for facts.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ bool is_uuid(std::string_view text);
 // NQN other than its default one under its default host ID
 // (docs/kernel-notes.md, "NVMe over Fabrics").
 std::string host_id_for(std::string_view hostnqn);
+
+// A number the journal's identity holds under `key`; nullopt when it holds
+// none there (or something else: JournalArgs::identity() lets objects through).
+std::optional<std::uint64_t> identity_number(const nlohmann::json& identity, const char* key);
 
 // "ECONNRESET" for ECONNRESET; the number for one glibc cannot name.
 std::string errno_symbol(int code);
