@@ -238,10 +238,10 @@ Result<nlohmann::json> undo_controller(const nlohmann::json& args, UndoContext& 
   auto all = nvme.controllers();
   if (!all) return all.error();
   std::vector<unsigned> doomed;
-  if (auto instance = identity_number(id, "instance")) {
+  if (auto instance = nvme_identity_number(id, "instance")) {
     const auto* c = instance_of(*all, static_cast<unsigned>(*instance));
     if (!c) return nlohmann::json::object();  // gone (disconnected by hand, or the module went)
-    const std::uint64_t cntlid = identity_number(id, "cntlid").value_or(0);
+    const std::uint64_t cntlid = nvme_identity_number(id, "cntlid").value_or(0);
     if (!same_target(*c, transport, address, service, nqn) || (cntlid != 0 && c->cntlid != cntlid))
       return make_error("NVMe controller " + described_controller(*c) + " is another one than this run connected (to " +
                         nqn + " at " + address + ":" + service + "): left alone");

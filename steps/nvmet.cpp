@@ -578,7 +578,7 @@ Result<nlohmann::json> undo_subsystem(JournalArgs& a, UndoContext& ctx) {
   if (!a.ok()) return a.error();
   auto all = ctx.sys().nvme.subsystems();
   if (!all) return all.error();
-  const std::uint64_t tag = identity_number(id, "serial").value_or(0);
+  const std::uint64_t tag = nvme_identity_number(id, "serial").value_or(0);
   auto s = same_subsystem(*all, nqn, tag);
   if (!s) return s.error();
   if (!*s) return nlohmann::json::object();
@@ -603,7 +603,7 @@ Result<nlohmann::json> undo_null_blk(JournalArgs& a, UndoContext& ctx) {
   if (!all) return all.error();
   auto it = std::find_if(all->begin(), all->end(), [&](const sys::NullBlk& b) { return b.name == name; });
   if (it == all->end()) return nlohmann::json::object();
-  if (auto index = identity_number(id, "index"); index && *index != it->index)
+  if (auto index = nvme_identity_number(id, "index"); index && *index != it->index)
     return make_error("null_blk device " + name + " is another one than this run made (index " +
                       std::to_string(it->index) + "): left alone");
   if (auto r = ctx.sys().nvme.remove_null_blk(name); !r && r.error().code != ENOENT) return r.error();
@@ -637,7 +637,7 @@ Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx) {
   auto mounted = ctx.sys().nvme.configfs_mount();
   if (!mounted) return mounted.error();
   if (!*mounted) return nlohmann::json::object();
-  if (auto mount_id = identity_number(id, "mount_id"); mount_id && *mount_id != **mounted)
+  if (auto mount_id = nvme_identity_number(id, "mount_id"); mount_id && *mount_id != **mounted)
     return nlohmann::json{{"left_alone", std::string("configfs on ") + sys::kConfigfsPath + " (mounted again since)"}};
   if (auto r = ctx.sys().nvme.unmount_configfs(); !r) {
     if (r.error().code == EBUSY)

@@ -62,7 +62,7 @@ std::string host_id_for(std::string_view hostnqn) {
   return out;
 }
 
-std::optional<std::uint64_t> identity_number(const nlohmann::json& identity, const char* key) {
+std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity, const char* key) {
   if (!identity.is_object() || !identity.contains(key)) return std::nullopt;
   const auto& v = identity.at(key);
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0)) return std::nullopt;
