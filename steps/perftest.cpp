@@ -162,10 +162,18 @@ std::string mapped(const std::string& ipv4) {
   return "::ffff:" + ipv4;
 }
 
+bool is_siw_device(StepContext& ctx, const std::string& dev) {
+  auto devs = ctx.sys().rdma.soft_devices();
+  if (!devs) return false;
+  return std::any_of(devs->begin(), devs->end(),
+                     [&](const sys::SoftDevice& d) { return d.name == dev && d.type == sys::kSiwType; });
+}
+
 // The GID index of `dev`: the RoCE v2 entry whose value is the IPv4-mapped
 // address `prefer` when given and present, else the first IPv4-mapped RoCE
 // v2 entry. Fails (with the table) when there is none.
 Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const std::string& prefer) {
+  if (is_siw_device(ctx, dev)) return 0u;  // iWARP: one GID, made of the netdev's MAC
   auto table = ctx.sys().rdma.gids(dev, sys::kRxePort);
   if (!table) {
     if (table.error().code == ENODEV)
@@ -235,6 +243,11 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   const std::string test = params.str("test");
   const PerftestSide server = side_of(params, "server");
   const PerftestSide client = side_of(params, "client");
+
+  if (!params.flag("rdma_cm"))
+    for (const auto* dev : {&server.dev, &client.dev})
+      if (is_siw_device(ctx, *dev))
+        return StepResult::error(*dev + " is a siw device: iWARP connects only through rdma_cm; set rdma_cm: true");
 
   unsigned server_gid = 0, client_gid = 0;
   if (params.has("gid_index")) {

@@ -13,8 +13,9 @@ namespace {
 
 StepResult siw_not_in_this_kernel(const Error& e) {
   StepResult r = StepResult::error(
-      "siw is not available in this kernel (CONFIG_RDMA_SIW is not set): Debian's kernels, and so the lab VM's, are "
-      "built without it; run the scenario on a kernel that has it (rxerun --host on such a host)");
+      "siw is not available in this kernel (CONFIG_RDMA_SIW is not set, and no siw module was built for it): Debian "
+      "builds its kernels without it; `rxerun vm setup` builds it for the lab VM's kernels where it can, and "
+      "`rxerun vm status` says which (then: rxerun --vm --kernel 6.1 ...)");
   r.hints.push_back(e.message);
   return r;
 }
