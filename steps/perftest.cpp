@@ -299,6 +299,10 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
       "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
       "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`"};
   words.failed_hints = perftest_hints(r, server, client, server_gid, client_gid);
+  if (is_siw_device(ctx, server.dev) && r.output().find("rdma_listen failed") != std::string::npos)
+    words.failed_hints.push_back(
+        "perftest's rdma_cm server listens on every RDMA device; siw refuses that beside another siw device (the "
+        "kernel logs \"cma_listen_on_dev, error -98\"); rping, which binds its address, works on siw");
   words.done = [&](const nlohmann::json& all) {
     if (!report)
       return StepResult::fail(bin + " ended well but its output has no result: " + report.error().message, all);

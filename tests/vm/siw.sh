@@ -17,5 +17,8 @@ contains "$out" "nothing left" "cleanup left nothing"
 expect_exit 3 "perftest on siw without rdma_cm is refused" -- "$RXERUN" run --vm tests/data/vm/siw-perftest.yaml
 contains "$out" "siw0 is a siw device: iWARP connects only through rdma_cm; set rdma_cm: true" "the message says what to set"
 contains "$out" "nothing left" "cleanup left nothing"
+expect_exit 1 "perftest with rdma_cm between two siw devices fails" -- "$RXERUN" run --vm tests/data/vm/siw-perftest-cm.yaml
+contains "$out" "siw refuses that beside another siw device" "the hint names the cause"
+contains "$out" "nothing left" "cleanup left nothing"
 no_qemu_left "after the siw runs"
 finish
