@@ -20,31 +20,16 @@ StepResult siw_not_in_this_kernel(const Error& e) {
   return r;
 }
 
-const SoftDeviceType& siw_type() {
-  static const SoftDeviceType t{
-      .type = sys::kSiwType, .module = "siw", .not_in_this_kernel = siw_not_in_this_kernel, .after_add = nullptr};
-  return t;
-}
-
 }  // namespace
 
 Kind siw_kind() {
-  KindSpec spec;
-  spec.name = "siw";
-  spec.needs = {Need::NetAdmin, Need::RdmaSiw};
-  spec.summary =
-      "Add a soft-iWARP (siw) device over a netdev, loading siw when needed; undo deletes it and unloads what the "
-      "run loaded.";
-  spec.params = soft_device_params("siw0");
-  spec.facts = soft_device_facts("siw");
-  spec.example =
-      "- veth: {name: vA, peer: vB}\n"
-      "- link: {dev: vA, up: true}\n"
-      "- link: {dev: vB, up: true}\n"
-      "- siw: {name: siw0, netdev: vA}\n";
-  spec.default_timeout = Duration{30'000};
-  return Kind{std::move(spec), [](const Params& p, StepContext& ctx) { return run_soft_device(siw_type(), p, ctx); },
-              [](const nlohmann::json& args, UndoContext& ctx) { return undo_soft_device(siw_type(), args, ctx); }};
+  static const SoftDeviceType siw{.type = sys::kSiwType,
+                                  .module = "siw",
+                                  .title = "soft-iWARP (siw)",
+                                  .need = Need::RdmaSiw,
+                                  .not_in_this_kernel = siw_not_in_this_kernel,
+                                  .after_add = nullptr};
+  return soft_device_kind(siw);
 }
 
 }  // namespace rxerun::steps
