@@ -18,6 +18,7 @@
 #include "sys/host_info.h"
 #include "sys/interrupt.h"
 #include "vm/boot_protocol.h"
+#include "vm/kernel/siw_build.h"
 #include "vm/lab_vm.h"
 
 namespace rxerun {
@@ -327,6 +328,16 @@ int cmd_vm_status() {
                            : "software emulation (no usable /dev/kvm)");
   else
     print(stdout, "accelerator: {}\n", vm::choose_accel(vm::boot_image(prepared.front())).why);
+  if (!prepared.empty()) {
+    print(stdout, "siw (soft-iWARP; Debian builds its kernels without it, vm setup builds it where it can):\n");
+    for (const auto& k : prepared) {
+      auto siw = vm::load_siw_status(k.dir);
+      const std::string what = !siw             ? "not tried yet: rxerun vm setup --kernel " + k.label + " builds it"
+                               : siw->available ? siw->how
+                                                : "none: " + siw->why_not;
+      print(stdout, "  {:<6} {}\n", k.label, what);
+    }
+  }
   return kExitOk;
 }
 

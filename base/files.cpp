@@ -217,6 +217,13 @@ Result<std::string> read_file_capped(const fs::path& path, std::size_t max_bytes
   return data;
 }
 
+std::string kernel_boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
 bool file_mentions(const fs::path& path, std::string_view needle) {
   std::ifstream in(path);
   std::string line;

@@ -104,6 +104,10 @@ Result<void> copy_file_atomic(const std::filesystem::path& from, const std::file
 // Refuses a directory. Messages call the file "the WHAT" ("the scenario").
 Result<std::string> read_file_capped(const std::filesystem::path& path, std::size_t max_bytes, std::string_view what);
 
+// The kernel's id of this boot (/proc/sys/kernel/random/boot_id); "" where
+// /proc does not say. A pid or a file noted in an earlier boot means nothing now.
+std::string kernel_boot_id();
+
 // Whether a line of the text file at `path` holds `needle` (modules.dep,
 // /proc/modules); false when the file cannot be read.
 bool file_mentions(const std::filesystem::path& path, std::string_view needle);

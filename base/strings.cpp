@@ -55,4 +55,16 @@ std::vector<std::string> split_words(std::string_view text) {
   return out;
 }
 
+std::string last_lines_of(std::string_view text, int n, std::string_view separator) {
+  std::vector<std::string> lines;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view line = trim(text.substr(0, nl));
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (!line.empty()) lines.emplace_back(line);
+  }
+  if (lines.size() > static_cast<std::size_t>(n)) lines.erase(lines.begin(), lines.end() - n);
+  return join(lines, separator);
+}
+
 }  // namespace rxerun

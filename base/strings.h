@@ -43,4 +43,8 @@ constexpr bool is_digit(char c) {
 // The words of `text` between runs of white space, as `>>` reads them.
 std::vector<std::string> split_words(std::string_view text);
 
+// The last `n` lines of `text` that hold more than whitespace, each trimmed,
+// joined by `separator`: a tool's reason in one line of an error message.
+std::string last_lines_of(std::string_view text, int n, std::string_view separator);
+
 }  // namespace rxerun

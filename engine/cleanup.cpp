@@ -26,7 +26,7 @@ nlohmann::json undo_args(const JournalEntry& entry) {
 
 class SimpleUndoContext final : public UndoContext {
  public:
-  using Running = std::map<std::string, std::unique_ptr<sys::RunningTool>>;
+  using Running = RunningTools;
   SimpleUndoContext(sys::System& sys, const std::string& scenario, std::string step = {}, std::string netns = {},
                     Running* running = nullptr)
       : sys_(sys), scenario_(scenario), step_(std::move(step)), netns_(std::move(netns)), running_(running) {}
@@ -35,12 +35,7 @@ class SimpleUndoContext final : public UndoContext {
   std::string step() const override { return step_; }
   std::string netns() const override { return netns_; }
   std::unique_ptr<sys::RunningTool> take_running() override {
-    if (!running_) return nullptr;
-    auto it = running_->find(step_);
-    if (it == running_->end()) return nullptr;
-    auto tool = std::move(it->second);
-    running_->erase(it);
-    return tool;
+    return running_ ? rxerun::take_running(*running_, step_) : nullptr;
   }
 
  private:
@@ -321,6 +316,14 @@ std::vector<UndoReport> Runner::mark_all_undone(const std::vector<const JournalE
     out.push_back(std::move(ur));
   }
   return out;
+}
+
+std::unique_ptr<sys::RunningTool> take_running(RunningTools& running, const std::string& step) {
+  auto it = running.find(step);
+  if (it == running.end()) return nullptr;
+  auto tool = std::move(it->second);
+  running.erase(it);
+  return tool;
 }
 
 }  // namespace rxerun

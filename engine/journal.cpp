@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "base/fd.h"
+#include "base/files.h"
 #include "base/strings.h"
 
 namespace rxerun {
@@ -36,14 +37,6 @@ constexpr int kMaxDepth = 64;
 constexpr std::size_t kShownDamageBytes = 300;
 constexpr std::size_t kShownEntryBytes = 4096;
 constexpr std::size_t kShownDamagedLines = 10;
-
-// The kernel's id of this boot; "" where /proc does not say.
-std::string current_boot_id() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id;
-}
 
 // `s` cut to `max` bytes at a UTF-8 character boundary, saying so.
 std::string cut(std::string_view s, std::size_t max) {
@@ -444,7 +437,7 @@ Result<Journal> Journal::open(const std::string& given_dir, const std::string& s
   auto fd = open_in_dir(j.dir_fd_.get(), dir, j.name_, O_RDWR | O_CREAT | O_APPEND);
   if (!fd) return fd.error();
   j.fd_ = std::move(*fd);
-  j.boot_ = current_boot_id();
+  j.boot_ = kernel_boot_id();
 
   // Line by line, in pieces: a line longer than kMaxLineBytes is not held
   // in memory, only its start.

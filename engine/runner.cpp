@@ -120,11 +120,7 @@ class Runner::Context final : public StepContext {
   }
   void keep_running(std::unique_ptr<sys::RunningTool> tool) override { runner_.running_[step_.name] = std::move(tool); }
   std::unique_ptr<sys::RunningTool> take_running(const std::string& step_name) override {
-    auto it = runner_.running_.find(step_name);
-    if (it == runner_.running_.end()) return nullptr;
-    auto tool = std::move(it->second);
-    runner_.running_.erase(it);
-    return tool;
+    return rxerun::take_running(runner_.running_, step_name);
   }
   const nlohmann::json* facts_of(const std::string& step_name) const override {
     auto it = runner_.facts_.find(step_name);

@@ -29,6 +29,12 @@ struct RunOptions {
   bool outputs_return = false;       // in the lab VM: output_dir is the share; absolute paths would be lost
 };
 
+// Programs steps left running (exec background), by step name, for `wait`,
+// `revert` and cleanup to take.
+using RunningTools = std::map<std::string, std::unique_ptr<sys::RunningTool>>;
+// Takes the step's program out of `running`: null when it has none.
+std::unique_ptr<sys::RunningTool> take_running(RunningTools& running, const std::string& step);
+
 class Runner {
  public:
   Runner(const Registry& registry, sys::System& sys, Journal& journal, Reporter& reporter, RunOptions options = {});
@@ -73,7 +79,7 @@ class Runner {
   std::map<std::string, nlohmann::json> facts_;  // by step name, for {{steps.NAME.FACT}}
   std::map<std::string, StepStatus> statuses_;   // by step name
   // Programs steps left running (exec background), by step name.
-  std::map<std::string, std::unique_ptr<sys::RunningTool>> running_;
+  RunningTools running_;
 };
 
 // The exit code (engine/exit_code.h) from what the run did.

@@ -128,12 +128,21 @@ StepResult run_counters(const Params& params, StepContext& ctx) {
   }
   auto now = read(ctx, devs);
   if (!now) return StepResult::error(now.error());
+  StepResult r;
   if (!params.has("since") && !params.has("window")) {
     nlohmann::json facts = nlohmann::json::object();
     for (const auto& [k, v] : *now) facts[k] = v;
-    return StepResult::ok(std::move(facts));
+    r = StepResult::ok(std::move(facts));
+  } else {
+    r = StepResult::ok(deltas(start, *now));
   }
-  return StepResult::ok(deltas(start, *now));
+  // siw keeps no counters: say so rather than leave its facts silently out.
+  if (auto soft = ctx.sys().rdma.soft_devices())
+    for (const auto& d : *soft)
+      if (d.type == sys::kSiwType && (devs.empty() || std::find(devs.begin(), devs.end(), d.name) != devs.end()))
+        r.hints.push_back(d.name + " is a siw device: soft-iWARP keeps no counters, so there are no " + d.name +
+                          ".COUNTER facts (its netdev's counters show its traffic)");
+  return r;
 }
 
 }  // namespace

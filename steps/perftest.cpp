@@ -162,10 +162,18 @@ std::string mapped(const std::string& ipv4) {
   return "::ffff:" + ipv4;
 }
 
+bool is_siw_device(StepContext& ctx, const std::string& dev) {
+  auto devs = ctx.sys().rdma.soft_devices();
+  if (!devs) return false;
+  return std::any_of(devs->begin(), devs->end(),
+                     [&](const sys::SoftDevice& d) { return d.name == dev && d.type == sys::kSiwType; });
+}
+
 // The GID index of `dev`: the RoCE v2 entry whose value is the IPv4-mapped
 // address `prefer` when given and present, else the first IPv4-mapped RoCE
 // v2 entry. Fails (with the table) when there is none.
 Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const std::string& prefer) {
+  if (is_siw_device(ctx, dev)) return 0u;  // iWARP: one GID, made of the netdev's MAC
   auto table = ctx.sys().rdma.gids(dev, sys::kRxePort);
   if (!table) {
     if (table.error().code == ENODEV)
@@ -236,6 +244,11 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   const PerftestSide server = side_of(params, "server");
   const PerftestSide client = side_of(params, "client");
 
+  if (!params.flag("rdma_cm"))
+    for (const auto* dev : {&server.dev, &client.dev})
+      if (is_siw_device(ctx, *dev))
+        return StepResult::error(*dev + " is a siw device: iWARP connects only through rdma_cm; set rdma_cm: true");
+
   unsigned server_gid = 0, client_gid = 0;
   if (params.has("gid_index")) {
     server_gid = client_gid = static_cast<unsigned>(params.integer("gid_index"));
@@ -286,6 +299,10 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
       "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
       "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`"};
   words.failed_hints = perftest_hints(r, server, client, server_gid, client_gid);
+  if (is_siw_device(ctx, server.dev) && r.output().find("rdma_listen failed") != std::string::npos)
+    words.failed_hints.push_back(
+        "perftest's rdma_cm server listens on every RDMA device; siw refuses that beside another siw device (the "
+        "kernel logs \"cma_listen_on_dev, error -98\"); rping, which binds its address, works on siw");
   words.done = [&](const nlohmann::json& all) {
     if (!report)
       return StepResult::fail(bin + " ended well but its output has no result: " + report.error().message, all);

@@ -50,33 +50,16 @@ std::optional<StepResult> check_udp_socket(StepContext& ctx, const nlohmann::jso
   }
 }
 
-const SoftDeviceType& rxe_type() {
-  static const SoftDeviceType t{.type = sys::kRxeType,
-                                .module = "rdma_rxe",
-                                .not_in_this_kernel = rxe_not_in_this_kernel,
-                                .after_add = check_udp_socket};
-  return t;
-}
-
 }  // namespace
 
 Kind rxe_kind() {
-  KindSpec spec;
-  spec.name = "rxe";
-  spec.needs = {Need::NetAdmin, Need::RdmaRxe};
-  spec.summary =
-      "Add a Soft-RoCE (rxe) device over a netdev, loading rdma_rxe when needed; undo deletes it and unloads what "
-      "the run loaded.";
-  spec.params = soft_device_params("rxe0");
-  spec.facts = soft_device_facts("rdma_rxe");
-  spec.example =
-      "- veth: {name: vA, peer: vB}\n"
-      "- link: {dev: vA, up: true}\n"
-      "- link: {dev: vB, up: true}\n"
-      "- rxe: {name: rxe0, netdev: vA}\n";
-  spec.default_timeout = Duration{30'000};
-  return Kind{std::move(spec), [](const Params& p, StepContext& ctx) { return run_soft_device(rxe_type(), p, ctx); },
-              [](const nlohmann::json& args, UndoContext& ctx) { return undo_soft_device(rxe_type(), args, ctx); }};
+  static const SoftDeviceType rxe{.type = sys::kRxeType,
+                                  .module = "rdma_rxe",
+                                  .title = "Soft-RoCE (rxe)",
+                                  .need = Need::RdmaRxe,
+                                  .not_in_this_kernel = rxe_not_in_this_kernel,
+                                  .after_add = check_udp_socket};
+  return soft_device_kind(rxe);
 }
 
 }  // namespace rxerun::steps

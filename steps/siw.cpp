@@ -13,37 +13,23 @@ namespace {
 
 StepResult siw_not_in_this_kernel(const Error& e) {
   StepResult r = StepResult::error(
-      "siw is not available in this kernel (CONFIG_RDMA_SIW is not set): Debian's kernels, and so the lab VM's, are "
-      "built without it; run the scenario on a kernel that has it (rxerun --host on such a host)");
+      "siw is not available in this kernel (CONFIG_RDMA_SIW is not set, and no siw module was built for it): Debian "
+      "builds its kernels without it; `rxerun vm setup` builds it for the lab VM's kernels where it can, and "
+      "`rxerun vm status` says which (then: rxerun --vm --kernel 6.1 ...)");
   r.hints.push_back(e.message);
   return r;
-}
-
-const SoftDeviceType& siw_type() {
-  static const SoftDeviceType t{
-      .type = sys::kSiwType, .module = "siw", .not_in_this_kernel = siw_not_in_this_kernel, .after_add = nullptr};
-  return t;
 }
 
 }  // namespace
 
 Kind siw_kind() {
-  KindSpec spec;
-  spec.name = "siw";
-  spec.needs = {Need::NetAdmin, Need::RdmaSiw};
-  spec.summary =
-      "Add a soft-iWARP (siw) device over a netdev, loading siw when needed; undo deletes it and unloads what the "
-      "run loaded.";
-  spec.params = soft_device_params("siw0");
-  spec.facts = soft_device_facts("siw");
-  spec.example =
-      "- veth: {name: vA, peer: vB}\n"
-      "- link: {dev: vA, up: true}\n"
-      "- link: {dev: vB, up: true}\n"
-      "- siw: {name: siw0, netdev: vA}\n";
-  spec.default_timeout = Duration{30'000};
-  return Kind{std::move(spec), [](const Params& p, StepContext& ctx) { return run_soft_device(siw_type(), p, ctx); },
-              [](const nlohmann::json& args, UndoContext& ctx) { return undo_soft_device(siw_type(), args, ctx); }};
+  static const SoftDeviceType siw{.type = sys::kSiwType,
+                                  .module = "siw",
+                                  .title = "soft-iWARP (siw)",
+                                  .need = Need::RdmaSiw,
+                                  .not_in_this_kernel = siw_not_in_this_kernel,
+                                  .after_add = nullptr};
+  return soft_device_kind(siw);
 }
 
 }  // namespace rxerun::steps

@@ -6,12 +6,16 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "base/fd.h"
@@ -58,6 +62,36 @@ void close_span(unsigned first, unsigned last) {
   // Kernels before 5.9: one by one.
   const unsigned limit = static_cast<unsigned>(fd_limit());
   for (unsigned fd = first; fd <= last && fd < limit; ++fd) ::close(static_cast<int>(fd));
+}
+
+// rxerun's environment with `overrides` set (replacing a variable of that name).
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq != std::string_view::npos && overrides.count(std::string(entry.substr(0, eq)))) continue;
+    out.emplace_back(entry);
+  }
+  for (const auto& [k, v] : overrides) out.push_back(k + "=" + v);
+  return out;
+}
+
+// What execvp would run for `program`: the first executable regular file of
+// that name in `path`'s directories (an empty entry is the current one).
+std::optional<std::string> find_in_path(const std::string& program, const std::string& path) {
+  for (std::size_t start = 0; start <= path.size();) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + program;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    start = end + 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -174,6 +208,21 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t parent = ::getpid();
+  // Everything the child needs is made here: between fork and exec it may
+  // not allocate (another thread may hold malloc's lock at the fork).
+  const std::vector<std::string> env_strings = child_environment(options.env);
+  std::vector<char*> envp;
+  for (const auto& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  std::string program = argv[0];
+  if (program.find('/') == std::string::npos) {
+    auto path =
+        options.env.count("PATH") ? options.env.at("PATH") : std::string(::getenv("PATH") ? ::getenv("PATH") : "");
+    auto found = find_in_path(program, path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path);
+    if (!found) return make_error("cannot run " + argv[0] + ": not installed (not found in PATH)", ENOENT);
+    program = *found;
+  }
+  std::vector<int> highs(options.fds.size(), -1);
 
   pid_t pid = ::fork();
   if (pid < 0) return make_error("cannot start " + argv[0], errno);
@@ -196,22 +245,19 @@ Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& op
     if (options.stdout_fd >= 0 && ::dup2(options.stdout_fd, 1) < 0) child_fail(report_write.get(), errno);
     if (options.stderr_fd >= 0 && ::dup2(options.stderr_fd, 2) < 0) child_fail(report_write.get(), errno);
     // Extra fds: first out of the way (a target may be another's source), then in place.
-    std::vector<std::pair<int, int>> moved;
-    for (const auto& [target, source] : options.fds) {
-      int high = ::fcntl(source, F_DUPFD_CLOEXEC, 100);
-      if (high < 0) child_fail(report_write.get(), errno);
-      moved.emplace_back(target, high);
+    for (std::size_t i = 0; i < options.fds.size(); ++i) {
+      highs[i] = ::fcntl(options.fds[i].second, F_DUPFD_CLOEXEC, 100);
+      if (highs[i] < 0) child_fail(report_write.get(), errno);
     }
     // Nothing of rxerun's beyond what was asked for: whatever a library
     // opened without O_CLOEXEC closes at exec too. dup2 below clears the
     // flag on the fds the child is given.
     cloexec_from_3();
-    for (const auto& [target, high] : moved)
-      if (::dup2(high, target) < 0) child_fail(report_write.get(), errno);
+    for (std::size_t i = 0; i < options.fds.size(); ++i)
+      if (::dup2(highs[i], options.fds[i].first) < 0) child_fail(report_write.get(), errno);
     // A failed chdir reports -errno, so that the parent can name the directory.
     if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) child_fail(report_write.get(), -errno);
-    for (const auto& [k, v] : options.env) ::setenv(k.c_str(), v.c_str(), 1);
-    ::execvp(args[0], args.data());
+    ::execve(program.c_str(), args.data(), envp.data());
     child_fail(report_write.get(), errno);
   }
   report_write.reset();

@@ -77,16 +77,7 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data) {
 }
 
 std::string tail_lines(std::string_view text, int n) {
-  std::vector<std::string> lines;
-  while (!text.empty()) {
-    std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-    if (!line.empty()) lines.emplace_back(line);
-  }
-  if (lines.size() > static_cast<std::size_t>(n)) lines.erase(lines.begin(), lines.end() - n);
-  return join(lines, "; ");
+  return last_lines_of(text, n, "; ");
 }
 
 Result<void> remove_tree(const fs::path& path) {

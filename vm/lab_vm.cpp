@@ -16,6 +16,7 @@
 
 #include "base/duration.h"
 #include "base/fd.h"
+#include "base/files.h"
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
 #include "vm/kernel/kernels.h"
@@ -214,13 +215,6 @@ bool kvm_usable() {
 
 namespace {
 
-std::string boot_id() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id;
-}
-
 // Boots `image` under KVM with no initramfs: the kernel panics as soon as it
 // finds no root, and with panic=-1 and -no-reboot qemu exits by itself, in
 // well under a second where KVM works. "" when it did; else why not.
@@ -269,7 +263,7 @@ Accel choose_accel(const fs::path& kernel_image) {
   if (forced && std::string_view(forced) == "kvm") return {true, "KVM (RXERUN_VM_ACCEL=kvm)"};
   if (!kvm_usable()) return {false, "software emulation (no usable /dev/kvm)"};
   const fs::path cache = cache_dir() / "kvm-probe.json";
-  const std::string boot = boot_id();
+  const std::string boot = kernel_boot_id();
   try {
     std::ifstream in(cache);
     if (in) {

@@ -83,28 +83,7 @@ Result<nlohmann::json> undo_device(const SoftDeviceType& t, const nlohmann::json
 
 }  // namespace
 
-std::vector<ParamSpec> soft_device_params(const std::string& example_name) {
-  return {
-      {.name = "name",
-       .type = ParamType::IfName,
-       .required = true,
-       .help = "the RDMA device's name, global across namespaces: " + example_name},
-      {.name = "netdev",
-       .type = ParamType::IfName,
-       .required = true,
-       .help = "the interface it runs over, in the step's namespace"},
-  };
-}
-
-std::vector<FactSpec> soft_device_facts(const std::string& module) {
-  return {
-      {"name", "the device's name"},
-      {"netdev", "the interface under it"},
-      {"index", "the RDMA device index"},
-      {"changed", "whether the step added the device (false: it was there already, over that netdev)"},
-      {"module_loaded", "whether the step loaded " + module + " (cleanup unloads it again)"},
-  };
-}
+namespace {
 
 StepResult run_soft_device(const SoftDeviceType& t, const Params& params, StepContext& ctx) {
   auto& rdma = ctx.sys().rdma;
@@ -195,6 +174,44 @@ Result<nlohmann::json> undo_soft_device(const SoftDeviceType& t, const nlohmann:
     return names;
   };
   return unload_modules(args, ctx, devices_left, t.module);
+}
+
+}  // namespace
+
+Kind soft_device_kind(const SoftDeviceType& t) {
+  const std::string type = t.type;
+  KindSpec spec;
+  spec.name = type;
+  spec.needs = {Need::NetAdmin, t.need};
+  spec.summary = std::string("Add a ") + t.title + " device over a netdev, loading " + t.module +
+                 " when needed; undo deletes it and unloads what the run loaded.";
+  spec.params = {
+      {.name = "name",
+       .type = ParamType::IfName,
+       .required = true,
+       .help = "the RDMA device's name, global across namespaces: " + type + "0"},
+      {.name = "netdev",
+       .type = ParamType::IfName,
+       .required = true,
+       .help = "the interface it runs over, in the step's namespace"},
+  };
+  spec.facts = {
+      {"name", "the device's name"},
+      {"netdev", "the interface under it"},
+      {"index", "the RDMA device index"},
+      {"changed", "whether the step added the device (false: it was there already, over that netdev)"},
+      {"module_loaded", std::string("whether the step loaded ") + t.module + " (cleanup unloads it again)"},
+  };
+  spec.example =
+      "- veth: {name: vA, peer: vB}\n"
+      "- link: {dev: vA, up: true}\n"
+      "- link: {dev: vB, up: true}\n"
+      "- " +
+      type + ": {name: " + type + "0, netdev: vA}\n";
+  spec.default_timeout = Duration{30'000};
+  const SoftDeviceType* kind = &t;
+  return Kind{std::move(spec), [kind](const Params& p, StepContext& ctx) { return run_soft_device(*kind, p, ctx); },
+              [kind](const nlohmann::json& args, UndoContext& ctx) { return undo_soft_device(*kind, args, ctx); }};
 }
 
 }  // namespace rxerun::steps

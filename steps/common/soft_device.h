@@ -36,6 +36,8 @@ namespace rxerun::steps {
 struct SoftDeviceType {
   const char* type;    // sys::kRxeType: what RDMA netlink and the messages call it
   const char* module;  // its driver: "rdma_rxe"
+  const char* title;   // "Soft-RoCE (rxe)", for the kind's summary
+  Need need;           // what placement must find in the kernel
   // The error when the kernel has no such driver (it names what to do).
   std::function<StepResult(const Error&)> not_in_this_kernel;
   // Optional: what must hold once the device is listed (rxe: its UDP 4791
@@ -43,11 +45,9 @@ struct SoftDeviceType {
   std::function<std::optional<StepResult>(StepContext&, const nlohmann::json& facts)> after_add;
 };
 
-// The `name` and `netdev` parameters and the facts both kinds report.
-std::vector<ParamSpec> soft_device_params(const std::string& example_name);
-std::vector<FactSpec> soft_device_facts(const std::string& module);
-
-StepResult run_soft_device(const SoftDeviceType& t, const Params& params, StepContext& ctx);
-Result<nlohmann::json> undo_soft_device(const SoftDeviceType& t, const nlohmann::json& args, UndoContext& ctx);
+// The kind for `t`, which must outlive it (a static): its parameters
+// (`name`, `netdev`), facts, summary and example, running and undoing as
+// this file says.
+Kind soft_device_kind(const SoftDeviceType& t);
 
 }  // namespace rxerun::steps

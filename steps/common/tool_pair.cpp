@@ -31,12 +31,7 @@ sys::ToolSpec pair_tool(std::vector<std::string> argv, std::optional<std::string
 }
 
 std::string last_lines(const std::string& err, const std::string& out, int n) {
-  std::vector<std::string> lines;
-  std::istringstream in(trim(err).empty() ? out : err);
-  for (std::string line; std::getline(in, line);)
-    if (const std::string_view said = trim(line); !said.empty()) lines.emplace_back(said);
-  if (lines.size() > static_cast<std::size_t>(n)) lines.erase(lines.begin(), lines.end() - n);
-  return join(lines, " / ");
+  return last_lines_of(trim(err).empty() ? out : err, n, " / ");
 }
 
 std::string nobody_listened_hint(const std::string& address, const std::string& server) {

@@ -395,6 +395,13 @@ Result<void> prepare(Endpoint& ep, ibv_context* ctx, ibv_pd* pd, std::size_t reg
   ep.ctx = ctx;
   ep.pd = pd;
   ep.device = ibv_get_device_name(ctx->device);
+  // Every message of the check is a SEND with immediate data; iWARP has no
+  // immediate data (siw refuses such a send with EINVAL).
+  if (ctx->device->transport_type == IBV_TRANSPORT_IWARP)
+    return make_error(ep.device +
+                          " is an iWARP device (siw): the verbs check sends with immediate data, which iWARP does "
+                          "not carry; check siw devices with rping or perftest",
+                      EOPNOTSUPP);
   ep.region = region;
   ep.channel.reset(ibv_create_comp_channel(ctx));
   if (!ep.channel) return make_error("cannot create a completion channel on " + ep.device, errno);

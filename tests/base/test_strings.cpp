@@ -80,3 +80,10 @@ TEST_CASE("base.strings: contains finds a part anywhere, case and all") {
   CHECK_FALSE(contains("rejected", "REJECTED"));
   CHECK_FALSE(contains("blka 7", "blka 8"));
 }
+
+TEST_CASE("base.strings: last_lines_of keeps the last lines that say something, trimmed") {
+  CHECK(last_lines_of("a\n\n  b  \r\n\t\nc\n", 2, "; ") == "b; c");
+  CHECK(last_lines_of("one", 3, " / ") == "one");
+  CHECK(last_lines_of("x\ny\nz", 5, " / ") == "x / y / z");
+  CHECK(last_lines_of("\n \n", 3, "; ").empty());
+}

@@ -83,7 +83,8 @@ TEST_CASE("siw: a kernel without siw is an error that names the missing option")
   h.fake.rdma.modules.erase("siw");
   auto r = h.run(kSiwStep);
   CHECK(r.exit_code == 3);
-  CHECK(contains(step_named(r, "dev").message, "siw is not available in this kernel (CONFIG_RDMA_SIW is not set)"));
+  CHECK(contains(step_named(r, "dev").message, "siw is not available in this kernel (CONFIG_RDMA_SIW is not set"));
+  CHECK(contains(step_named(r, "dev").message, "rxerun vm status"));
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.rdma.log.empty());
 }
@@ -107,4 +108,25 @@ TEST_CASE("siw: plan shows the rdma link commands") {
   CAPTURE(text);
   CHECK(contains(text, "rdma link add siw0 type siw netdev vA"));
   CHECK(contains(text, "rdma link delete siw0"));
+}
+
+TEST_CASE("siw: perftest without rdma_cm is refused, and counters says siw keeps none") {
+  Harness h;
+  auto bw = h.run(
+      "steps:\n"
+      "  - siw: {name: siw0, netdev: vA}\n"
+      "  - {name: bw, perftest: {test: write_bw, server: {dev: siw0}, client: {dev: siw0, to: 10.0.0.1}}}\n");
+  CHECK(bw.exit_code == 3);
+  CHECK(step_named(bw, "bw").message == "siw0 is a siw device: iWARP connects only through rdma_cm; set rdma_cm: true");
+  CHECK(bw.cleanup.clean());
+
+  auto c = h.run(
+      "steps:\n"
+      "  - siw: {name: siw0, netdev: vA}\n"
+      "  - {name: c, counters: {devs: [siw0, vA]}}\n");
+  REQUIRE(c.exit_code == 0);
+  const auto& s = step_named(c, "c");
+  REQUIRE(s.hints.size() == 1);
+  CHECK(contains(s.hints[0], "siw0 is a siw device: soft-iWARP keeps no counters"));
+  CHECK(s.facts.contains("vA.tx_packets"));
 }

@@ -71,6 +71,35 @@ TEST_CASE("sys.process: the environment and working directory are the child's") 
   CHECK(r->out == "/usr 42\n");
 }
 
+TEST_CASE("sys.process: the child's own PATH finds its program, and its variables replace rxerun's") {
+  char dir_template[] = "/tmp/rxerun-path-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  const std::string dir = dir_template;
+  const std::string tool = dir + "/rxerun-test-tool";
+  {
+    UniqueFd f(::open(tool.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755));
+    REQUIRE(f.get() >= 0);
+    const std::string script = "#!/bin/sh\necho \"tool $HOME\"\n";
+    REQUIRE(::write(f.get(), script.data(), script.size()) == static_cast<ssize_t>(script.size()));
+  }
+  sys::SpawnOptions o;
+  o.env = {{"PATH", dir + ":/usr/bin:/bin"}, {"HOME", "/elsewhere"}};
+  auto r = sys::run_command({"rxerun-test-tool"}, 5s, o);
+  REQUIRE_MESSAGE(r, r.error().message);
+  CHECK(r->out == "tool /elsewhere\n");
+  // rxerun's own PATH does not have it.
+  auto missing = sys::run_command({"rxerun-test-tool"}, 5s);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ENOENT);
+  // A directory of that name is no program.
+  sys::SpawnOptions d;
+  d.env = {{"PATH", "/"}};
+  auto not_a_file = sys::run_command({"tmp"}, 5s, d);
+  REQUIRE_FALSE(not_a_file);
+  ::unlink(tool.c_str());
+  ::rmdir(dir.c_str());
+}
+
 TEST_CASE("sys.process: a child dies with the process that started it") {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);

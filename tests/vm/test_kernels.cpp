@@ -34,6 +34,7 @@
 #include "vm/kernel/kernels.h"
 #include "vm/kernel/module_tree.h"
 #include "vm/kernel/record.h"
+#include "vm/kernel/siw_build.h"
 
 namespace fs = std::filesystem;
 using namespace rxerun;
@@ -237,6 +238,7 @@ PreparedKernel fake_prepared(const fs::path& dir, const std::string& label, cons
   spit(k.bzimage, "bz");
   spit(k.initramfs, "cpio");
   spit(k.modules / "modules.dep", "");
+  spit(dir / "siw.json", "{\"available\": false, \"why_not\": \"a test kernel\"}");
   REQUIRE(write_kernel_record(k, {"9p"}).ok());
   return k;
 }
@@ -660,6 +662,24 @@ TEST_CASE("vm.setup: a prepared kernel is returned as it is, without network or 
   CHECK_FALSE(fs::exists(t.path / "apt"));  // no apt-get ran
 }
 
+TEST_CASE("vm.setup: a prepared kernel not yet tried for siw stays ready when siw cannot be built now") {
+  TempDir t;
+  const PreparedKernel k = fake_prepared(t.path / "kernels/6.1", "6.1", "6.1.0-57-amd64");
+  fs::remove(k.dir / "siw.json");
+  ::setenv("RXERUN_DEBIAN_MIRROR", "http://127.0.0.1:9", 1);  // nothing listens: apt fails at once
+  std::vector<std::string> lines;
+  auto r = setup_kernel(t.path, *find_kernel_source("6.1"), [&](const std::string& l) { lines.push_back(l); });
+  ::unsetenv("RXERUN_DEBIAN_MIRROR");
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(r->release == k.release);
+  std::string all;
+  for (const auto& l : lines) all += l + "\n";
+  CAPTURE(all);
+  CHECK(all.find("siw was not built (") != std::string::npos);
+  CHECK(all.find("the next `rxerun vm setup` tries again") != std::string::npos);
+  CHECK_FALSE(fs::exists(k.dir / "siw.json"));  // nothing recorded: tried again next time
+}
+
 TEST_CASE("vm.setup: the kernel record round-trips and guards its format") {
   TempDir t;
   const PreparedKernel k = fake_prepared(t.path / "k", "6.1", "6.1.0-57-amd64");
@@ -734,4 +754,52 @@ TEST_CASE("vm.setup: real 6.1" * doctest::skip()) {
   CHECK(lines[0].find("rebuilding the initramfs") != std::string::npos);
   CHECK(load_kernel_record(k.dir)->initramfs_inputs == initramfs_inputs());
   CHECK(fs::last_write_time(k.vmlinux) < fs::last_write_time(k.initramfs));
+}
+
+TEST_CASE("vm.setup: part of a tarball unpacks, by the .deb rules (the siw sources of linux-source)") {
+  TempDir t;
+  const fs::path tarball = t.path / "linux-source-6.1.tar.xz";
+  spit(tarball,
+       write_archive(ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, ARCHIVE_FILTER_XZ,
+                     {{.name = "linux-source-6.1/", .type = AE_IFDIR, .perm = 0755},
+                      {.name = "linux-source-6.1/Makefile", .data = "all:\n"},
+                      {.name = "linux-source-6.1/drivers/infiniband/sw/siw/siw_main.c", .data = "int x;\n"},
+                      {.name = "linux-source-6.1/drivers/infiniband/sw/siw/Makefile", .data = "obj-m += siw.o\n"},
+                      {.name = "linux-source-6.1/drivers/infiniband/sw/rxe/rxe.c", .data = "int y;\n"}}));
+  const fs::path dest = t.path / "src";
+  fs::create_directories(dest);
+  auto r = unpack_tarball(tarball, "linux-source-6.1/drivers/infiniband/sw/siw/", dest);
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  CHECK(r->files == 2);
+  CHECK(slurp(dest / "linux-source-6.1/drivers/infiniband/sw/siw/siw_main.c") == "int x;\n");
+  CHECK_FALSE(fs::exists(dest / "linux-source-6.1/drivers/infiniband/sw/rxe"));
+  CHECK_FALSE(fs::exists(dest / "linux-source-6.1/Makefile"));
+
+  spit(tarball,
+       write_archive(ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, ARCHIVE_FILTER_XZ,
+                     {{.name = "linux-source-6.1/drivers/infiniband/sw/siw/../../../../../evil", .data = "x"}}));
+  auto bad = unpack_tarball(tarball, "linux-source-6.1/drivers/infiniband/sw/siw/", dest);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("refusing to unpack") != std::string::npos);
+  CHECK_FALSE(fs::exists(t.path / "evil"));
+}
+
+TEST_CASE("vm.setup: the compiler a kernel's headers name") {
+  // Debian's linux-headers-6.1.0-57-amd64/.kernelvariables, and trixie's.
+  CHECK(headers_compiler("override ARCH = x86\noverride KERNELRELEASE = 6.1.0-57-amd64\nCCACHE = ccache\n"
+                         "CC = $(if $(DEBIAN_KERNEL_USE_CCACHE),$(CCACHE)) $(CROSS_COMPILE)gcc-12\n") == "gcc-12");
+  CHECK(headers_compiler("CC = $(if $(DEBIAN_KERNEL_USE_CCACHE),$(CCACHE)) $(CROSS_COMPILE)gcc-14\n") == "gcc-14");
+  CHECK(headers_compiler("override ARCH = x86\n") == "");
+}
+
+TEST_CASE("vm.setup: the siw outcome is recorded beside the kernel and read back") {
+  TempDir t;
+  CHECK_FALSE(load_siw_status(t.path));
+  spit(t.path / "siw.json", "{\"available\": true, \"how\": \"built from linux-source-6.1 6.1.192-3\"}");
+  auto s = load_siw_status(t.path);
+  REQUIRE(s);
+  CHECK(s->available);
+  CHECK(s->how == "built from linux-source-6.1 6.1.192-3");
+  spit(t.path / "siw.json", "not json");
+  CHECK_FALSE(load_siw_status(t.path));
 }

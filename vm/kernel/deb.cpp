@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vm/files.h"
@@ -169,31 +170,49 @@ class Extractor {
   fs::path dest_;
 };
 
+// A reader of compressed tarballs, the compressions Debian uses.
+ArchiveReader tar_reader() {
+  ArchiveReader a(archive_read_new());
+  if (!a) return a;
+  archive_read_support_filter_xz(a.get());
+  archive_read_support_filter_zstd(a.get());
+  archive_read_support_filter_gzip(a.get());
+  archive_read_support_filter_bzip2(a.get());
+  archive_read_support_filter_lzma(a.get());
+  archive_read_support_format_tar(a.get());
+  return a;
+}
+
+// Writes the entries of an open tar (those under `prefix`, all when empty)
+// into `dest`; `what` names it in errors.
+Result<void> extract_entries(archive* tar, const fs::path& what, const std::string& prefix, const fs::path& dest,
+                             UnpackStats& stats, int interrupt_fd) {
+  Extractor x(what, dest);
+  for (unsigned n = 1;; ++n) {
+    if (n % 64 == 0 && interrupt_requested(interrupt_fd)) return make_error("interrupted", EINTR);
+    archive_entry* e = nullptr;
+    int r = archive_read_next_header(tar, &e);
+    if (r == ARCHIVE_EOF) break;
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+      return make_error("cannot read the data of " + what.string() + ": " + archive_message(tar));
+    if (!prefix.empty()) {
+      const char* raw = archive_entry_pathname(e);
+      if (!raw || std::string_view(raw).substr(0, prefix.size()) != prefix) continue;
+    }
+    if (auto done = x.entry(tar, e, stats); !done) return done;
+  }
+  return {};
+}
+
 Result<void> unpack_data_tar(archive* outer, const fs::path& deb, const fs::path& dest, UnpackStats& stats,
                              int interrupt_fd) {
-  ArchiveReader inner(archive_read_new());
+  ArchiveReader inner = tar_reader();
   if (!inner) return make_error("out of memory", ENOMEM);
-  archive_read_support_filter_xz(inner.get());
-  archive_read_support_filter_zstd(inner.get());
-  archive_read_support_filter_gzip(inner.get());
-  archive_read_support_filter_bzip2(inner.get());
-  archive_read_support_filter_lzma(inner.get());
-  archive_read_support_format_tar(inner.get());
   auto src = std::make_unique<InnerSource>();
   src->outer = outer;
   if (archive_read_open(inner.get(), src.get(), nullptr, read_from_outer, nullptr) != ARCHIVE_OK)
     return make_error("cannot read the data of " + deb.string() + ": " + archive_message(inner.get()));
-  Extractor x(deb, dest);
-  for (unsigned n = 1;; ++n) {
-    if (n % 64 == 0 && interrupt_requested(interrupt_fd)) return make_error("interrupted", EINTR);
-    archive_entry* e = nullptr;
-    int r = archive_read_next_header(inner.get(), &e);
-    if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-      return make_error("cannot read the data of " + deb.string() + ": " + archive_message(inner.get()));
-    if (auto done = x.entry(inner.get(), e, stats); !done) return done;
-  }
-  return {};
+  return extract_entries(inner.get(), deb, "", dest, stats, interrupt_fd);
 }
 
 }  // namespace
@@ -222,6 +241,17 @@ Result<UnpackStats> unpack_deb(const fs::path& deb, const fs::path& dest, int in
     break;
   }
   if (!seen_data) return make_error(deb.string() + " is not a Debian package (no data.tar member)");
+  return stats;
+}
+
+Result<UnpackStats> unpack_tarball(const fs::path& tarball, const std::string& prefix, const fs::path& dest,
+                                   int interrupt_fd) {
+  ArchiveReader tar = tar_reader();
+  if (!tar) return make_error("out of memory", ENOMEM);
+  if (archive_read_open_filename(tar.get(), tarball.c_str(), 1 << 16) != ARCHIVE_OK)
+    return make_error("cannot read " + tarball.string() + ": " + archive_message(tar.get()), archive_errno(tar.get()));
+  UnpackStats stats;
+  if (auto r = extract_entries(tar.get(), tarball, prefix, dest, stats, interrupt_fd); !r) return r.error();
   return stats;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 
 #include "base/result.h"
 
@@ -23,5 +24,11 @@ struct UnpackStats {
 // kernel go into the same tree). `interrupt_fd` (readable on Ctrl-C) stops it.
 Result<UnpackStats> unpack_deb(const std::filesystem::path& deb, const std::filesystem::path& dest,
                                int interrupt_fd = -1);
+
+// Unpacks the entries of a (compressed) tarball whose path starts with
+// `prefix` ("linux-source-6.1/drivers/infiniband/sw/siw/"; all when empty)
+// into `dest`, by the same rules.
+Result<UnpackStats> unpack_tarball(const std::filesystem::path& tarball, const std::string& prefix,
+                                   const std::filesystem::path& dest, int interrupt_fd = -1);
 
 }  // namespace rxerun::vm

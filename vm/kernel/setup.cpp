@@ -29,6 +29,7 @@
 #include "vm/kernel/image.h"
 #include "vm/kernel/module_tree.h"
 #include "vm/kernel/record.h"
+#include "vm/kernel/siw_build.h"
 
 namespace rxerun::vm {
 
@@ -195,7 +196,8 @@ class Setup {
     final_ = cache_ / "kernels" / source_.label;
     staging_ = cache_ / "kernels" / ("." + source_.label + ".partial");
 
-    if (auto ready = load_kernel_record(final_); ready && ready->initramfs_inputs == initramfs_inputs())
+    if (auto ready = load_kernel_record(final_);
+        ready && ready->initramfs_inputs == initramfs_inputs() && load_siw_status(final_))
       return ready->kernel;  // fast path: nothing to do, nothing changed
 
     // The initramfs needs busybox-static: say so before a 100 MB download.
@@ -206,11 +208,21 @@ class Setup {
         !r)
       return r.error();
     if (auto ready = load_kernel_record(final_)) {  // finished by another setup meanwhile, or an old initramfs
-      if (ready->initramfs_inputs == initramfs_inputs()) return ready->kernel;
-      return refresh_initramfs(ready->kernel);
+      PreparedKernel kernel = ready->kernel;
+      if (ready->initramfs_inputs != initramfs_inputs()) {
+        auto refreshed = refresh_initramfs(kernel);
+        if (!refreshed) return refreshed.error();
+        kernel = *refreshed;
+      }
+      if (auto r = give_siw(kernel); !r) return r.error();
+      return kernel;
     }
     auto built = build();
-    if (!built) (void)clear_staging(staging_);
+    if (!built) {
+      (void)clear_staging(staging_);
+      return built;
+    }
+    if (auto r = give_siw(*built); !r) return r.error();
     return built;
   }
 
@@ -220,6 +232,29 @@ class Setup {
   }
   Result<void> check_interrupt() const {
     if (interrupt_requested(interrupt_fd_)) return make_error("interrupted", EINTR);
+    return {};
+  }
+
+  // siw for a kernel built without it (vm/kernel/siw_build.h), once. A
+  // failure that may pass next time is told and leaves setup a success.
+  Result<void> give_siw(const PreparedKernel& kernel) {
+    if (load_siw_status(kernel.dir)) return {};
+    auto later = [&](const Error& e) -> Result<void> {
+      if (e.code == EINTR) return e;
+      tell("siw was not built (" + e.message + "); the next `rxerun vm setup` tries again");
+      return {};
+    };
+    PrivateApt apt(cache_ / "apt" / source_.label, source_.suites, source_.default_release, interrupt_fd_);
+    if (auto r = apt.prepare(); !r) return later(r.error());
+    if (!apt.lists_fresh()) {
+      tell("updating the package lists of " + join(source_.suites, ", ") + " (private apt state in " +
+           apt.state().string() + ")");
+      if (auto r = apt.update(); !r) return later(r.error());
+    }
+    auto siw = ensure_siw(
+        kernel, apt, [this](const std::string& line) { tell(line); }, interrupt_fd_);
+    if (!siw) return later(siw.error());
+    if (!siw->available) tell("no siw: " + siw->why_not);
     return {};
   }
 
