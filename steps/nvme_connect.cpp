@@ -167,7 +167,7 @@ StepResult run_nvme_connect(const Params& params, StepContext& ctx) {
                                           std::strerror(code) + " (" + errno_symbol(code) + ")",
                                       facts);
       for (const auto& line : kernel_log) r.hints.push_back("kernel: " + line);
-      if (code == ECONNRESET)
+      if (code == ECONNRESET || code == ECONNREFUSED)
         r.hints.push_back(
             "nobody listens there for that subsystem, or the target refused this host: is an nvmet "
             "step's port on that address and service?");

@@ -51,6 +51,12 @@ if [ -f "$WORK/nvme-rdma.json" ]; then
   same "$(fact nvme-rdma fio jobs.0.error)" 0 "nvme-rdma: fio verified every block"
   same "$(fact nvme-rdma nobody-there errno)" ECONNRESET "nvme-rdma: nobody listening is ECONNRESET"
 fi
+# The same over siw: iWARP's TCP crossed the veth (siw counts nothing itself).
+if [ -f "$WORK/nvme-siw.json" ]; then
+  positive "$(fact nvme-siw fio vB.tx_packets)" "nvme-siw: fio's I/O crossed the veth"
+  same "$(fact nvme-siw fio jobs.0.error)" 0 "nvme-siw: fio verified every block"
+  same "$(fact nvme-siw nobody-there errno)" ECONNREFUSED "nvme-siw: nobody listening is ECONNREFUSED over iWARP"
+fi
 # The capture came back from the lab VM, and an independent dissector
 # (Wireshark's, via tshark) agrees with `rxerun decode` on every packet of
 # it: opcode, QP, PSN, AckReq, RETH and AETH; decode counts what the step
