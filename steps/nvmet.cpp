@@ -30,6 +30,7 @@
 #include <charconv>
 
 #include "base/size.h"
+#include "engine/diag.h"
 #include "engine/step.h"
 #include "steps/common/journal_args.h"
 #include "steps/common/modules.h"
@@ -679,10 +680,11 @@ Result<nlohmann::json> undo_nvmet(const nlohmann::json& args, UndoContext& ctx) 
   if (a.has("file")) return undo_file(a, ctx);
   if (a.has("configfs_mount")) return undo_configfs_mount(a, ctx);
   if (a.has("subsystem")) return undo_subsystem(a, ctx);
-  a.refuse("",
-           "an nvmet change (port_link, port, namespace, allowed_host, host, subsystem, null_blk, file, "
-           "configfs_mount or modules)");
-  return a.error();
+  if (!a.ok()) return a.error();
+  return make_error("journal entry" + (ctx.step().empty() ? std::string() : " for step " + ctx.step()) + " holds " +
+                    excerpt(args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+                    ", not an nvmet change (port_link, port, namespace, allowed_host, host, subsystem, null_blk, "
+                    "file, configfs_mount or modules): not acting on it");
 }
 
 }  // namespace
