@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 
 #include "base/strings.h"
 #include "sys/recording/system.h"
@@ -27,7 +28,16 @@ RecordingNvme::RecordingNvme(ActionLog& log) : log_(log) {
 }
 
 Result<std::optional<std::uint64_t>> RecordingNvme::configfs_mount() {
-  return std::optional<std::uint64_t>(model_.configfs_mount_id.value_or(1));
+  if (model_.configfs_mount_id) return model_.configfs_mount_id;
+  // The host's mount table (reading it changes nothing): a plan shows the
+  // mount where the run would make it.
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(std::string(" ") + kConfigfsPath + " ") != std::string::npos &&
+        line.find(" - configfs ") != std::string::npos)
+      return std::optional<std::uint64_t>(1);
+  return std::optional<std::uint64_t>();
 }
 
 Result<std::uint64_t> RecordingNvme::mount_configfs() {

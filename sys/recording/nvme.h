@@ -4,8 +4,8 @@
 // echo into an attribute, ln -s, rmdir), the connect as the write to
 // /dev/nvme-fabrics, and the plan's own target, null_blk devices, files and
 // controllers are kept in sys/model/nvme.h so that later steps find them.
-// configfs reads as mounted (the plan previews the run where all goes as
-// intended); the host's files count as there.
+// configfs is mounted when the host has it mounted (or the plan mounted it);
+// the host's files count as there.
 
 #include "sys/model/nvme.h"
 #include "sys/nvme.h"
