@@ -8,6 +8,7 @@
 #include <charconv>
 #include <climits>
 
+#include "base/size.h"
 #include "engine/vars.h"
 
 namespace rxerun {
@@ -213,6 +214,7 @@ class ParamChecker {
       case ParamType::Bool: check_bool(v, path, false); return;
       case ParamType::OnOff: check_bool(v, path, true); return;
       case ParamType::Duration: check_duration(v, path); return;
+      case ParamType::Size: check_size(spec, v, path); return;
       case ParamType::IfName: check_name(v, path, valid_ifname, "an interface name"); return;
       case ParamType::NetnsName: check_name(v, path, valid_netns_name, "a namespace name"); return;
       case ParamType::Address: check_address(v, path); return;
@@ -281,6 +283,41 @@ class ParamChecker {
                               path, got(v)));
     else
       must_be(path, "a duration with a unit (500ms, 5s, 1m, 1h)", v);
+  }
+
+  // Normalised to an integer of bytes.
+  void check_size(const ParamSpec& spec, nlohmann::json& v, const std::string& path) {
+    std::optional<std::uint64_t> bytes;
+    SizeProblem problem = SizeProblem::NotASize;
+    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<long long>() >= 0)) {
+      bytes = v.get<std::uint64_t>();
+      if (*bytes > kMaxSize) {
+        bytes.reset();
+        problem = SizeProblem::TooLarge;
+      }
+    } else if (v.is_string()) {
+      bytes = parse_size(v.get_ref<const std::string&>(), &problem);
+    }
+    if (!bytes) {
+      switch (problem) {
+        case SizeProblem::TooLarge:
+          error(path, fmt::format("'{}' is {}, larger than {} (the largest size rxerun takes)", path, got(v),
+                                  format_size(kMaxSize)));
+          return;
+        case SizeProblem::DecimalUnit:
+          error(path, fmt::format("'{}' must be a size in bytes or with a binary unit (B, KiB, MiB, GiB, TiB), got "
+                                  "{}: decimal units are ambiguous, write MiB or GiB",
+                                  path, got(v)));
+          return;
+        default: must_be(path, "a size in bytes or with a binary unit (4096, 64KiB, 64MiB, 1GiB)", v); return;
+      }
+    }
+    v = *bytes;
+    const auto n = static_cast<long long>(*bytes);
+    if (spec.min && n < *spec.min)
+      error(path, fmt::format("'{}' must be at least {}, got {}", path, format_size(*spec.min), format_size(*bytes)));
+    if (spec.max && n > *spec.max)
+      error(path, fmt::format("'{}' must be at most {}, got {}", path, format_size(*spec.max), format_size(*bytes)));
   }
 
   void check_name(nlohmann::json& v, const std::string& path, bool (*valid)(std::string_view, std::string*),

@@ -26,6 +26,7 @@ enum class ParamType {
   Bool,         // true/false
   OnOff,        // on/off (or true/false); stored as bool
   Duration,     // "500ms", "5s"
+  Size,         // bytes: an integer, or a string with a binary unit ("64MiB", "1GiB"); stored as an integer
   IfName,       // interface name: 1..15 bytes, no '/', no whitespace
   NetnsName,    // namespace name: a file name under /run/netns
   Address,      // IPv4 or IPv6 address
@@ -49,8 +50,8 @@ struct ParamSpec {
   std::string help;
   std::vector<std::string> choices;  // Enum
   std::vector<ParamSpec> fields;     // Object; List and Map: one spec, for every item
-  std::optional<long long> min;      // Int
-  std::optional<long long> max;      // Int
+  std::optional<long long> min;      // Int, Size (bytes)
+  std::optional<long long> max;      // Int, Size (bytes)
 };
 
 struct FactSpec {

@@ -28,6 +28,7 @@ std::string_view to_string(ParamType t) {
     case ParamType::Bool: return "bool";
     case ParamType::OnOff: return "on|off";
     case ParamType::Duration: return "duration";
+    case ParamType::Size: return "size";
     case ParamType::IfName: return "interface";
     case ParamType::NetnsName: return "netns";
     case ParamType::Address: return "address";

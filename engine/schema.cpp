@@ -37,6 +37,12 @@ json param_schema(const ParamSpec& p) {
     case ParamType::Bool: s = or_template({{"type", "boolean"}}); break;
     case ParamType::OnOff: s = {{"$ref", "#/definitions/on_off"}}; break;
     case ParamType::Duration: s = {{"$ref", "#/definitions/duration"}}; break;
+    case ParamType::Size: {
+      json bytes = {{"type", "integer"}, {"minimum", p.min.value_or(0)}};
+      if (p.max) bytes["maximum"] = *p.max;
+      s = {{"anyOf", json::array({bytes, {{"$ref", "#/definitions/size"}}, {{"$ref", "#/definitions/template"}}})}};
+      break;
+    }
     case ParamType::IfName: s = {{"$ref", "#/definitions/ifname"}}; break;
     case ParamType::NetnsName: s = {{"$ref", "#/definitions/netns"}}; break;
     case ParamType::Address: s = {{"type", "string"}, {"minLength", 2}}; break;
@@ -113,6 +119,7 @@ json scenario_schema(const Registry& registry) {
   json definitions = {
       {"template", {{"type", "string"}, {"pattern", "\\{\\{[^}]+\\}\\}"}}},
       {"duration", {{"type", "string"}, {"pattern", "^([0-9]+(\\.[0-9]+)?(ms|s|m|h)|.*\\{\\{.*\\}\\}.*)$"}}},
+      {"size", {{"type", "string"}, {"pattern", "^[0-9]+(B|KiB|MiB|GiB|TiB)?$"}}},
       {"ifname", {{"type", "string"}, {"pattern", "^([^/\\s]{1,15}|.*\\{\\{.*\\}\\}.*)$"}}},
       {"netns", {{"type", "string"}, {"pattern", "^[^/\\s]+$"}}},
       {"on_off",

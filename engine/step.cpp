@@ -39,6 +39,10 @@ Duration Params::duration(std::string_view key) const {
   return parse_duration(at(key).get<std::string>()).value();
 }
 
+std::uint64_t Params::size(std::string_view key) const {
+  return at(key).get<std::uint64_t>();  // the loader normalised it to bytes
+}
+
 Params Params::object(std::string_view key) const {
   return Params(at(key), step_, file_, prefix_ + std::string(key) + ".");
 }

@@ -3,6 +3,7 @@
 // (its checked parameters and a context) and what it returns (an outcome
 // and facts). Steps include this header; the engine implements the contexts.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,9 +37,10 @@ class Params {
   long long integer(std::string_view key) const;
   bool flag(std::string_view key) const;  // Bool and OnOff
   Duration duration(std::string_view key) const;
-  Params object(std::string_view key) const;      // a nested Object parameter
-  std::string scalar_str() const;                 // scalar kinds (revert: NAME)
-  std::string where(std::string_view key) const;  // "FILE:LINE:COL" of that value
+  std::uint64_t size(std::string_view key) const;  // Size: bytes
+  Params object(std::string_view key) const;       // a nested Object parameter
+  std::string scalar_str() const;                  // scalar kinds (revert: NAME)
+  std::string where(std::string_view key) const;   // "FILE:LINE:COL" of that value
 
  private:
   const nlohmann::json& values_;

@@ -22,6 +22,8 @@ Kind link_kind();
 Kind module_kind();
 Kind netem_kind();
 Kind netns_kind();
+Kind nvme_connect_kind();
+Kind nvmet_kind();
 Kind offload_kind();
 Kind perftest_kind();
 Kind ping_kind();

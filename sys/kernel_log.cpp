@@ -16,13 +16,21 @@ bool is_rdma_kernel_message(std::string_view m) {
   return false;
 }
 
+bool is_nvme_kernel_message(std::string_view m) {
+  for (std::string_view p : {"nvme ", "nvme_", "nvmet", "nvme-", "null_blk"})
+    if (m.starts_with(p)) return true;
+  return false;
+}
+
 std::uint64_t kernel_log_now() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000;
 }
 
-std::vector<std::string> rdma_kernel_messages(std::uint64_t since) {
+namespace {
+
+std::vector<std::string> kernel_messages_of(std::uint64_t since, bool (*pick)(std::string_view)) {
   std::vector<std::string> out;
   int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return out;
@@ -38,7 +46,7 @@ std::vector<std::string> rdma_kernel_messages(std::uint64_t since) {
     std::string_view head = rec.substr(0, semi);
     std::string_view msg = rec.substr(semi + 1);
     msg = msg.substr(0, msg.find('\n'));
-    if (!is_rdma_kernel_message(msg)) continue;
+    if (!pick(msg)) continue;
     unsigned long long usec = 0;
     const auto c1 = head.find(',');
     const auto c2 = c1 == std::string_view::npos ? c1 : head.find(',', c1 + 1);
@@ -50,6 +58,16 @@ std::vector<std::string> rdma_kernel_messages(std::uint64_t since) {
   }
   ::close(fd);
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> rdma_kernel_messages(std::uint64_t since) {
+  return kernel_messages_of(since, is_rdma_kernel_message);
+}
+
+std::vector<std::string> nvme_kernel_messages(std::uint64_t since) {
+  return kernel_messages_of(since, is_nvme_kernel_message);
 }
 
 }  // namespace rxerun::sys

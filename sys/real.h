@@ -8,6 +8,7 @@
 #include "sys/links_rtnl.h"
 #include "sys/netns.h"
 #include "sys/nft_lib.h"
+#include "sys/nvme_real.h"
 #include "sys/ping_icmp.h"
 #include "sys/qdisc_rtnl.h"
 #include "sys/rdma_host.h"
@@ -39,8 +40,9 @@ class RealSystem {
   RealTools tools_;
   RealVerbs verbs_;
   PcapCaptures captures_;
-  System system_{clock_,  netns_,  interrupt_, links_,  ethtool_, sysctl_, nft_,
-                 qdiscs_, pinger_, rdma_,      routes_, tools_,   verbs_,  captures_};
+  RealNvme nvme_;
+  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_, qdiscs_,
+                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, nvme_};
 };
 
 }  // namespace rxerun::sys

@@ -15,6 +15,7 @@
 #include "sys/links.h"
 #include "sys/netns.h"
 #include "sys/nft.h"
+#include "sys/nvme.h"
 #include "sys/ping.h"
 #include "sys/qdisc.h"
 #include "sys/rdma.h"
@@ -53,6 +54,7 @@ struct System {
   Tools& tools;
   Verbs& verbs;
   Captures& captures;
+  Nvme& nvme;
   Recorder* recorder = nullptr;  // set when planning
 };
 

@@ -19,6 +19,7 @@
 #include "sys/recording/links.h"
 #include "sys/recording/netns.h"
 #include "sys/recording/nft.h"
+#include "sys/recording/nvme.h"
 #include "sys/recording/ping.h"
 #include "sys/recording/qdisc.h"
 #include "sys/recording/rdma.h"
@@ -86,8 +87,9 @@ class RecordingSystem {
   RecordingTools tools_{log_};
   RecordingVerbs verbs_{log_};
   RecordingCaptures captures_{log_};
-  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_, qdiscs_,
-                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, &log_};
+  RecordingNvme nvme_{log_};
+  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_,
+                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, nvme_, &log_};
 };
 
 }  // namespace rxerun::sys

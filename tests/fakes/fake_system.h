@@ -225,6 +225,7 @@ class FakeRdma final : public sys::Rdma, public sys::RdmaModel {
 }  // namespace rxerun::fakes
 
 #include "fakes/fake_capture.h"
+#include "fakes/fake_nvme.h"
 #include "fakes/fake_routes.h"
 #include "fakes/fake_tools.h"
 #include "fakes/fake_verbs.h"
@@ -246,8 +247,9 @@ struct FakeSystem {
   FakeTools tools;
   FakeVerbs verbs;
   FakeCaptures captures;
-  sys::System system{clock,  netns,  interrupt, links,  ethtool, sysctl, nft,
-                     qdiscs, pinger, rdma,      routes, tools,   verbs,  captures};
+  FakeNvme nvme{rdma};
+  sys::System system{clock,  netns, interrupt, links, ethtool, sysctl,   nft, qdiscs,
+                     pinger, rdma,  routes,    tools, verbs,   captures, nvme};
 };
 
 }  // namespace rxerun::fakes

@@ -38,7 +38,8 @@ struct Harness : fakes::Harness {
 
 Strings changes(fakes::FakeSystem& f) {
   Strings out;
-  for (const auto* log : {&f.links.log, &f.ethtool.log, &f.sysctl.log, &f.qdiscs.log, &f.rdma.log, &f.routes.log})
+  for (const auto* log :
+       {&f.links.log, &f.ethtool.log, &f.sysctl.log, &f.qdiscs.log, &f.rdma.log, &f.routes.log, &f.nvme.log})
     out.insert(out.end(), log->begin(), log->end());
   for (const auto& c : f.nft.commands)
     if (c.rfind("list ", 0) != 0) out.push_back(c);
@@ -145,6 +146,35 @@ TEST_CASE("undo re-validation: a value no scenario could hold is not acted on, t
        {{"family", "inet"}, {"table", "rxerun-test"}, {"chain", "input"}, {"comment", "x\" ; flush ruleset"}},
        "journal entry for step bad holds comment: \"x\\\" ; flush ruleset\", not a comment this kind writes (rxerun "
        "step NAME): not acting on it"},
+      {"nvmet",
+       {{"subsystem", "nqn.a/../b"}},
+       "journal entry for step bad holds subsystem: \"nqn.a/../b\", not an NQN: not acting on it"},
+      {"nvmet",
+       {{"file", "lab.img"}},
+       "journal entry for step bad holds file: \"lab.img\", not an absolute path: not acting on it"},
+      {"nvmet",
+       {{"null_blk", "sda"}},
+       "journal entry for step bad holds null_blk: \"sda\", not a null_blk device name of rxerun's: not acting on it"},
+      {"nvmet",
+       {{"port", 70000}, {"transport", "rdma"}, {"address", "10.0.0.1"}, {"service", "4420"}},
+       "journal entry for step bad holds port: 70000, not a number from 0 to 65535: not acting on it"},
+      {"nvmet",
+       {{"configfs_mount", "/"}},
+       "journal entry for step bad holds configfs_mount: \"/\", not /sys/kernel/config: not acting on it"},
+      {"nvmet",
+       {{"modules", {"nvmet", "../evil"}}},
+       "journal entry for step bad holds modules: [\"nvmet\",\"../evil\"], not a list of kernel module names: not "
+       "acting on it"},
+      {"nvmet",
+       {{"bogus", 1}},
+       "journal entry for step bad holds {\"bogus\":1}, not an nvmet change (port_link, port, namespace, "
+       "allowed_host, host, subsystem, null_blk, file, configfs_mount or modules): not acting on it"},
+      {"nvme_connect",
+       {{"controller", "nqn.x"}, {"transport", "tcp"}, {"address", "10.0.0.1"}, {"service", "4420"}},
+       "journal entry for step bad holds transport: \"tcp\", not a transport: rdma: not acting on it"},
+      {"nvme_connect",
+       {{"controller", "nqn.x"}, {"transport", "rdma"}, {"address", "nowhere"}, {"service", "4420"}},
+       "journal entry for step bad holds address: \"nowhere\", not an IPv4 or IPv6 address: not acting on it"},
       {"capture",
        {{"id", 7}, {"file", "x.pcap"}},
        "journal entry for step bad holds id: 7, not a string: not acting on it"},

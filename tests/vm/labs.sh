@@ -43,6 +43,20 @@ if [ -f "$WORK/veth-pair-wire.json" ]; then
   [ "$(fact veth-pair-wire rping rxe1.sent_pkts)" != "0" ] && [ "$(fact veth-pair-wire rping vB.tx_packets)" != "0" ] \
     && pass "veth-pair-wire: rping crossed the veth" || fail "veth-pair-wire: no traffic on rxe1/vB"
 fi
+# NVMe over Fabrics: fio's writes and reads crossed the veth between rxe1 and
+# rxe0, and a connect to a port nobody listens on was refused with ECONNRESET.
+if [ -f "$WORK/nvme-rdma.json" ]; then
+  positive "$(fact nvme-rdma fio rxe1.sent_pkts)" "nvme-rdma: rxe1 sent fio's I/O"
+  positive "$(fact nvme-rdma fio vA.rx_packets)" "nvme-rdma: and it crossed the veth"
+  same "$(fact nvme-rdma fio jobs.0.error)" 0 "nvme-rdma: fio verified every block"
+  same "$(fact nvme-rdma nobody-there errno)" ECONNRESET "nvme-rdma: nobody listening is ECONNRESET"
+fi
+# The same over siw: iWARP's TCP crossed the veth (siw counts nothing itself).
+if [ -f "$WORK/nvme-siw.json" ]; then
+  positive "$(fact nvme-siw fio vB.tx_packets)" "nvme-siw: fio's I/O crossed the veth"
+  same "$(fact nvme-siw fio jobs.0.error)" 0 "nvme-siw: fio verified every block"
+  same "$(fact nvme-siw nobody-there errno)" ECONNREFUSED "nvme-siw: nobody listening is ECONNREFUSED over iWARP"
+fi
 # The capture came back from the lab VM, and an independent dissector
 # (Wireshark's, via tshark) agrees with `rxerun decode` on every packet of
 # it: opcode, QP, PSN, AckReq, RETH and AETH; decode counts what the step

@@ -1,0 +1,77 @@
+#include "steps/common/nvme_fabrics.h"
+
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+namespace rxerun::steps {
+
+bool valid_nqn(std::string_view nqn, std::string* why) {
+  auto no = [&](std::string text) {
+    if (why) *why = std::move(text);
+    return false;
+  };
+  if (nqn.empty()) return no("an NQN cannot be empty");
+  if (nqn.size() > 223) return no("longer than 223 bytes (" + std::to_string(nqn.size()) + ")");
+  if (nqn == "." || nqn == "..") return no("'.' and '..' are not NQNs");
+  for (char c : nqn) {
+    if (c == '/') return no("contains '/'");
+    if (c == ',' || c == '=') return no("contains ',' or '=', which the fabrics options line cannot carry");
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return no("contains whitespace or a control character");
+  }
+  if (nqn == "nqn.2014-08.org.nvmexpress.discovery") return no("that is the discovery subsystem's NQN");
+  return true;
+}
+
+std::optional<StepResult> refuse_other_netns(const StepContext& ctx, std::string_view kind) {
+  if (!ctx.step().netns) return std::nullopt;
+  StepResult r = StepResult::error(std::string(kind) +
+                                   " runs in the initial network namespace only: the kernel's NVMe over Fabrics "
+                                   "RDMA transports open their connections there whatever the caller's; drop "
+                                   "`netns: " +
+                                   *ctx.step().netns + "` and put the target's and the host's addresses there");
+  return r;
+}
+
+bool is_uuid(std::string_view text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-' : !std::isxdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::string host_id_for(std::string_view hostnqn) {
+  constexpr std::string_view kUuidNqn = "nqn.2014-08.org.nvmexpress:uuid:";
+  if (hostnqn.starts_with(kUuidNqn) && is_uuid(hostnqn.substr(kUuidNqn.size())))
+    return std::string(hostnqn.substr(kUuidNqn.size()));
+  // Two FNV-1a hashes of the NQN, as the UUID's 128 bits (version 8: custom).
+  auto fnv = [&](std::uint64_t h) {
+    for (unsigned char c : hostnqn) h = (h ^ c) * 0x100000001b3ULL;
+    return h;
+  };
+  const std::uint64_t hi = fnv(0xcbf29ce484222325ULL), lo = fnv(0x84222325cbf29ce4ULL);
+  char out[37];
+  std::snprintf(out, sizeof out, "%08x-%04x-8%03x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xfff),
+                static_cast<unsigned>(0x8000 | ((lo >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return out;
+}
+
+std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity, const char* key) {
+  if (!identity.is_object() || !identity.contains(key)) return std::nullopt;
+  const auto& v = identity.at(key);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0)) return std::nullopt;
+  return v.get<std::uint64_t>();
+}
+
+std::string errno_symbol(int code) {
+  if (const char* name = ::strerrorname_np(code)) return name;
+  return std::to_string(code);
+}
+
+}  // namespace rxerun::steps

@@ -1,0 +1,41 @@
+#pragma once
+// What the two NVMe over Fabrics kinds (nvmet, nvme_connect) share: the
+// spelling of an NQN, the refusal of a step in another network namespace
+// (the kernel's NVMe-oF RDMA transports live in the initial one), and the
+// name of an errno for facts.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/step.h"
+
+namespace rxerun::steps {
+
+// An NQN as the kernel takes it (a configfs directory name, at most 223
+// bytes) and as the fabrics options line can carry it (no ',' or '=').
+bool valid_nqn(std::string_view nqn, std::string* why = nullptr);
+
+// An error when the step names a network namespace (docs/kernel-notes.md,
+// "NVMe over Fabrics"); nullopt in rxerun's own.
+std::optional<StepResult> refuse_other_netns(const StepContext& ctx, std::string_view kind);
+
+// Whether `text` is a UUID (8-4-4-4-12 hex digits).
+bool is_uuid(std::string_view text);
+
+// The host ID a host NQN gets when the step names none: the UUID in an
+// "nqn.2014-08.org.nvmexpress:uuid:UUID" NQN, else one derived from the NQN
+// (the same NQN, the same ID). Since Linux 6.x the kernel refuses a host
+// NQN other than its default one under its default host ID
+// (docs/kernel-notes.md, "NVMe over Fabrics").
+std::string host_id_for(std::string_view hostnqn);
+
+// A number the journal's identity holds under `key`; nullopt when it holds
+// none there (or something else: JournalArgs::identity() lets objects through).
+std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity, const char* key);
+
+// "ECONNRESET" for ECONNRESET; the number for one glibc cannot name.
+std::string errno_symbol(int code);
+
+}  // namespace rxerun::steps
