@@ -32,6 +32,7 @@
 #include "base/size.h"
 #include "engine/diag.h"
 #include "engine/step.h"
+#include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
 #include "steps/common/modules.h"
 #include "steps/common/nvme_fabrics.h"
