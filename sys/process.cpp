@@ -77,23 +77,6 @@ std::vector<std::string> child_environment(const std::map<std::string, std::stri
   return out;
 }
 
-// What execvp would run for `program`: the first executable regular file of
-// that name in `path`'s directories (an empty entry is the current one).
-std::optional<std::string> find_in_path(const std::string& program, const std::string& path) {
-  for (std::size_t start = 0; start <= path.size();) {
-    std::size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + program;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    start = end + 1;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 void close_fds_except(std::span<const int> keep) {
@@ -197,6 +180,21 @@ pid_t Child::release() {
   pid_ = -1;
   status_.reset();
   return pid;
+}
+
+std::optional<std::string> find_in_path(const std::string& program, const std::string& path) {
+  for (std::size_t start = 0; start <= path.size();) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + program;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    start = end + 1;
+  }
+  return std::nullopt;
 }
 
 Result<Child> spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {

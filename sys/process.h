@@ -96,6 +96,11 @@ struct CommandResult {
 // Runs a command to completion with stdout and stderr captured (stdin is
 // /dev/null); past `timeout` it is terminated and `timed_out` is set.
 // `interrupt_fd` (readable on Ctrl-C, see Interrupt) also terminates it.
+// What execvp would run for `program` (a name without '/'): the first
+// executable regular file of that name in the directories of `path`
+// (PATH's form; an empty entry is the current directory).
+std::optional<std::string> find_in_path(const std::string& program, const std::string& path);
+
 Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                                   const SpawnOptions& options = {}, int interrupt_fd = -1);
 

@@ -80,6 +80,16 @@ std::string tail_lines(std::string_view text, int n) {
   return last_lines_of(text, n, "; ");
 }
 
+Result<void> ensure_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return {};
+  if (dir.has_parent_path() && dir.parent_path() != dir)
+    if (auto r = ensure_dir(dir.parent_path()); !r) return r;
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return io_error("create directory", dir, errno);
+  ::chmod(dir.c_str(), 0755);
+  return {};
+}
+
 Result<void> remove_tree(const fs::path& path) {
   std::error_code ec;
   fs::remove_all(path, ec);

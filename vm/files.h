@@ -28,6 +28,10 @@ Result<void> write_whole_file(const std::filesystem::path& path, std::string_vie
 // error messages: apt-get's reason is on its last stderr lines).
 std::string tail_lines(std::string_view text, int n);
 
+// Creates `dir` and its missing parents, mode 0755 (readable by the users
+// that boot the lab VM).
+Result<void> ensure_dir(const std::filesystem::path& dir);
+
 // Removes a tree; "already gone" is success.
 Result<void> remove_tree(const std::filesystem::path& path);
 

@@ -52,16 +52,6 @@ std::string elapsed_text(std::chrono::steady_clock::time_point t0) {
 
 // Creates `dir` and its missing parents, each readable by everyone whatever
 // the umask (a non-root user's `--vm` reads root's /var/cache/rxerun).
-Result<void> ensure_dir(const fs::path& dir) {
-  std::error_code ec;
-  if (fs::is_directory(dir, ec)) return {};
-  if (dir.has_parent_path() && dir.parent_path() != dir)
-    if (auto r = ensure_dir(dir.parent_path()); !r) return r;
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return io_error("create directory", dir, errno);
-  ::chmod(dir.c_str(), 0755);
-  return {};
-}
-
 // An flock on CACHE/lock for the whole setup: two `vm setup`s (or `scripts/
 // setup` and a user) never build into the same directory at once.
 class CacheLock {

@@ -51,30 +51,10 @@ std::string major_minor(const std::string& release) {
   return release.substr(0, i);
 }
 
-bool on_path(const std::string& program) {
-  const char* env = std::getenv("PATH");
-  const std::string path = env ? env : "/usr/bin:/bin";
-  for (std::size_t start = 0; start <= path.size();) {
-    std::size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    const std::string dir = path.substr(start, end - start);
-    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 std::string with_replaced(std::string text, const std::string& from, const std::string& to) {
   for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
   return text;
-}
-
-Result<void> make_dirs(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return io_error("create directory", dir, ec.value());
-  return {};
 }
 
 // siw.ko's path in the module tree as modules.dep lists it, when the file is there.
@@ -101,12 +81,8 @@ std::string headers_compiler(const std::string& kernelvariables) {
   std::istringstream in(kernelvariables);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    if (std::regex_search(line, m, cc)) {
-      std::string name = m[1].str();
-      // "$(CROSS_COMPILE)gcc-12" reads as "gcc-12": the prefix is empty natively.
-      if (auto close = name.rfind(')'); close != std::string::npos) name = name.substr(close + 1);
-      return name;
-    }
+    // "$(CROSS_COMPILE)gcc-12" reads as "gcc-12": the prefix is empty natively.
+    if (std::regex_search(line, m, cc)) return m[1].str();
   }
   return "";
 }
@@ -160,50 +136,52 @@ Result<SiwStatus> ensure_siw(const PreparedKernel& kernel, PrivateApt& apt,
   const auto t0 = std::chrono::steady_clock::now();
   const fs::path build = kernel.dir / kSiwBuildDir;
   if (auto r = remove_tree(build); !r) return r.error();
-  if (auto r = make_dirs(build / "debs"); !r) return r.error();
-  if (auto r = make_dirs(build / "root"); !r) return r.error();
-  auto cleanup = [&] { (void)remove_tree(build); };
+  if (auto r = ensure_dir(build / "debs"); !r) return r.error();
+  if (auto r = ensure_dir(build / "root"); !r) return r.error();
+  // Whatever happens, the build tree goes (it is only needed for siw.ko).
+  struct RemoveTree {
+    fs::path path;
+    ~RemoveTree() { (void)remove_tree(path); }
+  } remove_build{build};
 
   // The headers first: they name the compiler, which decides before the
   // source's large download whether a build is possible here.
   std::vector<fs::path> debs;
   for (const auto& p : header_packages) {
     auto deb = apt.download(p, build / "debs");
-    if (!deb) return cleanup(), Result<SiwStatus>(deb.error());
+    if (!deb) return deb.error();
     debs.push_back(*deb);
   }
-  if (auto r = unpack_all(debs, build / "root", interrupt_fd); !r) return cleanup(), Result<SiwStatus>(r.error());
+  if (auto r = unpack_all(debs, build / "root", interrupt_fd); !r) return r.error();
   const fs::path headers_dir = build / "root/usr/src" / headers_name;
   auto variables = read_whole_file(headers_dir / ".kernelvariables");
   const std::string compiler = variables ? headers_compiler(*variables) : "";
-  if (!compiler.empty() && !on_path(compiler)) {
-    cleanup();
+  const char* path = std::getenv("PATH");
+  if (!compiler.empty() && !sys::find_in_path(compiler, path ? path : "/usr/bin:/bin")) {
     return siw_unavailable(
         kernel.dir, "its headers build with " + compiler + " (the kernel's own compiler), which this host has not");
   }
   // The headers include their common part by its installed path: point it here.
   auto makefile = read_whole_file(headers_dir / "Makefile");
-  if (!makefile) return cleanup(), Result<SiwStatus>(makefile.error());
+  if (!makefile) return makefile.error();
   if (auto r = write_whole_file(headers_dir / "Makefile",
                                 with_replaced(*makefile, " /usr/src/", " " + (build / "root/usr/src").string() + "/"));
       !r)
-    return cleanup(), Result<SiwStatus>(r.error());
+    return r.error();
 
   tell("downloading " + source.name + " " + source.version + " (" + std::to_string(source.size >> 20) + " MB)");
   auto source_deb = apt.download(source, build / "debs");
-  if (!source_deb) return cleanup(), Result<SiwStatus>(source_deb.error());
-  if (auto r = unpack_deb(*source_deb, build / "root", interrupt_fd); !r)
-    return cleanup(), Result<SiwStatus>(r.error());
+  if (!source_deb) return source_deb.error();
+  if (auto r = unpack_deb(*source_deb, build / "root", interrupt_fd); !r) return r.error();
   const std::string tree = source_name;  // the tarball's top directory
   const fs::path tarball = build / "root/usr/src" / (source_name + ".tar.xz");
-  if (auto r = make_dirs(build / "src"); !r) return cleanup(), Result<SiwStatus>(r.error());
+  if (auto r = ensure_dir(build / "src"); !r) return r.error();
   auto unpacked = unpack_tarball(tarball, tree + "/drivers/infiniband/sw/siw/", build / "src", interrupt_fd);
-  if (!unpacked) return cleanup(), Result<SiwStatus>(unpacked.error());
+  if (!unpacked) return unpacked.error();
   if (unpacked->files == 0) {
-    cleanup();
     return siw_unavailable(kernel.dir, source_name + " " + source.version + " has no drivers/infiniband/sw/siw");
   }
-  if (interrupt_requested(interrupt_fd)) return cleanup(), Result<SiwStatus>(make_error("interrupted", EINTR));
+  if (interrupt_requested(interrupt_fd)) return make_error("interrupted", EINTR);
 
   const fs::path src = build / "src" / tree / "drivers/infiniband/sw/siw";
   const std::vector<std::string> argv = {
@@ -211,22 +189,19 @@ Result<SiwStatus> ensure_siw(const PreparedKernel& kernel, PrivateApt& apt,
   sys::SpawnOptions options;
   options.env["LC_ALL"] = "C";
   auto made = sys::run_command(argv, kSiwMakeTimeout, options, interrupt_fd);
-  if (!made) return cleanup(), Result<SiwStatus>(made.error());
+  if (!made) return made.error();
   if (made->timed_out) {
-    cleanup();
     return make_error(interrupt_requested(interrupt_fd) ? "interrupted" : "building siw timed out", EINTR);
   }
   if (!made->status.ok()) {
-    cleanup();
     return siw_unavailable(kernel.dir, "building siw from " + source_name + " failed (" + made->status.describe() +
                                            "): " + tail_lines(made->err, 5));
   }
-  if (auto r = make_dirs(moddir / "updates"); !r) return cleanup(), Result<SiwStatus>(r.error());
+  if (auto r = ensure_dir(moddir / "updates"); !r) return r.error();
   std::error_code ec;
   fs::copy_file(src / "siw.ko", moddir / "updates/siw.ko", fs::copy_options::overwrite_existing, ec);
-  if (ec) return cleanup(), Result<SiwStatus>(io_error("copy siw.ko to", moddir / "updates", ec.value()));
+  if (ec) return io_error("copy siw.ko to", moddir / "updates", ec.value());
   ::chmod((moddir / "updates/siw.ko").c_str(), 0644);
-  cleanup();
   if (auto r = run_depmod(kernel.dir / "root", kernel.release, interrupt_fd); !r) return r.error();
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0);
   tell("built siw (updates/siw.ko) in " + std::to_string(seconds.count()) + " s");
