@@ -33,10 +33,11 @@ bool valid_parameter_value(const std::string& value) {
   return value.find_first_of(" \t\n\"") == std::string::npos;
 }
 
+// A parameter's value as the kernel takes it: booleans as 1 or 0 (it reads
+// no "true"), anything else as written.
 std::string parameter_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
-  return v.dump();
+  return scalar_text(v);
 }
 
 void validate_module(const nlohmann::json& params, const KindSpec::Complaint& complain) {
@@ -68,9 +69,7 @@ StepResult run_module(const Params& params, StepContext& ctx) {
     return r;
   }
   nlohmann::json facts = {{"name", name}, {"loaded", !loaded->empty()}};
-  std::string shown_name = name;
-  std::replace(shown_name.begin(), shown_name.end(), '-', '_');
-  if (auto shown = ctx.sys().rdma.module_parameters(shown_name); shown) {
+  if (auto shown = ctx.sys().rdma.module_parameters(name); shown) {
     for (const auto& [key, value] : *shown) facts["parameters." + key] = value;
   } else if (shown.error().code != ENOENT) {
     hints.push_back("its parameters cannot be read: " + shown.error().message);

@@ -31,7 +31,8 @@ struct SoftDevice {
   // namespace; "" when it lives in another one.
   std::string netdev;
   // The netdev's name whatever its namespace (sysfs `parent`): names are not
-  // unique across namespaces, so `netdev` decides what is "here".
+  // unique across namespaces, so `netdev` decides what is "here". siw has no
+  // `parent`: for a siw device this is `netdev`, empty in another namespace.
   std::string parent;
   // The netdev's interface index when it is in the calling thread's
   // namespace (RDMA netlink names it only there); 0 otherwise. With `index`,
@@ -82,7 +83,8 @@ class Rdma {
   // module; EINVAL when it refuses an option.
   virtual Result<void> load_module(const std::string& name, const std::string& options) = 0;
   // A loaded module's parameters that it shows (/sys/module/NAME/parameters),
-  // by name. ENOENT when it is not loaded.
+  // by name; `name` with dashes or underscores alike. ENOENT when it is not
+  // loaded.
   virtual Result<std::map<std::string, std::string>> module_parameters(const std::string& name) = 0;
   // Unloads one module. EBUSY (or EAGAIN) while it is in use; ENOENT when it
   // is not loaded; EPERM when it is built in.

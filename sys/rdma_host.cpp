@@ -111,7 +111,10 @@ Result<void> HostRdma::load_module(const std::string& name, const std::string& o
 }
 
 Result<std::map<std::string, std::string>> HostRdma::module_parameters(const std::string& name) {
-  const std::filesystem::path module = std::filesystem::path("/sys/module") / name;
+  // The kernel spells module names with underscores; files and users may use dashes.
+  std::string spelled = name;
+  std::replace(spelled.begin(), spelled.end(), '-', '_');
+  const std::filesystem::path module = std::filesystem::path("/sys/module") / spelled;
   std::error_code ec;
   if (!std::filesystem::is_directory(module, ec)) return make_error("module " + name + " is not loaded", ENOENT);
   std::map<std::string, std::string> out;
@@ -157,13 +160,6 @@ Result<std::vector<SoftDevice>> HostRdma::soft_devices() {
     if (!port) {
       if (port.error().code == EINVAL) continue;  // deleted since the dump
       return port.error();
-    }
-    if (dev.type == kSiwType && port->ndev_name.empty() && port->ndev_index == 0) {
-      // siw's port always has its netdev; none here is another namespace's
-      // or no siw. Its `device` link names a veth's netdev.
-      std::error_code lec;
-      auto target = std::filesystem::read_symlink(kSysClassInfiniband / d.name / "device", lec);
-      if (!lec) dev.parent = target.filename().string();
     }
     dev.netdev = port->ndev_name;
     if (dev.parent.empty()) dev.parent = dev.netdev;

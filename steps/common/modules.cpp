@@ -21,12 +21,6 @@ bool module_listed(const std::vector<std::string>& list, const std::string& name
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-// The kernel's spelling: module names have underscores where files may have dashes.
-std::string kernel_spelling(std::string name) {
-  std::replace(name.begin(), name.end(), '-', '_');
-  return name;
-}
-
 // Bool parameters show as Y or N; a user writes 1, y, true, on.
 std::string shown_as(const std::string& given, const std::string& shown) {
   if (shown != "Y" && shown != "N") return given;
@@ -41,7 +35,7 @@ std::string shown_as(const std::string& given, const std::string& shown) {
 // shows one with another value, a hint when it does not show it.
 Result<void> check_parameters(StepContext& ctx, const ModuleRequest& m, std::vector<std::string>* hints) {
   if (m.params.empty()) return {};
-  auto shown = ctx.sys().rdma.module_parameters(kernel_spelling(m.name));
+  auto shown = ctx.sys().rdma.module_parameters(m.name);
   if (!shown) return shown.error();
   for (const auto& word : split_words(m.params)) {
     const auto eq = word.find('=');
