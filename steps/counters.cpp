@@ -65,7 +65,9 @@ namespace {
 
 // `devs` split into RDMA devices and netdevs of the step's namespace; every
 // one of each kind when `devs` is absent. An unknown name is an error.
-Result<std::map<std::string, std::uint64_t>> read(StepContext& ctx, const std::vector<std::string>& devs) {
+// `siw_read`, when given, gets the siw devices read: they have no counters.
+Result<std::map<std::string, std::uint64_t>> read(StepContext& ctx, const std::vector<std::string>& devs,
+                                                  std::vector<std::string>* siw_read = nullptr) {
   std::map<std::string, std::uint64_t> out;
   auto rdma = ctx.sys().rdma.soft_devices();
   if (!rdma) return rdma.error();
@@ -75,6 +77,7 @@ Result<std::map<std::string, std::uint64_t>> read(StepContext& ctx, const std::v
   const bool all = wanted.empty();
   for (const auto& d : *rdma) {
     if (!all && !wanted.erase(d.name)) continue;
+    if (siw_read && d.type == sys::kSiwType) siw_read->push_back(d.name);
     auto c = ctx.sys().rdma.counters(d.name, sys::kRxePort);
     if (!c) return c.error();
     for (const auto& [name, v] : *c) out[d.name + "." + name] = v;
@@ -126,7 +129,8 @@ StepResult run_counters(const Params& params, StepContext& ctx) {
       case WaitStatus::Interrupted: return StepResult::error("interrupted");
     }
   }
-  auto now = read(ctx, devs);
+  std::vector<std::string> siw;
+  auto now = read(ctx, devs, &siw);
   if (!now) return StepResult::error(now.error());
   StepResult r;
   if (!params.has("since") && !params.has("window")) {
@@ -137,11 +141,9 @@ StepResult run_counters(const Params& params, StepContext& ctx) {
     r = StepResult::ok(deltas(start, *now));
   }
   // siw keeps no counters: say so rather than leave its facts silently out.
-  if (auto soft = ctx.sys().rdma.soft_devices())
-    for (const auto& d : *soft)
-      if (d.type == sys::kSiwType && (devs.empty() || std::find(devs.begin(), devs.end(), d.name) != devs.end()))
-        r.hints.push_back(d.name + " is a siw device: soft-iWARP keeps no counters, so there are no " + d.name +
-                          ".COUNTER facts (its netdev's counters show its traffic)");
+  for (const auto& name : siw)
+    r.hints.push_back(name + " is a siw device: soft-iWARP keeps no counters, so there are no " + name +
+                      ".COUNTER facts (its netdev's counters show its traffic)");
   return r;
 }
 

@@ -17,6 +17,8 @@
 #include <arpa/inet.h>
 
 #include <cerrno>
+#include <set>
+#include <string>
 
 #include "base/strings.h"
 #include "engine/step.h"
@@ -162,18 +164,19 @@ std::string mapped(const std::string& ipv4) {
   return "::ffff:" + ipv4;
 }
 
-bool is_siw_device(StepContext& ctx, const std::string& dev) {
-  auto devs = ctx.sys().rdma.soft_devices();
-  if (!devs) return false;
-  return std::any_of(devs->begin(), devs->end(),
-                     [&](const sys::SoftDevice& d) { return d.name == dev && d.type == sys::kSiwType; });
+// The siw devices among the software devices (one netlink dump for all the step asks).
+std::set<std::string> siw_devices(StepContext& ctx) {
+  std::set<std::string> out;
+  if (auto devs = ctx.sys().rdma.soft_devices())
+    for (const auto& d : *devs)
+      if (d.type == sys::kSiwType) out.insert(d.name);
+  return out;
 }
 
 // The GID index of `dev`: the RoCE v2 entry whose value is the IPv4-mapped
 // address `prefer` when given and present, else the first IPv4-mapped RoCE
 // v2 entry. Fails (with the table) when there is none.
 Result<unsigned> find_gid_index(StepContext& ctx, const std::string& dev, const std::string& prefer) {
-  if (is_siw_device(ctx, dev)) return 0u;  // iWARP: one GID, made of the netdev's MAC
   auto table = ctx.sys().rdma.gids(dev, sys::kRxePort);
   if (!table) {
     if (table.error().code == ENODEV)
@@ -244,21 +247,28 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   const PerftestSide server = side_of(params, "server");
   const PerftestSide client = side_of(params, "client");
 
+  const std::set<std::string> siw = siw_devices(ctx);
+  const bool server_siw = siw.count(server.dev) > 0, client_siw = siw.count(client.dev) > 0;
   if (!params.flag("rdma_cm"))
     for (const auto* dev : {&server.dev, &client.dev})
-      if (is_siw_device(ctx, *dev))
+      if (siw.count(*dev))
         return StepResult::error(*dev + " is a siw device: iWARP connects only through rdma_cm; set rdma_cm: true");
 
+  // iWARP (siw) has one GID, made of the netdev's MAC: index 0.
   unsigned server_gid = 0, client_gid = 0;
   if (params.has("gid_index")) {
     server_gid = client_gid = static_cast<unsigned>(params.integer("gid_index"));
   } else {
-    auto s = find_gid_index(ctx, server.dev, client.to);
-    if (!s) return s.error().code == ENOENT ? StepResult::fail(s.error().message) : StepResult::error(s.error());
-    auto c = find_gid_index(ctx, client.dev, "");
-    if (!c) return c.error().code == ENOENT ? StepResult::fail(c.error().message) : StepResult::error(c.error());
-    server_gid = *s;
-    client_gid = *c;
+    if (!server_siw) {
+      auto s = find_gid_index(ctx, server.dev, client.to);
+      if (!s) return s.error().code == ENOENT ? StepResult::fail(s.error().message) : StepResult::error(s.error());
+      server_gid = *s;
+    }
+    if (!client_siw) {
+      auto c = find_gid_index(ctx, client.dev, "");
+      if (!c) return c.error().code == ENOENT ? StepResult::fail(c.error().message) : StepResult::error(c.error());
+      client_gid = *c;
+    }
   }
 
   const std::string bin = "ib_" + test;
@@ -299,7 +309,7 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
       "with rdma_cm a connection request without an answer is retried by the kernel for over a minute; without "
       "it a dropped UDP 4791 stalls the transfer: a `block` on the way? Or raise `timeout`"};
   words.failed_hints = perftest_hints(r, server, client, server_gid, client_gid);
-  if (is_siw_device(ctx, server.dev) && r.output().find("rdma_listen failed") != std::string::npos)
+  if (server_siw && r.output().find("rdma_listen failed") != std::string::npos)
     words.failed_hints.push_back(
         "perftest's rdma_cm server listens on every RDMA device; siw refuses that beside another siw device (the "
         "kernel logs \"cma_listen_on_dev, error -98\"); rping, which binds its address, works on siw");
