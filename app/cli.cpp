@@ -18,8 +18,8 @@
 
 #include "app/cli_decode.h"
 #include "app/cli_vm.h"
-#include "app/placement.h"
 #include "app/plan.h"
+#include "app/run.h"
 #include "base/output.h"
 #include "base/version.h"
 #include "engine/checks.h"
@@ -40,43 +40,6 @@ namespace rxerun {
 
 namespace {
 
-struct CommonOptions {
-  std::vector<std::string> vars;  // KEY=VALUE
-  std::vector<std::string> only;
-  std::vector<std::string> skip;
-};
-
-struct RunCommandOptions {
-  std::string scenario;
-  CommonOptions common;
-  bool keep = false;
-  bool force = false;
-  std::vector<std::string> reports;
-  bool verbose = false;
-  bool quiet = false;
-  std::string color = "auto";
-  bool vm = false;
-  bool host = false;
-  std::string kernel;
-  std::string output_dir;    // --output-dir
-  std::string guest_output;  // --guest-output: the lab VM's share (set by the host, not by people)
-};
-
-bool want_color(const std::string& mode) {
-  if (mode == "always") return true;
-  if (mode == "never") return false;
-  const char* no_color = std::getenv("NO_COLOR");
-  if (no_color && *no_color) return false;
-  const char* term = std::getenv("TERM");
-  if (term && std::string(term) == "dumb") return false;
-  return sys::is_terminal(1);
-}
-
-// The terminal's look from -v/-q/--color (and NO_COLOR, TERM).
-TerminalStyle terminal_style(const RunCommandOptions& o) {
-  return {want_color(o.color), o.quiet ? Verbosity::Quiet : o.verbose ? Verbosity::Verbose : Verbosity::Normal};
-}
-
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--var", o.vars, "set a variable (repeatable; wins over the scenario's vars)")
       ->type_name("KEY=VALUE");
@@ -91,144 +54,6 @@ void add_output(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("--color", o.color, "colour: auto (on a terminal, unless NO_COLOR is set), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN");
-}
-
-// Loads and checks one file; prints diagnostics to stderr.
-std::optional<Scenario> load(const std::string& file, const Registry& registry, const CommonOptions& common) {
-  LoadOptions lo;
-  for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-  LoadResult r = load_scenario(file, registry, lo);
-  for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
-  return r.scenario;
-}
-
-std::string now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-// The scenario's journal, locked for this process; prints why not.
-std::optional<Journal> open_journal(const std::string& scenario) {
-  auto journal = Journal::open(default_state_dir(), scenario);
-  if (!journal) {
-    print(stderr, "rxerun: {}{}\n", journal.error().message,
-          journal.error().code ? std::string(": ") + std::strerror(journal.error().code) : "");
-    return std::nullopt;
-  }
-  spdlog::debug("journal {}", journal->path());
-  if (int n = journal->dropped_from_earlier_boot())
-    print(stdout, "journal {} is from an earlier boot: its {} change{} went with that boot; discarded\n",
-          journal->path(), n, n == 1 ? "" : "s");
-  return std::move(journal).value();
-}
-
-// Whether a step of the scenario needs rdma_rxe or siw: then a failed run shows
-// what the RDMA stack logged.
-bool uses_rdma(const Scenario& scenario, const Registry& registry) {
-  for (const auto& step : scenario.steps)
-    if (const Kind* kind = registry.find(step.kind))
-      for (Need n : kind->spec.needs)
-        if (n == Need::RdmaRxe || n == Need::RdmaSiw) return true;
-  return false;
-}
-
-int cmd_run(const RunCommandOptions& o, const Registry& registry) {
-  std::vector<ReportTarget> targets;
-  for (const auto& spec : o.reports) {
-    std::string why;
-    auto t = parse_report_target(spec, &why);
-    if (!t) {
-      print(stderr, "rxerun: --report {}: {}\n", spec, why);
-      return kExitUsage;
-    }
-    targets.push_back(*t);
-  }
-  auto scenario = load(o.scenario, registry, o.common);
-  if (!scenario) return kExitUsage;
-
-  PlacementRequest where{.force_vm = o.vm, .force_host = o.host};
-  if (!o.kernel.empty()) where.kernel = o.kernel;
-  const bool might_use_vm = !o.host;
-  const Placement placement =
-      place(*scenario, registry, where,
-            might_use_vm ? vm::prepared_kernels(vm::search_dirs()) : std::vector<vm::PreparedKernel>{},
-            o.vm || o.host ? HostAbilities{} : HostAbilities::probe());
-  switch (placement.where) {
-    case Placement::Where::BadKernel: print(stderr, "rxerun: {}\n", placement.message); return kExitUsage;
-    case Placement::Where::Nowhere: print(stderr, "rxerun: {}\n", placement.message); return kExitEnvironment;
-    case Placement::Where::Vm: {
-      if (o.keep) {
-        print(stderr, "rxerun: --keep cannot keep a lab in the lab VM: the VM is discarded after the run\n");
-        return kExitUsage;
-      }
-      if (!placement.message.empty() && !o.quiet) print(stdout, "{}\n", placement.message);
-      VmRunOptions vo{.scenario = o.scenario,
-                      .vars = o.common.vars,
-                      .only = o.common.only,
-                      .skip = o.common.skip,
-                      .reports = targets,
-                      .force = o.force,
-                      .verbose = o.verbose,
-                      .quiet = o.quiet,
-                      .color = want_color(o.color),
-                      .output_dir = o.output_dir};
-      return run_in_lab_vm(vo, *scenario, registry, *placement.kernel);
-    }
-    case Placement::Where::Host: break;
-  }
-
-  auto journal = open_journal(scenario->name);
-  if (!journal) return kExitEnvironment;
-
-  sys::RealSystem real;
-  real.interrupt().bind_signals();
-  sys::System& system = real.system();
-
-  TerminalReporter terminal(stdout, terminal_style(o));
-  RunOptions ro;
-  ro.keep = o.keep;
-  ro.force = o.force;
-  ro.only = o.common.only;
-  ro.skip = o.common.skip;
-  ro.output_dir = o.guest_output.empty() ? o.output_dir : o.guest_output;
-  ro.outputs_return = !o.guest_output.empty();
-  const std::string started = now_iso8601();
-  const std::uint64_t log_since = sys::kernel_log_now();
-  Runner runner(registry, system, *journal, terminal, ro);
-  RunReport report = runner.run(*scenario);
-  report.started_at = started;
-  report.host = sys::host_facts();
-  report.host["rxerun"] = RXERUN_VERSION;
-  if (uses_rdma(*scenario, registry)) {
-    // The kernel's side of a failure: its release and what rdma_rxe,
-    // ib_core and rdma_cm logged during the run. In the lab VM the host
-    // side prints the guest's (the whole boot's) instead.
-    const auto messages = sys::rdma_kernel_messages(log_since);
-    report.host["kernel_messages"] = messages;
-    const bool failed = report.exit_code == kExitFailed || report.exit_code == kExitEnvironment;
-    if (failed && !o.quiet && !std::getenv("RXERUN_IN_LAB_VM")) {
-      const std::string release = report.host.value("kernel", "?");
-      if (messages.empty())
-        print(stdout, "kernel {}: the RDMA stack logged nothing during the run\n", release);
-      else
-        print(stdout, "kernel {}: what the RDMA stack logged during the run:\n", release);
-      for (const auto& line : messages) print(stdout, "  {}\n", line);
-    }
-  }
-  if (o.keep && !journal->pending().empty()) print(stdout, "lab kept; remove it with: rxerun cleanup {}\n", o.scenario);
-
-  int code = report.exit_code;
-  for (const auto& t : targets) {
-    if (auto w = write_report(t, report); !w) {
-      print(stderr, "rxerun: {}\n", w.error().message);  // it names the report and the reason
-      if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
-    }
-  }
-  return code;
 }
 
 int cmd_validate(const std::vector<std::string>& files, const CommonOptions& common, const Registry& registry) {
@@ -259,8 +84,8 @@ int cmd_plan(const std::string& file, const CommonOptions& common, const Registr
   return kExitOk;
 }
 
-int cmd_cleanup(const RunCommandOptions& o, const Registry& registry) {
-  auto scenario = load(o.scenario, registry, o.common);
+int cmd_cleanup(const std::string& file, const RunCommandOptions& o, const Registry& registry) {
+  auto scenario = load(file, registry, o.common);
   if (!scenario) return kExitUsage;
   auto journal = open_journal(scenario->name);
   if (!journal) return kExitEnvironment;
@@ -333,8 +158,11 @@ int run_cli(int argc, char** argv, const Registry& registry) {
       "scenario invalid; 3 environment or step error; 4 cleanup left something behind; 130 interrupted.");
 
   RunCommandOptions run_o;
-  auto* run = app.add_subcommand("run", "preclean, run the steps in order, clean up");
-  run->add_option("scenario", run_o.scenario, "the scenario file")->required()->type_name("SCENARIO");
+  auto* run = app.add_subcommand(
+      "run", "preclean, run the steps in order, clean up; several scenarios or a directory run as a suite");
+  run->add_option("scenarios", run_o.scenarios, "scenario files, and directories of them (their *.yaml, sorted)")
+      ->required()
+      ->type_name("SCENARIO|DIR");
   add_common(run, run_o.common);
   run->add_flag("--keep", run_o.keep, "leave the lab up; `rxerun cleanup SCENARIO` removes it later");
   run->add_flag("--force", run_o.force,
@@ -349,8 +177,18 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   auto* vm_flag = run->add_flag("--vm", run_o.vm, "run in the lab VM (`rxerun vm setup` prepares it)");
   run->add_flag("--host", run_o.host, "run on this machine's kernel, never in the lab VM")->excludes(vm_flag);
   run->add_option("--kernel", run_o.kernel,
-                  "the lab VM's kernel (6.1, 7.3; default: the scenario's vm.kernel, else the newest prepared)")
-      ->type_name("VERSION");
+                  "the lab VM's kernel (6.1, 7.3; default: the scenario's vm.kernel, else the newest prepared); "
+                  "a list (6.1,7.3) or all runs each scenario once per kernel")
+      ->type_name("VERSION[,VERSION...]|all");
+  run->add_option("-j,--jobs", run_o.jobs, "up to N lab VMs at once (as the cores and the memory allow)")
+      ->type_name("N");
+  run->add_flag("--fail-fast", run_o.fail_fast, "stop the suite at the first scenario that does not pass");
+  run->add_option("--shard", run_o.shard, "run only the K-th of N deterministic parts of the suite (CI job matrix)")
+      ->type_name("K/N");
+  run->add_option("--lab-kernel", run_o.lab_kernel)->group("");  // the guest's kernel label; the host sets it
+  run->add_option("--suite-position", run_o.suite_position)
+      ->group("");                                         // the guest's first run number; the host sets it
+  run->add_flag("--progress", run_o.progress)->group("");  // the guest's status line; the host sets it
 
   std::vector<std::string> validate_files;
   CommonOptions validate_common;
@@ -365,8 +203,9 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   add_common(plan, plan_common);
 
   RunCommandOptions cleanup_o;
+  std::string cleanup_file;
   auto* cleanup = app.add_subcommand("cleanup", "undo whatever a run of the scenario left behind; safe any time");
-  cleanup->add_option("scenario", cleanup_o.scenario, "the scenario file")->required()->type_name("SCENARIO");
+  cleanup->add_option("scenario", cleanup_file, "the scenario file")->required()->type_name("SCENARIO");
   cleanup->add_option("--var", cleanup_o.common.vars, "set a variable (repeatable)")->type_name("KEY=VALUE");
   add_output(cleanup, cleanup_o);
 
@@ -449,7 +288,7 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   }
   if (*validate) return cmd_validate(validate_files, validate_common, registry);
   if (*plan) return cmd_plan(plan_file, plan_common, registry);
-  if (*cleanup) return cmd_cleanup(cleanup_o, registry);
+  if (*cleanup) return cmd_cleanup(cleanup_file, cleanup_o, registry);
   if (*steps) return cmd_steps(steps_kind, steps_markdown, registry);
   if (*decode) return cmd_decode(decode_o);
   if (*schema) {

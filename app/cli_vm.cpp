@@ -33,26 +33,12 @@ std::string errno_suffix(const Error& e) {
   return e.code ? std::string(": ") + std::strerror(e.code) : "";
 }
 
-// The JSON report the guest wrote, with the lab VM's facts added.
-Result<void> add_vm_facts(const fs::path& file, const vm::PreparedKernel& kernel, const vm::LabRunResult& lab) {
-  nlohmann::json report;
-  {
-    std::ifstream in(file);
-    if (!in) return make_error("cannot read " + file.string(), errno);
-    try {
-      report = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-      return make_error("the guest's JSON report is not JSON: " + std::string(e.what()));
-    }
-  }
-  report["vm"] = {
+// What a report says about the lab VM a run had.
+nlohmann::json vm_facts(const vm::PreparedKernel& kernel, const vm::LabRunResult& lab) {
+  return {
       {"kernel", kernel.label}, {"release", kernel.release},  {"package_version", kernel.package_version},
       {"accel", lab.accel},     {"boot_s", lab.boot_seconds}, {"guest_uptime_at_start_s", lab.guest.uptime_at_start},
       {"boots", lab.boots},     {"dmesg", lab.guest.dmesg}};
-  std::ofstream out(file, std::ios::trunc);
-  out << report.dump(2) << "\n";
-  if (!out) return make_error("cannot write " + file.string(), errno);
-  return {};
 }
 
 }  // namespace
@@ -92,10 +78,30 @@ std::optional<std::string> own_binary() {
 // stdout, a spinner while it boots (on a terminal) and the boot line once it
 // is up. Returns the finished run, or rxerun's exit code when the VM could
 // not run it (the reason printed).
-std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kernel, vm::GuestRequest request,
-                                                 const fs::path& share, std::chrono::seconds budget, bool quiet) {
+struct BootIo {
+  std::function<void(std::string_view)> output;  // the guest's output and the boot line; empty: stdout
+  std::string prefix;                            // before rxerun's notes on stderr
+  bool spinner = true;                           // on a terminal, unless quiet
+  int interrupt_fd = -1;                         // -1: bind the signals here
+};
+
+// What the lab VM could not do, for the terminal and for the reports.
+struct BootFailure {
+  int exit_code = kExitEnvironment;
+  std::string message;  // "the lab VM did not boot (kernel 6.1): ..." and the console's last lines
+};
+
+std::variant<vm::LabRunResult, BootFailure> boot_and_run(const vm::PreparedKernel& kernel, vm::GuestRequest request,
+                                                         const fs::path& share, std::chrono::seconds budget, bool quiet,
+                                                         const BootIo& io) {
   const auto exe = own_binary();
-  if (!exe) return kExitEnvironment;
+  if (!exe) return BootFailure{kExitEnvironment, "cannot find its own binary (/proc/self/exe)"};
+  const auto out = [&](std::string_view text) {
+    if (io.output)
+      io.output(text);
+    else
+      write_out(stdout, text);
+  };
   vm::LabRun run;
   run.kernel = kernel;
   const vm::Accel accel_choice = vm::choose_accel(vm::boot_image(kernel));
@@ -106,7 +112,7 @@ std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kerne
   run.run_timeout = budget;
   run.request = std::move(request);
 
-  const bool spinner = !quiet && sys::is_terminal(2);
+  const bool spinner = io.spinner && !quiet && sys::is_terminal(2);
   const std::string which = "kernel " + kernel.label;
   run.booting = [&](double secs) {
     static const char frames[] = "|/-\\";
@@ -119,42 +125,46 @@ std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kerne
     announced = true;
     // The boot time, in every log (CI's among them).
     if (!quiet)
-      print(stdout, "lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release, accel, secs);
-    std::fflush(stdout);
+      out(fmt::format("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release, accel, secs));
   };
-  run.output = [&](std::string_view bytes) { write_out(stdout, bytes); };
+  run.output = out;
   run.notice = [&](const std::string& line) {
     if (spinner) print(stderr, "\r\033[K");
-    print(stderr, "rxerun: {}\n", line);
+    print(stderr, "{}rxerun: {}\n", io.prefix, line);
   };
-  sys::Interrupt interrupt;
-  interrupt.bind_signals();
-  run.interrupt_fd = interrupt.fd();
+  std::optional<sys::Interrupt> own_interrupt;
+  if (io.interrupt_fd < 0) {
+    own_interrupt.emplace();
+    own_interrupt->bind_signals();
+  }
+  run.interrupt_fd = own_interrupt ? own_interrupt->fd() : io.interrupt_fd;
 
   auto lab = vm::run_lab(run);
   if (spinner && !announced) print(stderr, "\r\033[K");
   if (!lab) {
-    print(stderr, "rxerun: cannot start the lab VM: {}{}\n", lab.error().message, errno_suffix(lab.error()));
-    return kExitEnvironment;
+    const std::string message =
+        fmt::format("cannot start the lab VM: {}{}", lab.error().message, errno_suffix(lab.error()));
+    print(stderr, "{}rxerun: {}\n", io.prefix, message);
+    return BootFailure{kExitEnvironment, message};
   }
   switch (lab->outcome) {
     case vm::LabOutcome::Interrupted:
-      print(stderr, "rxerun: interrupted: the lab VM was stopped (nothing of it is left on the host)\n");
-      return kExitInterrupted;
+      print(stderr, "{}rxerun: interrupted: the lab VM was stopped (nothing of it is left on the host)\n", io.prefix);
+      return BootFailure{kExitInterrupted, "interrupted: the lab VM was stopped"};
     case vm::LabOutcome::BootFailed:
     case vm::LabOutcome::Hung:
     case vm::LabOutcome::Crashed: {
       const char* what = lab->outcome == vm::LabOutcome::BootFailed ? "the lab VM did not boot"
                          : lab->outcome == vm::LabOutcome::Hung     ? "the run in the lab VM hung"
                                                                     : "the lab VM stopped during the run";
-      print(stderr, "rxerun: {} ({}): {}\n", what, which, lab->detail);
+      std::string message = fmt::format("{} ({}): {}", what, which, lab->detail);
       const auto& tail = lab->console_tail;
       if (!tail.empty()) {
-        print(stderr, "the guest console's last lines:\n");
-        for (std::size_t i = tail.size() > 12 ? tail.size() - 12 : 0; i < tail.size(); ++i)
-          print(stderr, "  {}\n", tail[i]);
+        message += "\nthe guest console's last lines:";
+        for (std::size_t i = tail.size() > 12 ? tail.size() - 12 : 0; i < tail.size(); ++i) message += "\n  " + tail[i];
       }
-      return kExitEnvironment;
+      print(stderr, "{}rxerun: {}\n", io.prefix, message);
+      return BootFailure{kExitEnvironment, message};
     }
     case vm::LabOutcome::Finished: break;
   }
@@ -182,32 +192,61 @@ Result<void> bring_back_outputs(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
-int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registry& registry,
-                  const vm::PreparedKernel& kernel) {
-  const std::vector<ReportTarget>& targets = o.reports;
+namespace {
+
+// A report for a scenario the lab VM did not run to its end.
+RunReport unfinished_run(const Scenario& scenario, const vm::PreparedKernel& kernel, int exit_code, std::string error,
+                         bool not_run) {
+  RunReport r;
+  r.file = scenario.file;
+  r.scenario = scenario.name;
+  r.description = scenario.description;
+  r.lab_kernel = kernel.label;
+  r.exit_code = not_run ? kExitOk : exit_code;
+  r.interrupted = exit_code == kExitInterrupted && !not_run;
+  r.error = std::move(error);
+  r.not_run = not_run;
+  return r;
+}
+
+}  // namespace
+
+VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scenario*>& scenarios,
+                            const Registry& registry, const vm::PreparedKernel& kernel) {
+  VmGroupResult result;
+  // Every scenario the VM could not finish gets a report that says why.
+  auto finish_unrun = [&](int exit_code, const std::string& error) {
+    for (std::size_t i = result.runs.size(); i < scenarios.size(); ++i) {
+      const bool first = i == result.runs.size();
+      result.runs.push_back(unfinished_run(*scenarios[i], kernel, exit_code,
+                                           first ? error : "not run: the lab VM stopped before it", !first));
+    }
+    result.exit_code = worse_exit_code(result.exit_code, exit_code);
+  };
   auto share = vm::ShareDir::create();
   if (!share) {
-    print(stderr, "rxerun: {}{}\n", share.error().message, errno_suffix(share.error()));
-    return kExitEnvironment;
+    const std::string message = share.error().message + errno_suffix(share.error());
+    print(stderr, "{}rxerun: {}\n", o.prefix, message);
+    finish_unrun(kExitEnvironment, message);
+    return result;
   }
-  // The guest runs the same command on its own kernel: `--host`, reports
+  // The guest runs the same command on its own kernel: `--host`, its report
   // into the share, the colour decided here.
   vm::GuestRequest request;
   auto& args = request.args;
-  args = {"run", fs::absolute(o.scenario).string(), "--host", "--color", o.color ? "always" : "never"};
+  args = {"run", "--host", "--color", o.color ? "always" : "never", "--lab-kernel", kernel.label};
+  for (const auto& f : o.scenarios) args.push_back(fs::absolute(f).string());
   for (const auto& v : o.vars) args.insert(args.end(), {"--var", v});
   for (const auto& t : o.only) args.insert(args.end(), {"--only", t});
   for (const auto& t : o.skip) args.insert(args.end(), {"--skip", t});
   if (o.force) args.push_back("--force");
   if (o.verbose) args.push_back("-v");
   if (o.quiet) args.push_back("-q");
-  std::vector<std::string> guest_reports;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const bool json = targets[i].format == ReportTarget::Format::Json;
-    guest_reports.push_back(fmt::format("report-{}.{}", i, json ? "json" : "xml"));
-    args.insert(args.end(),
-                {"--report", fmt::format("{}:{}/{}", json ? "json" : "junit", vm::kShareMount, guest_reports.back())});
-  }
+  if (o.fail_fast) args.push_back("--fail-fast");
+  if (o.progress) args.push_back("--progress");
+  if (!o.suite_position.empty()) args.insert(args.end(), {"--suite-position", o.suite_position});
+  const std::string guest_report = "runs.json";
+  args.insert(args.end(), {"--report", fmt::format("json:{}/{}", vm::kShareMount, guest_report)});
   // Files the steps write (captures) go into the share and come back here.
   const fs::path guest_output = share->path() / "output";
   std::error_code mkdir_ec;
@@ -217,31 +256,59 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   const char* term = std::getenv("TERM");
   request.term = o.color && term && *term ? term : "dumb";
 
-  auto ran = boot_and_run(kernel, std::move(request), share->path(), lab_run_budget(scenario, registry), o.quiet);
-  if (const int* failed = std::get_if<int>(&ran)) return *failed;
+  std::chrono::seconds budget{0};
+  for (const Scenario* s : scenarios) budget += lab_run_budget(*s, registry);
+  const BootIo io{.output = o.output, .prefix = o.prefix, .spinner = o.spinner, .interrupt_fd = o.interrupt_fd};
+  auto ran = boot_and_run(kernel, std::move(request), share->path(), budget, o.quiet, io);
+
+  // What the guest finished, even when the VM stopped later: it rewrites
+  // its report after every run.
+  const fs::path report_file = share->path() / guest_report;
+  nlohmann::json facts;
+  if (const auto* lab = std::get_if<vm::LabRunResult>(&ran)) facts = vm_facts(kernel, *lab);
+  if (std::error_code ec; fs::exists(report_file, ec)) {
+    std::ifstream in(report_file);
+    auto runs = [&]() -> Result<std::vector<RunReport>> {
+      try {
+        return run_reports_from_json(nlohmann::json::parse(in));
+      } catch (const std::exception& e) {
+        return make_error(std::string("it is not JSON: ") + e.what());
+      }
+    }();
+    if (!runs) {
+      print(stderr, "{}rxerun: cannot read the lab VM's report: {}\n", o.prefix, runs.error().message);
+    } else {
+      for (auto& r : *runs) {
+        if (result.runs.size() == scenarios.size()) break;
+        r.file = o.scenarios[result.runs.size()];  // as the user named it, not the guest's absolute path
+        r.lab_kernel = kernel.label;
+        if (!r.not_run) r.vm = facts;
+        result.exit_code = r.not_run ? result.exit_code : worse_exit_code(result.exit_code, r.exit_code);
+        result.runs.push_back(std::move(r));
+      }
+    }
+  }
+  if (const auto* failed = std::get_if<BootFailure>(&ran)) {
+    finish_unrun(failed->exit_code, failed->message);
+    return result;
+  }
   const auto& lab = std::get<vm::LabRunResult>(ran);
-  int code = lab.guest.exit_code;
-  if (code != kExitOk && !lab.guest.dmesg.empty()) {
-    print(stdout, "kernel messages of the RDMA stack in the lab VM:\n");
-    for (const auto& line : lab.guest.dmesg) print(stdout, "  {}\n", line);
+  if (result.runs.size() < scenarios.size())
+    finish_unrun(kExitEnvironment, "the run in the lab VM ended (" + lab.guest.ended + ") without its report");
+  result.exit_code = worse_exit_code(result.exit_code, lab.guest.exit_code);
+  if (result.exit_code != kExitOk && !lab.guest.dmesg.empty()) {
+    std::string text = "kernel messages of the RDMA stack in the lab VM:\n";
+    for (const auto& line : lab.guest.dmesg) text += "  " + line + "\n";
+    if (o.output)
+      o.output(text);
+    else
+      write_out(stdout, text);
   }
   if (auto r = bring_back_outputs(guest_output, o.output_dir.empty() ? fs::path(".") : fs::path(o.output_dir)); !r) {
-    print(stderr, "rxerun: {}\n", r.error().message);
-    if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
+    print(stderr, "{}rxerun: {}\n", o.prefix, r.error().message);
+    result.exit_code = worse_exit_code(result.exit_code, kExitEnvironment);
   }
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const fs::path from = share->path() / guest_reports[i];
-    if (!fs::exists(from)) continue;  // the guest said why it wrote none
-    if (targets[i].format == ReportTarget::Format::Json) {
-      if (auto r = add_vm_facts(from, kernel, lab); !r)
-        print(stderr, "rxerun: {}{}\n", r.error().message, errno_suffix(r.error()));
-    }
-    if (auto r = copy_file_atomic(from, targets[i].path, "report"); !r) {
-      print(stderr, "rxerun: {}\n", r.error().message);
-      if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
-    }
-  }
-  return code;
+  return result;
 }
 
 int cmd_vm_exec(const VmExecOptions& o) {
@@ -272,8 +339,8 @@ int cmd_vm_exec(const VmExecOptions& o) {
   request.cwd = fs::current_path().string();
   const char* term = std::getenv("TERM");
   request.term = term && *term && sys::is_terminal(1) ? term : "dumb";
-  auto ran = boot_and_run(*kernel, std::move(request), share->path(), o.timeout, o.quiet);
-  if (const int* failed = std::get_if<int>(&ran)) return *failed;
+  auto ran = boot_and_run(*kernel, std::move(request), share->path(), o.timeout, o.quiet, BootIo{});
+  if (const auto* failed = std::get_if<BootFailure>(&ran)) return failed->exit_code;
   return std::get<vm::LabRunResult>(ran).guest.exit_code;
 }
 

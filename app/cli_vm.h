@@ -3,8 +3,10 @@
 // placed in the lab VM (`--vm`, or by default when the host cannot).
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/model.h"
@@ -14,21 +16,39 @@
 
 namespace rxerun {
 
-// What `run` was asked, as the guest needs it again.
+// What `run` was asked, as the guest needs it again, and how this part of a
+// suite shows its output.
 struct VmRunOptions {
-  std::string scenario;  // as given
+  std::vector<std::string> scenarios;  // the files this lab VM runs, in order
   std::vector<std::string> vars, only, skip;
-  std::vector<ReportTarget> reports;
   bool force = false;
   bool verbose = false;
   bool quiet = false;
   bool color = false;
-  std::string output_dir;  // where the guest's output files come back to; empty: here
+  bool fail_fast = false;
+  bool progress = false;       // the guest draws the live status line (the host's stdout is a terminal)
+  std::string suite_position;  // "3/8": the guest numbers its runs from there; empty: not a suite
+  std::string output_dir;      // where the guest's output files come back to; empty: here
+  // Where the guest's output and the boot line go (stdout when empty), and
+  // what precedes rxerun's own notes on stderr ("[7.3] " when VMs run side
+  // by side).
+  std::function<void(std::string_view)> output;
+  std::string prefix;
+  bool spinner = true;    // a boot spinner on a terminal (never with lab VMs side by side)
+  int interrupt_fd = -1;  // readable on Ctrl-C (the caller binds the signals)
 };
 
-// Runs the scenario in the lab VM with `kernel`; returns rxerun's exit code.
-int run_in_lab_vm(const VmRunOptions& options, const Scenario& scenario, const Registry& registry,
-                  const vm::PreparedKernel& kernel);
+// What one lab VM ran: a report for every scenario it was given (those it
+// could not run carry `error`, or `not_run`), each with the VM's facts.
+struct VmGroupResult {
+  std::vector<RunReport> runs;
+  int exit_code = 0;
+};
+
+// Runs `scenarios` (loaded from options.scenarios) in one boot of the lab
+// VM with `kernel`.
+VmGroupResult run_in_lab_vm(const VmRunOptions& options, const std::vector<const Scenario*>& scenarios,
+                            const Registry& registry, const vm::PreparedKernel& kernel);
 
 // The time the whole run may take in the lab VM once it has started: the
 // scenario's vm.timeout, else every step's timeout (times its attempts) plus

@@ -11,4 +11,23 @@ inline constexpr int kExitEnvironment = 3;    // environment or step error
 inline constexpr int kExitResidue = 4;        // cleanup left something behind (wins over 0 and 1)
 inline constexpr int kExitInterrupted = 130;  // interrupted, after cleanup ran
 
+// Of two exit codes, the one a summary reports (several runs of a suite):
+// interrupted, then usage, then environment or step error, then residue,
+// then a failed expectation, then success; the order a single run's code
+// follows too (an error wins over residue, residue over a failure).
+constexpr int worse_exit_code(int a, int b) {
+  auto rank = [](int code) {
+    switch (code) {
+      case kExitOk: return 0;
+      case kExitFailed: return 1;
+      case kExitResidue: return 2;
+      case kExitEnvironment: return 3;
+      case kExitUsage: return 4;
+      case kExitInterrupted: return 5;
+      default: return 3;  // a code rxerun does not give (a guest killed by a signal): an error
+    }
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
 }  // namespace rxerun

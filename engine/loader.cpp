@@ -332,8 +332,12 @@ void Loader::load_vm(const YAML::Node& value, const YAML::Node& key) {
     return;
   }
   for_each_pair(value, [&](const std::string& k, const YAML::Node& key_node, const YAML::Node& v) {
-    if (k != "kernel" && k != "timeout") {
+    if (k != "kernel" && k != "kernels" && k != "timeout") {
       error(key_node, fmt::format("unknown key '{}' in 'vm'{}", excerpt(k), did_you_mean(k, kVmKeys)));
+      return;
+    }
+    if (k == "kernels") {
+      load_vm_kernels(v, key_node);
       return;
     }
     auto s = scalar_text(v, key_node, "vm." + k);
@@ -357,6 +361,30 @@ void Loader::load_vm(const YAML::Node& value, const YAML::Node& key) {
       scenario_.vm_kernel = *e;
     }
   });
+  if (scenario_.vm_kernel && !scenario_.vm_kernels.empty())
+    error(value["kernels"], "'vm' names both 'kernel' and 'kernels': use 'kernels' alone to run on several kernels");
+}
+
+void Loader::load_vm_kernels(const YAML::Node& value, const YAML::Node& key) {
+  if (!value.IsSequence() || value.size() == 0) {
+    error(value.IsNull() ? key : value,
+          fmt::format("'vm.kernels' must be a list of lab kernels such as [\"6.1\", \"7.3\"], got {}",
+                      value.IsSequence() ? "an empty list" : type_name(value)));
+    return;
+  }
+  for (const auto& item : value) {
+    auto s = scalar_text(item, key, "vm.kernels");
+    if (!s) continue;
+    auto e = expand_string(*s, mark_of(item), false);
+    if (!e) continue;
+    if (e->empty()) {
+      error(item, "a kernel in 'vm.kernels' cannot be empty");
+    } else if (std::find(scenario_.vm_kernels.begin(), scenario_.vm_kernels.end(), *e) != scenario_.vm_kernels.end()) {
+      error(item, fmt::format("kernel '{}' is in 'vm.kernels' twice", excerpt(*e)));
+    } else {
+      scenario_.vm_kernels.push_back(*e);
+    }
+  }
 }
 
 std::optional<std::string> Loader::bad_var_name(const std::string& name) {

@@ -43,7 +43,7 @@ bool valid_scenario_name(std::string_view s);
 std::string name_from_file(const std::string& file);
 
 inline const std::vector<std::string> kTopKeys{"name", "description", "vars", "vm", "steps"};
-inline const std::vector<std::string> kVmKeys{"kernel", "timeout"};
+inline const std::vector<std::string> kVmKeys{"kernel", "kernels", "timeout"};
 inline const std::vector<std::string> kCommonKeys{"name", "netns", "expect", "timeout", "retries", "delay", "tags"};
 inline const std::vector<std::string> kOutcomes{"ok", "fail", "timeout"};
 bool is_common_key(const std::string& k);
@@ -124,6 +124,7 @@ class Loader {
   void load_description(const YAML::Node& value, const YAML::Node& key);
 
   void load_vm(const YAML::Node& value, const YAML::Node& key);
+  void load_vm_kernels(const YAML::Node& value, const YAML::Node& key);
 
   // vars
   static std::optional<std::string> bad_var_name(const std::string& name);

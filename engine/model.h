@@ -66,6 +66,7 @@ struct Scenario {
   std::string description;
   std::map<std::string, std::string> vars;  // after --var overrides
   std::optional<std::string> vm_kernel;     // vm: {kernel: "7.3"}
+  std::vector<std::string> vm_kernels;      // vm: {kernels: ["6.1", "7.3"]}: run once on each
   std::optional<Duration> vm_timeout;       // vm: {timeout: 10m}: the whole run in the lab VM
   std::vector<StepSpec> steps;
 

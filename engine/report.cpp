@@ -12,6 +12,7 @@
 
 #include "base/files.h"
 #include "base/output.h"
+#include "engine/exit_code.h"
 
 namespace rxerun {
 
@@ -28,6 +29,21 @@ std::string_view to_string(StepStatus s) {
   return "unknown";
 }
 
+std::string run_label(const RunReport& report) {
+  return report.lab_kernel.empty() ? report.scenario : report.scenario + "@" + report.lab_kernel;
+}
+
+std::string_view run_verdict(const RunReport& report) {
+  if (report.not_run) return "not-run";
+  switch (report.exit_code) {
+    case kExitOk: return "passed";
+    case kExitFailed: return "failed";
+    case kExitResidue: return "residue";
+    case kExitInterrupted: return "interrupted";
+    default: return "error";
+  }
+}
+
 bool CleanupReport::clean() const {
   if (kept) return true;  // nothing was undone on purpose; `rxerun cleanup` judges later
   return std::all_of(undos.begin(), undos.end(), [](const UndoReport& u) { return u.ok; });
@@ -40,6 +56,9 @@ void MultiReporter::run_started(const Scenario& s) {
 }
 void MultiReporter::step_started(const StepSpec& s) {
   for (auto* r : reporters_) r->step_started(s);
+}
+void MultiReporter::step_waiting(const StepSpec& s, Duration timeout) {
+  for (auto* r : reporters_) r->step_waiting(s, timeout);
 }
 void MultiReporter::step_finished(const StepReport& s) {
   for (auto* r : reporters_) r->step_finished(s);
@@ -97,6 +116,9 @@ void GuardedReporter::cleanup_finished(const CleanupReport& r) {
 void GuardedReporter::run_finished(const RunReport& r) {
   pass([&] { inner_.run_finished(r); });
 }
+void GuardedReporter::step_waiting(const StepSpec& s, Duration timeout) {
+  pass([&] { inner_.step_waiting(s, timeout); });
+}
 void GuardedReporter::note(std::string_view text) {
   pass([&] { inner_.note(text); });
 }
@@ -128,14 +150,22 @@ std::optional<ReportTarget> parse_report_target(std::string_view spec, std::stri
 }
 
 Result<void> write_report(const ReportTarget& target, const RunReport& report) {
+  SuiteReport one;
+  one.runs.push_back(report);
+  one.exit_code = report.exit_code;
+  return write_report(target, one);
+}
+
+Result<void> write_report(const ReportTarget& target, const SuiteReport& suite) {
   std::string text;
   try {  // the barrier: a report that cannot be made is an error of the report, never the run's end
     if (target.format == ReportTarget::Format::Json) {
       // Facts come from tools and may hold invalid UTF-8: replace, never throw.
-      text = to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+      const nlohmann::json j = suite.suite || suite.runs.size() != 1 ? to_json(suite) : to_json(suite.runs.front());
+      text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
       text += '\n';
     } else {
-      text = to_junit_xml(report);
+      text = to_junit_xml(suite.runs);
     }
   } catch (const std::exception& e) {
     return make_error(fmt::format("cannot write report {}: {}", target.path, e.what()));

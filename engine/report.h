@@ -4,6 +4,7 @@
 // that turn the final RunReport into JSON and JUnit files.
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,30 @@ struct RunReport {
   CleanupReport cleanup;
   bool interrupted = false;
   int exit_code = 0;
+  // Set on the host for a run in the lab VM: the kernel's label ("7.3") and
+  // what the VM did (release, accelerator, boot time, the guest's RDMA
+  // kernel messages). Reports name such a run NAME@KERNEL.
+  std::string lab_kernel;
+  nlohmann::json vm;  // null on the host
+  // Why the run did not happen or did not end by itself (the lab VM did not
+  // boot, --fail-fast stopped the suite before it); empty when it ran.
+  std::string error;
+  bool not_run = false;  // left out (--fail-fast); `error` says why
+};
+
+// "veth-pair@7.3" for a run in the lab VM, "veth-pair" on the host.
+std::string run_label(const RunReport& report);
+// One word for a run's verdict: passed, failed, error, residue, interrupted,
+// not-run (the summary table's RESULT column, the JSON suite's counts).
+std::string_view run_verdict(const RunReport& report);
+
+// What one command ran: a single scenario, or a suite (several scenarios,
+// several kernels). `suite` decides the JSON report's shape: a suite's holds
+// every run under "runs".
+struct SuiteReport {
+  std::vector<RunReport> runs;
+  bool suite = false;
+  int exit_code = 0;  // the worst of the runs' (engine/exit_code.h)
 };
 
 class Reporter {
@@ -85,6 +110,8 @@ class Reporter {
   virtual ~Reporter() = default;
   virtual void run_started(const Scenario&) {}
   virtual void step_started(const StepSpec&) {}
+  // Before each attempt: the step now waits up to `timeout` (zero: none).
+  virtual void step_waiting(const StepSpec&, Duration /*timeout*/) {}
   virtual void step_finished(const StepReport&) {}
   virtual void cleanup_started(std::string_view /*phase*/, std::size_t /*pending*/) {}
   virtual void undo_finished(const UndoReport&) {}
@@ -99,6 +126,7 @@ class MultiReporter final : public Reporter {
   void add(Reporter& r) { reporters_.push_back(&r); }
   void run_started(const Scenario& s) override;
   void step_started(const StepSpec& s) override;
+  void step_waiting(const StepSpec& s, Duration timeout) override;
   void step_finished(const StepReport& r) override;
   void cleanup_started(std::string_view phase, std::size_t pending) override;
   void undo_finished(const UndoReport& r) override;
@@ -118,6 +146,7 @@ class GuardedReporter final : public Reporter {
   explicit GuardedReporter(Reporter& inner) : inner_(inner) {}
   void run_started(const Scenario& s) override;
   void step_started(const StepSpec& s) override;
+  void step_waiting(const StepSpec& s, Duration timeout) override;
   void step_finished(const StepReport& r) override;
   void cleanup_started(std::string_view phase, std::size_t pending) override;
   void undo_finished(const UndoReport& r) override;
@@ -137,15 +166,20 @@ enum class Verbosity { Quiet, Normal, Verbose };
 struct TerminalStyle {
   bool color = false;
   Verbosity verbosity = Verbosity::Normal;
+  bool progress = false;  // a live status line for a step that takes over a second (a terminal only)
 };
+
+class ProgressLine;
 
 // One line per step (status, name, duration, key facts), failures with their
 // reasons and hints, the cleanup, a summary line.
 class TerminalReporter final : public Reporter {
  public:
   TerminalReporter(std::FILE* out, TerminalStyle style);
+  ~TerminalReporter() override;
   void run_started(const Scenario& s) override;
   void step_started(const StepSpec& s) override;
+  void step_waiting(const StepSpec& s, Duration timeout) override;
   void step_finished(const StepReport& r) override;
   void cleanup_started(std::string_view phase, std::size_t pending) override;
   void undo_finished(const UndoReport& r) override;
@@ -156,10 +190,21 @@ class TerminalReporter final : public Reporter {
  private:
   std::FILE* out_;
   TerminalStyle style_;
+  std::unique_ptr<ProgressLine> progress_;  // with style_.progress
 };
 
 nlohmann::json to_json(const RunReport& report);
+// A suite's JSON report: {"report_version", "rxerun", "exit_code", "summary", "runs": [RUN...]}.
+nlohmann::json to_json(const SuiteReport& suite);
+// The run report to_json wrote, read back (the host reads the lab VM's this
+// way); an error names the first key that is missing or of the wrong type.
+Result<RunReport> run_report_from_json(const nlohmann::json& j);
+// The runs of a JSON report of either shape (one run, or a suite's "runs").
+Result<std::vector<RunReport>> run_reports_from_json(const nlohmann::json& j);
+
 std::string to_junit_xml(const RunReport& report);
+// One <testsuite> per run, named as run_label() names it.
+std::string to_junit_xml(const std::vector<RunReport>& runs);
 
 // "json:PATH" or "junit:PATH"; nullopt with `error` set when malformed.
 struct ReportTarget {
@@ -168,5 +213,6 @@ struct ReportTarget {
 };
 std::optional<ReportTarget> parse_report_target(std::string_view spec, std::string* error);
 Result<void> write_report(const ReportTarget& target, const RunReport& report);
+Result<void> write_report(const ReportTarget& target, const SuiteReport& suite);
 
 }  // namespace rxerun

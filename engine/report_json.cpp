@@ -31,7 +31,22 @@
 //   "summary": {"passed", "flaky", "failed", "errors", "skipped", "not_run", "interrupted"}
 //     disjoint counts (a flaky step is counted in "flaky" only); they add up
 //     to the number of steps.
+//   "kernel": "7.3",               only for a run in the lab VM: its kernel's label
+//   "vm": {...},                   only for a run in the lab VM: release, accel, boot_s, dmesg, ...
+//   "error": "...",                only when the run did not happen or did not end by itself
+//   "not_run": true                only for a run a suite left out (--fail-fast)
 // }
+//
+// A suite (several scenarios or kernels) writes one object around its runs:
+// {"report_version": 1, "rxerun", "exit_code",
+//  "summary": {"runs", "passed", "failed", "errors", "residue", "interrupted", "not_run"},
+//  "runs": [RUN, ...]}
+
+#include <fmt/format.h>
+
+#include <initializer_list>
+#include <map>
+#include <utility>
 
 #include "base/version.h"
 #include "engine/report.h"
@@ -98,7 +113,7 @@ nlohmann::json to_json(const RunReport& report) {
       case StepStatus::Interrupted: ++interrupted; break;
     }
   }
-  return {
+  nlohmann::json j = {
       {"report_version", 1},
       {"rxerun", rxerun_version(report.host)},
       {"file", report.file},
@@ -123,6 +138,158 @@ nlohmann::json to_json(const RunReport& report) {
            {"interrupted", interrupted},
        }},
   };
+  if (!report.lab_kernel.empty()) j["kernel"] = report.lab_kernel;
+  if (!report.vm.is_null()) j["vm"] = report.vm;
+  if (!report.error.empty()) j["error"] = report.error;
+  if (report.not_run) j["not_run"] = true;
+  return j;
+}
+
+nlohmann::json to_json(const SuiteReport& suite) {
+  auto runs = nlohmann::json::array();
+  std::map<std::string, int> counts{{"passed", 0},  {"failed", 0},      {"errors", 0},
+                                    {"residue", 0}, {"interrupted", 0}, {"not_run", 0}};
+  static const std::map<std::string_view, std::string> key_of{
+      {"passed", "passed"},   {"failed", "failed"},           {"error", "errors"},
+      {"residue", "residue"}, {"interrupted", "interrupted"}, {"not-run", "not_run"}};
+  std::string version = RXERUN_VERSION;
+  for (const auto& r : suite.runs) {
+    runs.push_back(to_json(r));
+    ++counts[key_of.at(run_verdict(r))];
+    if (!r.not_run) version = rxerun_version(r.host);
+  }
+  nlohmann::json summary = {{"runs", suite.runs.size()}};
+  for (const auto& [key, n] : counts) summary[key] = n;
+  return {{"report_version", 1},
+          {"rxerun", version},
+          {"exit_code", suite.exit_code},
+          {"summary", std::move(summary)},
+          {"runs", std::move(runs)}};
+}
+
+// ---- reading a report back ------------------------------------------------
+
+namespace {
+
+// Reads `key` of object `j` into `out`, or says which key is wrong.
+template <class T>
+Result<void> read_key(const nlohmann::json& j, const char* key, T& out, bool required = true) {
+  if (!j.is_object()) return make_error("a report entry is not an object");
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (required) return make_error(fmt::format("the report has no '{}'", key));
+    return {};
+  }
+  try {
+    out = it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return make_error(fmt::format("the report's '{}' is {}, not what rxerun writes there", key, it->type_name()));
+  }
+  return {};
+}
+
+Duration duration_key(const nlohmann::json& j, const char* key) {
+  double seconds = 0;
+  if (j.is_object() && j.contains(key) && j[key].is_number()) seconds = j[key].get<double>();
+  return Duration(static_cast<Duration::rep>(seconds * 1000.0 + 0.5));
+}
+
+template <class E>
+Result<E> enum_key(const nlohmann::json& j, const char* key, std::initializer_list<E> values) {
+  std::string text;
+  if (auto r = read_key(j, key, text); !r) return r.error();
+  for (E v : values)
+    if (to_string(v) == text) return v;
+  return make_error(fmt::format("the report's '{}' is '{}', which rxerun does not write", key, text));
+}
+
+Result<CleanupReport> cleanup_from_json(const nlohmann::json& j, const char* phase) {
+  CleanupReport c;
+  c.phase = phase;
+  if (auto r = read_key(j, "kept", c.kept, false); !r) return r.error();
+  if (!j.contains("undos")) return c;
+  if (!j["undos"].is_array()) return make_error(fmt::format("the report's '{}.undos' is not a list", phase));
+  for (const auto& u : j["undos"]) {
+    UndoReport undo;
+    for (auto r : {read_key(u, "step", undo.step, false), read_key(u, "kind", undo.kind, false),
+                   read_key(u, "summary", undo.summary, false), read_key(u, "ok", undo.ok),
+                   read_key(u, "error", undo.error, false), read_key(u, "covered_by", undo.covered_by, false),
+                   read_key(u, "journal", undo.journal_text, false)})
+      if (!r) return r.error();
+    undo.duration = duration_key(u, "duration_s");
+    c.undos.push_back(std::move(undo));
+  }
+  return c;
+}
+
+Result<StepReport> step_from_json(const nlohmann::json& j) {
+  StepReport s;
+  for (auto r : {read_key(j, "index", s.index), read_key(j, "name", s.name), read_key(j, "kind", s.kind),
+                 read_key(j, "netns", s.netns, false), read_key(j, "tags", s.tags, false),
+                 read_key(j, "attempts", s.attempts, false), read_key(j, "failures", s.failures, false),
+                 read_key(j, "message", s.message, false), read_key(j, "hints", s.hints, false)})
+    if (!r) return r.error();
+  auto status = enum_key(j, "status",
+                         {StepStatus::Passed, StepStatus::Flaky, StepStatus::Failed, StepStatus::Error,
+                          StepStatus::Skipped, StepStatus::NotRun, StepStatus::Interrupted});
+  if (!status) return status.error();
+  s.status = *status;
+  const std::initializer_list<Outcome> outcomes{Outcome::Ok, Outcome::Fail, Outcome::Timeout, Outcome::Error};
+  auto outcome = enum_key(j, "outcome", outcomes);
+  if (!outcome) return outcome.error();
+  auto expected = enum_key(j, "expected", outcomes);
+  if (!expected) return expected.error();
+  s.outcome = *outcome;
+  s.expected = *expected;
+  if (j.contains("facts")) s.facts = j["facts"];
+  s.duration = duration_key(j, "duration_s");
+  return s;
+}
+
+}  // namespace
+
+Result<RunReport> run_report_from_json(const nlohmann::json& j) {
+  RunReport report;
+  for (auto r : {read_key(j, "file", report.file), read_key(j, "scenario", report.scenario),
+                 read_key(j, "description", report.description, false),
+                 read_key(j, "started_at", report.started_at, false), read_key(j, "exit_code", report.exit_code),
+                 read_key(j, "interrupted", report.interrupted, false), read_key(j, "kernel", report.lab_kernel, false),
+                 read_key(j, "error", report.error, false), read_key(j, "not_run", report.not_run, false)})
+    if (!r) return r.error();
+  report.duration = duration_key(j, "duration_s");
+  if (j.contains("host")) report.host = j["host"];
+  if (j.contains("vm")) report.vm = j["vm"];
+  if (!j.contains("steps") || !j["steps"].is_array()) return make_error("the report has no list of 'steps'");
+  for (const auto& step : j["steps"]) {
+    auto s = step_from_json(step);
+    if (!s) return s.error();
+    report.steps.push_back(std::move(*s));
+  }
+  for (auto [key, into] : {std::pair{"preclean", &report.preclean}, std::pair{"cleanup", &report.cleanup}}) {
+    if (!j.contains(key)) continue;
+    auto c = cleanup_from_json(j[key], key);
+    if (!c) return c.error();
+    *into = std::move(*c);
+  }
+  return report;
+}
+
+Result<std::vector<RunReport>> run_reports_from_json(const nlohmann::json& j) {
+  std::vector<RunReport> out;
+  if (!j.is_object()) return make_error("the report is not a JSON object");
+  if (!j.contains("runs")) {
+    auto one = run_report_from_json(j);
+    if (!one) return one.error();
+    out.push_back(std::move(*one));
+    return out;
+  }
+  if (!j["runs"].is_array()) return make_error("the report's 'runs' is not a list");
+  for (const auto& run : j["runs"]) {
+    auto r = run_report_from_json(run);
+    if (!r) return r.error();
+    out.push_back(std::move(*r));
+  }
+  return out;
 }
 
 }  // namespace rxerun

@@ -181,38 +181,67 @@ Case cleanup_case(const CleanupReport& cr, std::string_view name, std::string_vi
   return c;
 }
 
-}  // namespace
+// The counts a <testsuite> or <testsuites> element carries.
+struct Counts {
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  Duration time{0};
+  std::string attributes() const {
+    return fmt::format("tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\"", tests, failures, errors,
+                       skipped, junit_seconds(time));
+  }
+};
 
-std::string to_junit_xml(const RunReport& report) {
+// The cases of one run: its steps, the cleanup (and the preclean when it did
+// anything), or one "run" case with the error when the run did not happen.
+std::vector<Case> run_cases(const RunReport& report) {
   std::vector<Case> cases;
+  if (report.not_run || (!report.error.empty() && report.steps.empty())) {
+    Case c;
+    c.name = "run";
+    c.result = report.not_run ? result_element("skipped", "", report.error, "")
+                              : result_element("error", "error", first_line(report.error), report.error);
+    cases.push_back(std::move(c));
+    return cases;
+  }
   for (const auto& s : report.steps) cases.push_back(step_case(s));
   const std::string file = report.file.empty() ? "SCENARIO.yaml" : report.file;
   if (!report.preclean.undos.empty() || !report.preclean.clean()) {
     cases.push_back(cleanup_case(report.preclean, "preclean", file));
   }
   cases.push_back(cleanup_case(report.cleanup, "cleanup", file));
-
-  std::size_t failures = 0, errors = 0, skipped = 0;
-  for (const auto& c : cases) {
-    failures += c.result.starts_with("<failure") ? 1 : 0;
-    errors += c.result.starts_with("<error") ? 1 : 0;
-    skipped += c.result.starts_with("<skipped") ? 1 : 0;
+  if (!report.error.empty()) {  // it ran, but did not end by itself (the lab VM stopped)
+    Case c;
+    c.name = "run";
+    c.result = result_element("error", "error", first_line(report.error), report.error);
+    cases.push_back(std::move(c));
   }
+  return cases;
+}
 
+Counts count(const std::vector<Case>& cases, Duration time) {
+  Counts n;
+  n.tests = cases.size();
+  n.time = time;
+  for (const auto& c : cases) {
+    n.failures += c.result.starts_with("<failure") ? 1 : 0;
+    n.errors += c.result.starts_with("<error") ? 1 : 0;
+    n.skipped += c.result.starts_with("<skipped") ? 1 : 0;
+  }
+  return n;
+}
+
+std::string testsuite_xml(const RunReport& report, const std::vector<Case>& cases, const Counts& counts) {
   std::string hostname = "unknown";
   if (report.host.is_object() && report.host.contains("hostname") && report.host["hostname"].is_string()) {
     hostname = report.host["hostname"].get<std::string>();
   }
-  const std::string suite = xml_attr(report.scenario);
-  const std::string counts = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\"",
-                                         cases.size(), failures, errors, skipped, junit_seconds(report.duration));
-
-  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += fmt::format("<testsuites name=\"rxerun\" {}>\n", counts);
+  const std::string label = run_label(report);
+  std::string xml;
   // An empty timestamp would not be an ISO 8601 time: leave it out instead.
   const std::string timestamp =
       report.started_at.empty() ? "" : fmt::format(" timestamp=\"{}\"", xml_attr(report.started_at));
-  xml += fmt::format("  <testsuite name=\"{}\" {}{} hostname=\"{}\">\n", suite, counts, timestamp, xml_attr(hostname));
+  xml += fmt::format("  <testsuite name=\"{}\" {}{} hostname=\"{}\">\n", xml_attr(label), counts.attributes(),
+                     timestamp, xml_attr(hostname));
 
   // Run-level facts a CI reader may want next to the results.
   xml += "    <properties>\n";
@@ -221,17 +250,20 @@ std::string to_junit_xml(const RunReport& report) {
   };
   property("file", report.file);
   if (!report.description.empty()) property("description", report.description);
+  if (!report.lab_kernel.empty()) property("kernel", report.lab_kernel);
   property("exit_code", std::to_string(report.exit_code));
   property("interrupted", report.interrupted ? "true" : "false");
-  if (report.host.is_object()) {
-    for (const auto& [key, value] : report.host.items()) {
-      property("host." + key, value.is_string() ? value.get<std::string>()
-                                                : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  for (const auto* facts : {&report.host, &report.vm}) {
+    if (!facts->is_object()) continue;
+    const std::string prefix = facts == &report.host ? "host." : "vm.";
+    for (const auto& [key, value] : facts->items()) {
+      property(prefix + key, value.is_string() ? value.get<std::string>()
+                                               : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
   }
   xml += "    </properties>\n";
 
-  const std::string classname = xml_attr("rxerun." + report.scenario);
+  const std::string classname = xml_attr("rxerun." + label);
   for (const auto& c : cases) {
     xml += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\"", classname, xml_attr(c.name),
                        junit_seconds(c.time));
@@ -244,7 +276,33 @@ std::string to_junit_xml(const RunReport& report) {
     if (!c.system_out.empty()) xml += fmt::format("      <system-out>{}</system-out>\n", xml_text(c.system_out));
     xml += "    </testcase>\n";
   }
-  xml += "  </testsuite>\n</testsuites>\n";
+  xml += "  </testsuite>\n";
+  return xml;
+}
+
+}  // namespace
+
+std::string to_junit_xml(const RunReport& report) {
+  return to_junit_xml(std::vector<RunReport>{report});
+}
+
+std::string to_junit_xml(const std::vector<RunReport>& runs) {
+  Counts total;
+  std::string suites;
+  for (const auto& report : runs) {
+    const auto cases = run_cases(report);
+    const Counts n = count(cases, report.duration);
+    total.tests += n.tests;
+    total.failures += n.failures;
+    total.errors += n.errors;
+    total.skipped += n.skipped;
+    total.time += n.time;
+    suites += testsuite_xml(report, cases, n);
+  }
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += fmt::format("<testsuites name=\"rxerun\" {}>\n", total.attributes());
+  xml += suites;
+  xml += "</testsuites>\n";
   return xml;
 }
 

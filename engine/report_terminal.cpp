@@ -28,6 +28,7 @@
 #include "base/output.h"
 #include "base/strings.h"
 #include "base/utf8.h"
+#include "engine/progress_line.h"
 #include "engine/report.h"
 
 namespace rxerun {
@@ -264,7 +265,22 @@ bool is_problem(StepStatus s) {
 
 }  // namespace
 
-TerminalReporter::TerminalReporter(std::FILE* out, TerminalStyle style) : out_(out), style_(style) {}
+TerminalReporter::TerminalReporter(std::FILE* out, TerminalStyle style)
+    : out_(out),
+      style_(style),
+      progress_(style.progress && style.verbosity != Verbosity::Quiet ? std::make_unique<ProgressLine>(out) : nullptr) {
+}
+
+TerminalReporter::~TerminalReporter() = default;
+
+void TerminalReporter::step_waiting(const StepSpec& s, Duration timeout) {
+  if (!progress_) return;
+  std::string where = s.netns ? fmt::format(" (netns {})", printable(*s.netns)) : "";
+  progress_->show(paint(style_, Tone::Dim,
+                        fmt::format("  ..    {} {}{}", pad(printable(s.name), kNameWidth),
+                                    pad(printable(s.kind), kKindWidth), where)),
+                  timeout);
+}
 
 void TerminalReporter::run_started(const Scenario& s) {
   if (style_.verbosity == Verbosity::Quiet) return;
@@ -283,6 +299,7 @@ void TerminalReporter::step_started(const StepSpec& s) {
 }
 
 void TerminalReporter::step_finished(const StepReport& r) {
+  if (progress_) progress_->clear();
   const bool verbose = style_.verbosity == Verbosity::Verbose;
   if (style_.verbosity == Verbosity::Quiet && !is_problem(r.status)) return;
 

@@ -296,6 +296,9 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
       }
       if (result.outcome != Outcome::Error) {
         const auto deadline = deadline_for(step, kind);
+        reporter_.step_waiting(step, deadline == sys::SteadyTime::max()
+                                         ? Duration::zero()
+                                         : std::chrono::duration_cast<Duration>(deadline - sys_.clock.now()));
         Context ctx(*this, step, deadline);
         Params p(params, step, scenario.file);
         result = guarded("step kind '" + step.kind + "'", [&] { return kind.run(p, ctx); });

@@ -404,6 +404,22 @@ TEST_CASE("loader: top level") {
   CHECK(error("vm: {kernel: \"\"}\nsteps: [{sleep: {duration: 1s}}]\n") == "t.yaml:1:14: 'vm.kernel' cannot be empty");
 }
 
+TEST_CASE("loader: vm.kernels, a matrix of lab kernels") {
+  Scenario s = valid("vm: {kernels: [\"6.1\", \"7.10\"]}\nsteps: [{sleep: {duration: 1s}}]\n");
+  CHECK(s.vm_kernels == std::vector<std::string>{"6.1", "7.10"});
+  CHECK_FALSE(s.vm_kernel);
+  CHECK(error("vm: {kernels: []}\nsteps: [{sleep: {duration: 1s}}]\n") ==
+        "t.yaml:1:15: 'vm.kernels' must be a list of lab kernels such as [\"6.1\", \"7.3\"], got an empty list");
+  CHECK(error("vm: {kernels: \"6.1\"}\nsteps: [{sleep: {duration: 1s}}]\n") ==
+        "t.yaml:1:15: 'vm.kernels' must be a list of lab kernels such as [\"6.1\", \"7.3\"], got '6.1'");
+  CHECK(error("vm: {kernels: [\"6.1\", \"6.1\"]}\nsteps: [{sleep: {duration: 1s}}]\n") ==
+        "t.yaml:1:23: kernel '6.1' is in 'vm.kernels' twice");
+  CHECK(error("vm: {kernel: \"6.1\", kernels: [\"7.3\"]}\nsteps: [{sleep: {duration: 1s}}]\n") ==
+        "t.yaml:1:30: 'vm' names both 'kernel' and 'kernels': use 'kernels' alone to run on several kernels");
+  CHECK(error("vm: {kernels: [\"\"]}\nsteps: [{sleep: {duration: 1s}}]\n") ==
+        "t.yaml:1:16: a kernel in 'vm.kernels' cannot be empty");
+}
+
 TEST_CASE("loader: duplicate keys in any mapping") {
   CHECK(error("steps: [{sleep: {duration: 1s}}]\nname: a\nname: b\n") ==
         "t.yaml:3:1: duplicate key 'name' (first at 2:1)");

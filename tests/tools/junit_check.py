@@ -9,7 +9,11 @@ pipeline.
     junit_check.py FILE --expect-tests N --expect-failures N --expect-errors N
                    --expect-skipped N [--expect-failure-case NAME ...]
                    [--expect-error-case NAME ...] [--expect-skipped-case NAME ...]
-                   [--expect-case NAME ...]
+                   [--expect-case NAME ...] [--expect-suite NAME ...]
+
+A report of several runs (a suite) holds one <testsuite> per run; a case is
+then named SUITE::CASE ("vm-pass@6.1::cleanup"), and a name without "::"
+must be unique across the suites.
 
 Exit 0 when every expectation holds, 1 (with one line per problem on stderr)
 otherwise, 2 on bad usage.
@@ -36,6 +40,9 @@ def parse_args(argv):
                    help="this testcase has an <error>")
     p.add_argument("--expect-skipped-case", action="append", default=[], metavar="NAME",
                    help="this testcase is <skipped>")
+    p.add_argument("--expect-suite", action="append", default=[], metavar="NAME",
+                   help="a testsuite with this name exists")
+    p.add_argument("--expect-suites", type=int, help="the number of testsuites")
     return p.parse_args(argv)
 
 
@@ -61,20 +68,27 @@ def check(args):
     if not suites:
         problems.append("no <testsuite> element")
 
-    cases = {}  # name -> result tags
+    cases = {}  # "SUITE::CASE" and, when unique, "CASE" -> result tags
+    bare = {}  # CASE -> how many suites have it
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for suite in suites:
         counted = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for case in suite:
             if not case.name:
                 problems.append(f"suite {suite.name!r}: a testcase without a name")
-            if case.name in cases:
-                problems.append(f"testcase {case.name!r} appears twice")
+            qualified = f"{suite.name}::{case.name}"
+            if qualified in cases:
+                problems.append(f"testcase {case.name!r} appears twice in suite {suite.name!r}")
             results = case.result
             tags = [type(r).__name__ for r in results]
             if len(results) > 1:
                 problems.append(f"testcase {case.name!r}: more than one result ({', '.join(tags)})")
-            cases[case.name] = tags
+            cases[qualified] = tags
+            bare[case.name] = bare.get(case.name, 0) + 1
+            if bare[case.name] == 1:
+                cases[case.name] = tags
+            else:
+                cases.pop(case.name, None)
             counted["tests"] += 1
             counted["failures"] += sum(isinstance(r, Failure) for r in results)
             counted["errors"] += sum(isinstance(r, Error) for r in results)
@@ -101,6 +115,13 @@ def check(args):
                 problems.append(f"no testcase named {name!r} (have: {', '.join(map(repr, cases))})")
             elif tag is not None and tag not in cases[name]:
                 problems.append(f"testcase {name!r} is not {what} (results: {cases[name] or 'none'})")
+
+    names = [s.name for s in suites]
+    for name in args.expect_suite:
+        if name not in names:
+            problems.append(f"no testsuite named {name!r} (have: {', '.join(map(repr, names))})")
+    if args.expect_suites is not None and args.expect_suites != len(suites):
+        problems.append(f"expected {args.expect_suites} testsuites, found {len(suites)}")
 
     expect(args.expect_case, None, "present")
     expect(args.expect_failure_case, "Failure", "a failure")
