@@ -1,6 +1,8 @@
 #include "app/run.h"
 
+#include <poll.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -8,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -25,8 +28,10 @@
 #include "sys/host_info.h"
 #include "sys/interrupt.h"
 #include "sys/kernel_log.h"
+#include "sys/process.h"
 #include "sys/real.h"
 #include "vm/kernel/kernels.h"
+#include "vm/lab_vm.h"
 
 namespace rxerun {
 
@@ -48,7 +53,10 @@ bool want_progress(const RunCommandOptions& o) {
 }
 
 TerminalStyle terminal_style(const RunCommandOptions& o) {
-  return {want_color(o.color), o.quiet ? Verbosity::Quiet : o.verbose ? Verbosity::Verbose : Verbosity::Normal,
+  return {want_color(o.color),
+          o.quiet     ? Verbosity::Quiet
+          : o.verbose ? Verbosity::Verbose
+                      : Verbosity::Normal,
           want_progress(o)};
 }
 
@@ -146,6 +154,67 @@ RunReport run_on_host(const RunCommandOptions& o, const Scenario& scenario, cons
   if (o.keep && !journal->pending().empty())
     print(stdout, "lab kept; remove it with: rxerun cleanup {}\n", scenario.file);
   return report;
+}
+
+// One run of a suite on this kernel, in a child rxerun of its own: each
+// scenario starts as it would alone, with nothing left over from the one
+// before it in the libraries' process state (librdmacm learns the RDMA
+// devices once per process, and a suite's scenarios create and delete
+// them), and a run that crashes ends only itself. Its output goes straight
+// through; its JSON report comes back through a private directory. Ctrl-C
+// is passed on to it (it leads its own process group), and the suite stops
+// once it has cleaned up.
+RunReport run_in_child(const RunCommandOptions& o, const Scenario& scenario, const sys::Interrupt& interrupt) {
+  auto failed = [&](std::string why) {
+    RunReport r;
+    r.file = scenario.file;
+    r.scenario = scenario.name;
+    r.description = scenario.description;
+    r.lab_kernel = o.lab_kernel;
+    r.exit_code = kExitEnvironment;
+    r.error = std::move(why);
+    print(stderr, "rxerun: {}: {}\n", scenario.name, r.error);
+    return r;
+  };
+  auto dir = vm::ShareDir::create();
+  if (!dir) return failed(dir.error().message);
+  const std::string report = (dir->path() / "run.json").string();
+  std::vector<std::string> argv{"/proc/self/exe", "run",     scenario.file,
+                                "--host",         "--color", want_color(o.color) ? "always" : "never"};
+  for (const auto& v : o.common.vars) argv.insert(argv.end(), {"--var", v});
+  for (const auto& t : o.common.only) argv.insert(argv.end(), {"--only", t});
+  for (const auto& t : o.common.skip) argv.insert(argv.end(), {"--skip", t});
+  if (o.force) argv.push_back("--force");
+  if (o.verbose) argv.push_back("-v");
+  if (o.quiet) argv.push_back("-q");
+  if (want_progress(o)) argv.push_back("--progress");
+  if (!o.lab_kernel.empty()) argv.insert(argv.end(), {"--lab-kernel", o.lab_kernel});
+  if (!o.output_dir.empty()) argv.insert(argv.end(), {"--output-dir", o.output_dir});
+  if (!o.guest_output.empty()) argv.insert(argv.end(), {"--guest-output", o.guest_output});
+  argv.insert(argv.end(), {"--report", "json:" + report});
+  std::fflush(stdout);
+  auto child = sys::spawn(argv, {.stdout_fd = STDOUT_FILENO, .stderr_fd = STDERR_FILENO});
+  if (!child) return failed("cannot start the run: " + child.error().message);
+  bool passed_on = false;
+  std::optional<sys::ExitStatus> status;
+  while (!(status = child->poll())) {
+    pollfd p{.fd = interrupt.fd(), .events = POLLIN, .revents = 0};
+    ::poll(&p, 1, 100);
+    if (interrupt.requested() && !passed_on) {
+      child->signal_group(interrupt.signal());
+      passed_on = true;
+    }
+  }
+  std::ifstream in(report);
+  if (!in) return failed("the run ended (" + status->describe() + ") without its report");
+  try {
+    auto runs = run_reports_from_json(nlohmann::json::parse(in));
+    if (!runs || runs->size() != 1)
+      return failed("cannot read the run's report: " + (runs ? std::string("not one run") : runs.error().message));
+    return std::move(runs->front());
+  } catch (const std::exception& e) {
+    return failed(std::string("cannot read the run's report: ") + e.what());
+  }
 }
 
 // One run of the suite: a scenario, and the lab kernel it runs on (none: the host).
@@ -271,8 +340,7 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   }
   if (invalid) return kExitUsage;
 
-  const auto prepared =
-      o.host ? std::vector<vm::PreparedKernel>{} : vm::prepared_kernels(vm::search_dirs());
+  const auto prepared = o.host ? std::vector<vm::PreparedKernel>{} : vm::prepared_kernels(vm::search_dirs());
   if (kernels->all) {
     if (prepared.empty()) {
       print(stderr, "rxerun: --kernel all: no lab kernel is prepared: run `rxerun vm setup`\n");
@@ -353,9 +421,8 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
     if (!groups.count(label)) group_order.push_back(label);
     groups[label].push_back(i);
   }
-  auto [first_position, total_runs] = o.suite_position.empty()
-                                          ? std::pair<std::size_t, std::size_t>{1, planned.size()}
-                                          : parse_position(o.suite_position, planned.size());
+  auto [first_position, total_runs] = o.suite_position.empty() ? std::pair<std::size_t, std::size_t>{1, planned.size()}
+                                                               : parse_position(o.suite_position, planned.size());
   if (!o.suite_position.empty()) suite = true;
 
   std::vector<std::optional<RunReport>> results(planned.size());
@@ -370,10 +437,14 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
       if (!r->not_run) report.exit_code = worse_exit_code(report.exit_code, r->exit_code);
     }
   };
-  std::atomic<bool> stop{false};  // --fail-fast, or Ctrl-C
-  auto stop_reason = [&]() { return std::string("not run: --fail-fast stopped the suite"); };
+  std::atomic<bool> stop{false};         // --fail-fast, or Ctrl-C
+  std::atomic<bool> interrupted{false};  // Ctrl-C
+  auto stop_reason = [&]() {
+    return std::string(interrupted ? "not run: interrupted" : "not run: --fail-fast stopped the suite");
+  };
   auto settle = [&](std::size_t i, RunReport r) {
     const bool bad = r.exit_code != kExitOk && !r.not_run;
+    if (r.exit_code == kExitInterrupted) interrupted = true;
     if (r.exit_code == kExitInterrupted || (o.fail_fast && bad)) stop = true;
     results[i] = std::move(r);
   };
@@ -383,6 +454,11 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
     ++position;
   };
 
+  std::optional<sys::Interrupt> host_interrupt;  // a suite's runs are children: Ctrl-C is passed on
+  if (suite && !host_runs.empty()) {
+    host_interrupt.emplace();
+    host_interrupt->bind_signals();
+  }
   for (std::size_t i : host_runs) {
     const Scenario& s = scenarios[planned[i].scenario];
     const std::string label = o.lab_kernel.empty() ? s.name : s.name + "@" + o.lab_kernel;
@@ -396,12 +472,14 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
       settle(i, not_run_report(s, "", planned[i].unavailable, true));
       continue;
     }
-    settle(i, run_on_host(o, s, registry));
+    settle(i, suite ? run_in_child(o, s, *host_interrupt) : run_on_host(o, s, registry));
+    if (host_interrupt && host_interrupt->requested()) stop = interrupted = true;
     // Rewritten after every run: what finished is on record if rxerun dies.
     collect();
     write_reports(targets, report, true);
   }
 
+  host_interrupt.reset();  // the lab VMs' own below
   if (!groups.empty()) {
     std::string why;
     const std::size_t slots = lab_vm_slots(std::min(o.jobs, groups.size()), &why);
@@ -428,11 +506,11 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
         }
         const auto& members = groups[label];
         const vm::PreparedKernel kernel = *planned[members.front()].kernel;
-        if (stop || interrupt.requested()) {
+        if (interrupt.requested()) interrupted = true;
+        if (stop || interrupted) {
           for (std::size_t i : members) {
             const Scenario& s = scenarios[planned[i].scenario];
-            settle(i, not_run_report(s, label,
-                                     interrupt.requested() ? "not run: interrupted" : stop_reason(), false));
+            settle(i, not_run_report(s, label, stop_reason(), false));
           }
           continue;
         }

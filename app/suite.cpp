@@ -23,8 +23,7 @@ Result<std::vector<std::string>> expand_scenario_args(const std::vector<std::str
   for (const auto& arg : args) {
     std::error_code ec;
     const auto status = fs::status(arg, ec);
-    if (ec || !fs::exists(status)) return make_error(arg + ": no such file or directory");
-    if (!fs::is_directory(status)) {
+    if (ec || !fs::is_directory(status)) {  // a file, or nothing: the loader names it with its place
       files.push_back(arg);
       continue;
     }
@@ -87,8 +86,8 @@ std::size_t lab_vm_slots(std::size_t wanted, std::size_t cores, std::size_t avai
     *why = slots == by_cores
                ? fmt::format("-j {}: this machine has {} core{}, and each lab VM keeps one busy: {} at once", wanted,
                              cores, cores == 1 ? "" : "s", slots)
-               : fmt::format("-j {}: {} MiB of memory available holds {} lab VM{} of about {} MiB: {} at once",
-                             wanted, available_mib, by_memory, by_memory == 1 ? "" : "s", kLabVmMemoryMiB, slots);
+               : fmt::format("-j {}: {} MiB of memory available holds {} lab VM{} of about {} MiB: {} at once", wanted,
+                             available_mib, by_memory, by_memory == 1 ? "" : "s", kLabVmMemoryMiB, slots);
   }
   return std::max<std::size_t>(1, slots);
 }
@@ -118,8 +117,8 @@ std::size_t lab_vm_slots(std::size_t wanted, std::string* why) {
 void print_suite_summary(std::FILE* out, const SuiteReport& suite, bool color) {
   std::size_t name_width = 8;
   for (const auto& r : suite.runs) name_width = std::max(name_width, r.scenario.size());
-  std::string text = fmt::format("\n{:<{}}  {:<8} {:<11} {:>7}  {:>8}\n", "SCENARIO", name_width, "KERNEL", "RESULT",
-                                 "STEPS", "TIME");
+  std::string text =
+      fmt::format("\n{:<{}}  {:<8} {:<11} {:>7}  {:>8}\n", "SCENARIO", name_width, "KERNEL", "RESULT", "STEPS", "TIME");
   std::map<std::string_view, int> counts;
   for (const auto& r : suite.runs) {
     const std::string_view verdict = run_verdict(r);

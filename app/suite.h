@@ -19,8 +19,8 @@ namespace rxerun {
 
 // The scenario files `args` name, in order: a file as given, a directory as
 // its *.yaml files (regular files, not its subdirectories), sorted by name.
-// An error names an argument that is neither, or a directory without
-// scenarios.
+// Anything else is taken as a file (the loader then says what is wrong with
+// it, at FILE:1:1). An error names a directory without scenarios.
 Result<std::vector<std::string>> expand_scenario_args(const std::vector<std::string>& args);
 
 // --kernel: nothing (the scenario's own, else the default), "all" (every

@@ -46,8 +46,7 @@ void ProgressLine::clear() {
 
 std::string ProgressLine::text_locked() const {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
-  if (timeout_ > Duration::zero())
-    return fmt::format("{} {:.1f}s of {}", what_, elapsed, format_duration(timeout_));
+  if (timeout_ > Duration::zero()) return fmt::format("{} {:.1f}s of {}", what_, elapsed, format_duration(timeout_));
   return fmt::format("{} {:.1f}s", what_, elapsed);
 }
 

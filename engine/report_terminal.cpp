@@ -275,11 +275,12 @@ TerminalReporter::~TerminalReporter() = default;
 
 void TerminalReporter::step_waiting(const StepSpec& s, Duration timeout) {
   if (!progress_) return;
-  std::string where = s.netns ? fmt::format(" (netns {})", printable(*s.netns)) : "";
-  progress_->show(paint(style_, Tone::Dim,
-                        fmt::format("  ..    {} {}{}", pad(printable(s.name), kNameWidth),
-                                    pad(printable(s.kind), kKindWidth), where)),
-                  timeout);
+  // The columns of the result line that replaces it: status, name, kind, then
+  // the time where the duration will be.
+  progress_->show(
+      paint(style_, Tone::Dim,
+            fmt::format("  ..    {}  {} ", pad(printable(s.name), kNameWidth), pad(printable(s.kind), kKindWidth))),
+      timeout);
 }
 
 void TerminalReporter::run_started(const Scenario& s) {

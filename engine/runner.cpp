@@ -234,9 +234,14 @@ StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
   }
 }
 
+Duration Runner::timeout_for(const StepSpec& step, const Kind& kind) const {
+  const Duration timeout = step.timeout.value_or(kind.spec.default_timeout.value_or(options_.default_timeout));
+  return timeout <= Duration::zero() ? Duration::zero() : timeout;
+}
+
 sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
-  Duration timeout = step.timeout.value_or(kind.spec.default_timeout.value_or(options_.default_timeout));
-  if (timeout <= Duration::zero()) return sys::SteadyTime::max();
+  const Duration timeout = timeout_for(step, kind);
+  if (timeout == Duration::zero()) return sys::SteadyTime::max();
   return saturating_deadline(sys_.clock.now(), timeout);
 }
 
@@ -296,9 +301,7 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
       }
       if (result.outcome != Outcome::Error) {
         const auto deadline = deadline_for(step, kind);
-        reporter_.step_waiting(step, deadline == sys::SteadyTime::max()
-                                         ? Duration::zero()
-                                         : std::chrono::duration_cast<Duration>(deadline - sys_.clock.now()));
+        reporter_.step_waiting(step, timeout_for(step, kind));
         Context ctx(*this, step, deadline);
         Params p(params, step, scenario.file);
         result = guarded("step kind '" + step.kind + "'", [&] { return kind.run(p, ctx); });

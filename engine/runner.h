@@ -68,6 +68,7 @@ class Runner {
   void settle_riders(const JournalEntry& owner, bool owner_undone,
                      const std::map<long, std::vector<const JournalEntry*>>& riders, CleanupReport& report);
   Result<std::unique_ptr<sys::NetnsScope>> enter(const std::string& netns, bool* gone);
+  Duration timeout_for(const StepSpec& step, const Kind& kind) const;  // zero: none
   sys::SteadyTime deadline_for(const StepSpec& step, const Kind& kind);
 
   const Registry& registry_;

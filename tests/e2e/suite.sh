@@ -97,9 +97,38 @@ mkdir -p "$WORK/empty"
 expect_exit 2 "a directory without scenarios" -- "$RXERUN" run "$WORK/empty"
 contains "$err" "a directory without scenarios" "says so"
 expect_exit 2 "a path that does not exist" -- "$RXERUN" run "$WORK/suite" "$WORK/nope.yaml"
+contains "$err" "nope.yaml:1:1:" "is named with a place, as for one scenario"
+lacks "$out" "[1/" "and nothing ran"
 expect_exit 2 "--host cannot run a kernel matrix" -- "$RXERUN" run "$WORK/suite" --host --kernel 6.1,7.3
 expect_exit 2 "--keep keeps one lab, not a suite" -- "$RXERUN" run "$WORK/suite" --keep
 expect_exit 2 "-j 0" -- "$RXERUN" run "$WORK/suite" -j 0
+
+# Ctrl-C: the run in progress is stopped and cleaned up, the rest not started.
+printf 'name: suite-long\nsteps:\n  - netns: {name: suite-long-ns}\n  - sleep: {duration: 30s}\n    timeout: 60s\n' \
+  >"$WORK/long.yaml"
+if [ "$(id -u)" = 0 ]; then
+  : >"$WORK/int.out"
+  "$RXERUN" run "$WORK/long.yaml" "$WORK/suite/a-pass.yaml" --report json:"$WORK/int.json" >"$WORK/int.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do grep -q "netns-1" "$WORK/int.out" && break; sleep 0.1; done
+  kill -INT $pid
+  wait $pid
+  code=$?
+  [ "$code" = 130 ] && pass "Ctrl-C during a suite: exit 130" || { fail "Ctrl-C: exit $code"; cat "$WORK/int.out"; }
+  contains "$(cat "$WORK/int.out")" "cleanup: 1 undone, nothing left" "the interrupted run cleaned up"
+  lacks "$(cat "$WORK/int.out")" "[2/2]" "the next run was not started"
+  ip netns list | grep -q suite-long-ns && fail "the namespace is left" || pass "nothing left on the host"
+  pgrep -f "rxerun run $WORK/long.yaml" >/dev/null && fail "a child rxerun is left" || pass "no child rxerun left"
+  expect_exit 0 "the report: one interrupted, one not run" -- $PY -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["exit_code"] == 130, j["exit_code"]
+assert j["runs"][0]["exit_code"] == 130 and j["runs"][0]["interrupted"] is True
+assert j["runs"][1]["not_run"] is True and "interrupted" in j["runs"][1]["error"], j["runs"][1]
+' "$WORK/int.json"
+else
+  echo "skip part: Ctrl-C during a suite needs root (its scenario makes a namespace)"
+fi
 
 # `rxerun DIR` is `rxerun run DIR`; one scenario alone prints no suite table.
 expect_exit 0 "rxerun DIR" -- "$RXERUN" "$WORK/suite/a-pass.yaml" "$WORK/suite/c-pass.yaml"

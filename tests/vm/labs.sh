@@ -1,36 +1,50 @@
-# The shipped labs (scenarios/*.yaml that name a lab kernel), each in the lab
-# VM with the kernel it names, as a user runs them: `rxerun run --vm FILE`.
-# Each must pass (its expectations are the proof: counters that show where
-# the packets went, a fault's rule counter, bytes verified), clean up to
-# nothing, and leave no qemu behind. The assertions live in the scenarios;
-# this script checks the outcome and a few facts in the JSON report that
-# matter most: the honest loopback of veth-pair, the wire of the others.
+# The shipped labs (scenarios/*.yaml that name a lab kernel) in the lab VM,
+# as a CI job runs them: one suite invocation per kernel, every lab for that
+# kernel in one boot. Each must pass (its expectations are the proof:
+# counters that show where the packets went, a fault's rule counter, bytes
+# verified), clean up to nothing, and leave no qemu behind. The JUnit file
+# is read back by a real parser: one testsuite per lab and kernel. The
+# assertions live in the scenarios; this script checks a few facts in the
+# JSON report that matter most: the honest loopback of veth-pair, the wire
+# of the others.
 source "$(dirname "$0")/lib.sh"
 
-# lab FILE: runs it; the report in $WORK/NAME.json.
-lab() {
-  local file=$1 name
-  name=$(basename "$file" .yaml)
-  local kernel
+# The labs by the kernel they name.
+declare -A by_kernel
+for file in scenarios/*.yaml; do
+  grep -q '^vm:' "$file" || continue
   kernel=$(/usr/bin/python3 -c 'import sys,yaml; print(((yaml.safe_load(open(sys.argv[1])) or {}).get("vm") or {}).get("kernel", ""))' "$file")
   case " $KERNELS " in
-    *" $kernel "*) ;;
-    *) fail "$name: its kernel '$kernel' is not prepared"; return ;;
+    *" $kernel "*) by_kernel[$kernel]+="$file " ;;
+    *) fail "$(basename "$file" .yaml): its kernel '$kernel' is not prepared" ;;
   esac
-  expect_exit 0 "$name on kernel $kernel" -- "$RXERUN" run --vm "$file" --report json:"$WORK/$name.json" \
-    --output-dir "$WORK"
-  echo "$out" | grep -E '^lab VM:|^PASS|^FAIL|^cleanup'
-  lacks "$out" "left behind" "$name: cleanup left nothing"
-}
+done
+
+for kernel in "${!by_kernel[@]}"; do
+  # shellcheck disable=SC2206 # the file names have no blanks
+  files=(${by_kernel[$kernel]})
+  expect_exit 0 "the ${#files[@]} labs of kernel $kernel as one suite" -- "$RXERUN" run --vm --kernel "$kernel" \
+    "${files[@]}" --report json:"$WORK/suite-$kernel.json" --report junit:"$WORK/suite-$kernel.xml" --output-dir "$WORK"
+  echo "$out" | grep -E '^lab VM:|^PASS|^FAIL|^cleanup|^suite:'
+  [ "$(grep -c '^lab VM: kernel' <<<"$out")" = 1 ] && pass "kernel $kernel: one boot for all its labs" \
+    || fail "kernel $kernel: boots: $(grep '^lab VM' <<<"$out")"
+  lacks "$out" "left behind" "kernel $kernel: cleanup left nothing"
+  suites=()
+  for f in "${files[@]}"; do suites+=(--expect-suite "$(basename "$f" .yaml)@$kernel"); done
+  expect_exit 0 "kernel $kernel: JUnit has one passing testsuite per lab" -- /usr/bin/python3 \
+    tests/tools/junit_check.py "$WORK/suite-$kernel.xml" --expect-suites "${#files[@]}" "${suites[@]}" \
+    --expect-failures 0 --expect-errors 0
+  # Each lab's run, as its own report, for the checks below.
+  /usr/bin/python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["runs"]:
+    json.dump(r, open(sys.argv[2] + "/" + r["scenario"] + ".json", "w"))
+' "$WORK/suite-$kernel.json" "$WORK"
+done
 
 fact() {  # NAME STEP FACT
   json_field "$WORK/$1.json" "[s['facts'].get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
 }
-
-for file in scenarios/*.yaml; do
-  grep -q '^vm:' "$file" || continue
-  lab "$file"
-done
 
 # The first recipe runs on rxe0 alone: nothing on rxe1 or the veth.
 if [ -f "$WORK/veth-pair.json" ]; then
