@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <variant>
 
 #include <unistd.h>
 
@@ -58,6 +59,7 @@ struct RunCommandOptions {
   bool vm = false;
   bool host = false;
   std::string kernel;
+  std::string modules;       // --modules: with --kernel IMAGE, its modules directory
   std::string output_dir;    // --output-dir
   std::string guest_output;  // --guest-output: the lab VM's share (set by the host, not by people)
 };
@@ -153,10 +155,23 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   PlacementRequest where{.force_vm = o.vm, .force_host = o.host};
   if (!o.kernel.empty()) where.kernel = o.kernel;
   const bool might_use_vm = !o.host;
+  std::vector<vm::PreparedKernel> kernels;
+  if (is_own_kernel_path(o.kernel) || !o.modules.empty()) {  // a kernel of one's own: always the lab VM
+    if (o.host || !is_own_kernel_path(o.kernel)) {
+      print(stderr, "rxerun: {}\n",
+            o.host ? "--host runs on this machine's kernel: it takes no --kernel PATH"
+                   : "--modules DIR goes with --kernel IMAGE");
+      return kExitUsage;
+    }
+    auto own = own_lab_kernel(*scenario, registry, o.kernel, o.modules, o.quiet);
+    if (const int* code = std::get_if<int>(&own)) return *code;
+    kernels = {std::get<vm::PreparedKernel>(own)};
+    where = {.force_vm = true, .kernel = kernels.front().label};
+  } else if (might_use_vm) {
+    kernels = vm::prepared_kernels(vm::search_dirs());
+  }
   const Placement placement =
-      place(*scenario, registry, where,
-            might_use_vm ? vm::prepared_kernels(vm::search_dirs()) : std::vector<vm::PreparedKernel>{},
-            o.vm || o.host ? HostAbilities{} : HostAbilities::probe());
+      place(*scenario, registry, where, kernels, o.vm || o.host ? HostAbilities{} : HostAbilities::probe());
   switch (placement.where) {
     case Placement::Where::BadKernel: print(stderr, "rxerun: {}\n", placement.message); return kExitUsage;
     case Placement::Where::Nowhere: print(stderr, "rxerun: {}\n", placement.message); return kExitEnvironment;
@@ -349,8 +364,11 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   auto* vm_flag = run->add_flag("--vm", run_o.vm, "run in the lab VM (`rxerun vm setup` prepares it)");
   run->add_flag("--host", run_o.host, "run on this machine's kernel, never in the lab VM")->excludes(vm_flag);
   run->add_option("--kernel", run_o.kernel,
-                  "the lab VM's kernel (6.1, 7.3; default: the scenario's vm.kernel, else the newest prepared)")
-      ->type_name("VERSION");
+                  "the lab VM's kernel: a prepared one (6.1, 7.3, 6.12), or a kernel of your own: a build "
+                  "directory or an image (default: the scenario's vm.kernel, else the newest prepared)")
+      ->type_name("VERSION|PATH");
+  run->add_option("--modules", run_o.modules, "with --kernel IMAGE: its modules directory (as /lib/modules/RELEASE)")
+      ->type_name("DIR");
 
   std::vector<std::string> validate_files;
   CommonOptions validate_common;
@@ -392,7 +410,10 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   vm_cmd->require_subcommand(1);
   std::vector<std::string> setup_kernels;
   auto* vm_setup = vm_cmd->add_subcommand("setup", "download and prepare lab kernels (default: all of them)");
-  vm_setup->add_option("--kernel", setup_kernels, "a kernel to prepare: 6.1 or 7.3 (repeatable)")->type_name("VERSION");
+  vm_setup
+      ->add_option("--kernel", setup_kernels,
+                   "a kernel to prepare: 6.1, 7.3, or any Debian kernel version (6.12; repeatable)")
+      ->type_name("VERSION");
   auto* vm_status = vm_cmd->add_subcommand("status", "list the lab kernels and whether they are ready");
   VmExecOptions exec_o;
   std::string exec_timeout = "10m";
