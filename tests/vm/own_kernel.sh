@@ -4,7 +4,8 @@
 # modules at their tree paths with modules.order, modules.builtin*,
 # include/config/kernel.release). It boots and runs an rxe lab; installed
 # once, it is reused; without CONFIG_RDMA_RXE it is refused before any qemu
-# starts, exit 3, the option named.
+# starts, exit 3, the option named. Then the same kernel as an installed
+# image with --modules.
 source "$(dirname "$0")/lib.sh"
 
 where=$("$RXERUN" vm status | awk '$1 == "6.1" && $2 == "ready" {print $4}')
@@ -52,6 +53,14 @@ lacks "$out" "lab VM:" "no lab VM started"
 expect_exit 3 "a build without CONFIG_ACPI, for a lab without rxe" -- "$RXERUN" run --kernel "$tree" tests/data/vm/pass.yaml
 contains "$err" "CONFIG_ACPI" "the boot option is named"
 lacks "$err" "CONFIG_RDMA_RXE" "rdma_rxe is not asked of a lab without rxe"
+
+# An installed kernel: the image, its modules directory used where it is,
+# the configuration beside the image (as in /boot).
+image="$where/root/boot/vmlinuz-$release"
+expect_exit 0 "a kernel image with --modules" -- "$RXERUN" run --kernel "$image" --modules "$mods" tests/data/vm/rxe.yaml
+contains "$out" "lab VM: kernel $release ($release," "it booted that kernel"
+expect_exit 2 "a kernel image without --modules" -- "$RXERUN" run --kernel "$image" tests/data/vm/rxe.yaml
+contains "$err" "--modules DIR" "it asks for the modules directory"
 
 expect_exit 2 "--kernel PATH that is no kernel" -- "$RXERUN" run --kernel "$WORK/nowhere/linux" tests/data/vm/rxe.yaml
 contains "$err" "no kernel at" "it says so"

@@ -105,9 +105,8 @@ Result<std::string> image_package_name(PrivateApt& apt, const KernelSource& sour
     std::string name = select_image_package(*names, source.image_version);
     if (name.empty())
       return make_error("Debian has no kernel " + source.image_version + ": no linux-image-" + source.image_version +
-                            ".*-amd64 package in " + join(source.suites, ", ") + " (package lists in " +
-                            apt.state().string() + ")",
-                        ENOENT);
+                        ".*-amd64 package in " + join(source.suites, ", ") + " (package lists in " +
+                        apt.state().string() + ")");
     return name;
   }
   auto meta = apt.show({"linux-image-amd64"});
