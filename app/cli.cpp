@@ -177,9 +177,12 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   auto* vm_flag = run->add_flag("--vm", run_o.vm, "run in the lab VM (`rxerun vm setup` prepares it)");
   run->add_flag("--host", run_o.host, "run on this machine's kernel, never in the lab VM")->excludes(vm_flag);
   run->add_option("--kernel", run_o.kernel,
-                  "the lab VM's kernel (6.1, 7.3; default: the scenario's vm.kernel, else the newest prepared); "
+                  "the lab VM's kernel: a prepared one (6.1, 7.3, 6.12), or a kernel of your own: a build "
+                  "directory or an image (default: the scenario's vm.kernel, else the newest prepared); "
                   "a list (6.1,7.3) or all runs each scenario once per kernel")
-      ->type_name("VERSION[,VERSION...]|all");
+      ->type_name("VERSION[,VERSION...]|all|PATH");
+  run->add_option("--modules", run_o.modules, "with --kernel IMAGE: its modules directory (as /lib/modules/RELEASE)")
+      ->type_name("DIR");
   run->add_option("-j,--jobs", run_o.jobs, "up to N lab VMs at once (as the cores and the memory allow)")
       ->type_name("N");
   run->add_flag("--fail-fast", run_o.fail_fast, "stop the suite at the first scenario that does not pass");
@@ -231,7 +234,10 @@ int run_cli(int argc, char** argv, const Registry& registry) {
   vm_cmd->require_subcommand(1);
   std::vector<std::string> setup_kernels;
   auto* vm_setup = vm_cmd->add_subcommand("setup", "download and prepare lab kernels (default: all of them)");
-  vm_setup->add_option("--kernel", setup_kernels, "a kernel to prepare: 6.1 or 7.3 (repeatable)")->type_name("VERSION");
+  vm_setup
+      ->add_option("--kernel", setup_kernels,
+                   "a kernel to prepare: 6.1, 7.3, or any Debian kernel version (6.12; repeatable)")
+      ->type_name("VERSION");
   auto* vm_status = vm_cmd->add_subcommand("status", "list the lab kernels and whether they are ready");
   VmExecOptions exec_o;
   std::string exec_timeout = "10m";

@@ -12,8 +12,10 @@
 #include <variant>
 
 #include "app/cli.h"
+#include "app/placement.h"
 #include "base/files.h"
 #include "base/output.h"
+#include "base/strings.h"
 #include "engine/report.h"
 #include "sys/host_info.h"
 #include "sys/interrupt.h"
@@ -318,7 +320,7 @@ int cmd_vm_exec(const VmExecOptions& o) {
     kernel = nullptr;
     for (const auto& k : prepared)
       if (k.label == o.kernel) kernel = &k;
-    if (!vm::find_kernel_source(o.kernel)) {
+    if (!kernel && !vm::kernel_source_for(o.kernel)) {
       print(stderr, "rxerun: unknown lab kernel '{}'\n", o.kernel);
       return kExitUsage;
     }
@@ -344,24 +346,66 @@ int cmd_vm_exec(const VmExecOptions& o) {
   return std::get<vm::LabRunResult>(ran).guest.exit_code;
 }
 
+std::variant<vm::PreparedKernel, int> own_lab_kernel(const Scenario& scenario, const Registry& registry,
+                                                     const std::string& path, const std::string& modules, bool quiet) {
+  const vm::OwnKernelRequest request{.path = path, .modules = modules};
+  auto files = vm::locate_own_kernel(request);
+  if (!files) {
+    print(stderr, "rxerun: {}\n", files.error().message);
+    return files.error().code == EINVAL ? kExitUsage : kExitEnvironment;
+  }
+  auto missing = vm::missing_kernel_options(files->config, lab_needs(scenario, registry));
+  if (!missing) {
+    print(stderr, "rxerun: cannot read {}: {}{}\n", files->config.string(), missing.error().message,
+          errno_suffix(missing.error()));
+    return kExitEnvironment;
+  }
+  if (!missing->empty()) {
+    print(stderr, "rxerun: kernel {} ({}) lacks what the lab VM needs; not booted:\n", files->release,
+          files->config.string());
+    for (const auto& m : *missing) print(stderr, "  {}\n", m);
+    print(stderr, "set them (scripts/config -e NAME, or -m NAME) and build it again\n");
+    return kExitEnvironment;
+  }
+  sys::Interrupt interrupt;
+  interrupt.bind_signals();
+  auto kernel = vm::install_own_kernel(
+      vm::cache_dir(), request,
+      [&](const std::string& line) {
+        if (!quiet) print(stdout, "kernel {}: {}\n", files->release, line);
+      },
+      interrupt.fd());
+  if (interrupt.requested()) {
+    print(stderr, "rxerun: interrupted: nothing half-installed was left behind\n");
+    return kExitInterrupted;
+  }
+  if (!kernel) {
+    print(stderr, "rxerun: kernel {}: {}{}\n", files->release, kernel.error().message, errno_suffix(kernel.error()));
+    return kernel.error().code == EINVAL ? kExitUsage : kExitEnvironment;
+  }
+  return std::move(*kernel);
+}
+
 int cmd_vm_setup(const std::vector<std::string>& kernels) {
-  std::vector<const vm::KernelSource*> sources;
+  std::vector<vm::KernelSource> sources;
   if (kernels.empty())
-    for (const auto& s : vm::kernel_sources()) sources.push_back(&s);
+    for (const auto& s : vm::kernel_sources()) sources.push_back(s);
   for (const auto& k : kernels) {
-    const auto* s = vm::find_kernel_source(k);
+    auto s = vm::kernel_source_for(k);
     if (!s) {
       std::string known;
       for (const auto& x : vm::kernel_sources()) known += (known.empty() ? "" : ", ") + x.label;
-      print(stderr, "rxerun: unknown lab kernel '{}': rxerun knows {}\n", k, known);
+      print(stderr, "rxerun: unknown lab kernel '{}': rxerun knows {}, and any Debian kernel version (6.12, 7.2)\n", k,
+            known);
       return kExitUsage;
     }
-    sources.push_back(s);
+    sources.push_back(std::move(*s));
   }
   sys::Interrupt interrupt;
   interrupt.bind_signals();
   const fs::path cache = vm::cache_dir();
-  for (const auto* s : sources) {
+  for (const auto& src : sources) {
+    const vm::KernelSource* s = &src;
     auto r = vm::setup_kernel(
         cache, *s, [&](const std::string& line) { print(stdout, "kernel {}: {}\n", s->label, line); }, interrupt.fd());
     if (interrupt.requested()) {
@@ -380,15 +424,15 @@ int cmd_vm_setup(const std::vector<std::string>& kernels) {
 int cmd_vm_status() {
   const auto prepared = vm::prepared_kernels(vm::search_dirs());
   print(stdout, "{:<6} {:<8} {:<24} {}\n", "KERNEL", "STATE", "RELEASE", "WHERE");
+  for (const auto& k : prepared) print(stdout, "{:<6} {:<8} {:<24} {}\n", k.label, "ready", k.release, k.dir.string());
   for (const auto& s : vm::kernel_sources()) {
-    const vm::PreparedKernel* k = nullptr;
-    for (const auto& p : prepared)
-      if (p.label == s.label) k = &p;
-    if (k)
-      print(stdout, "{:<6} {:<8} {:<24} {}\n", s.label, "ready", k->release, k->dir.string());
-    else
+    bool ready = false;
+    for (const auto& p : prepared) ready = ready || p.label == s.label;
+    if (!ready)
       print(stdout, "{:<6} {:<8} {:<24} {}\n", s.label, "missing", "-", "rxerun vm setup --kernel " + s.label);
   }
+  print(stdout, "any other Debian kernel: rxerun vm setup --kernel VERSION (6.12, 7.2, ...; looked up in {})\n",
+        join(vm::debian_suites(), ", "));
   if (prepared.empty())
     print(stdout, "accelerator: {}\n",
           vm::kvm_usable() ? "KVM (/dev/kvm), unless a probe boot says otherwise"

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "engine/model.h"
@@ -65,6 +66,15 @@ struct VmExecOptions {
   bool quiet = false;
 };
 int cmd_vm_exec(const VmExecOptions& options);
+
+// `--kernel PATH [--modules DIR]`: a kernel of one's own for the lab VM. Its
+// configuration is checked against what the lab VM and the scenario's steps
+// need (every missing option named), then it is installed into the cache
+// (reused while its files do not change). The kernel, or rxerun's exit code
+// with the reason printed: 2 when PATH or DIR is no kernel, 3 when options
+// are missing or the installation failed.
+std::variant<vm::PreparedKernel, int> own_lab_kernel(const Scenario& scenario, const Registry& registry,
+                                                     const std::string& path, const std::string& modules, bool quiet);
 
 int cmd_vm_setup(const std::vector<std::string>& kernels);
 int cmd_vm_status();

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <set>
+#include <system_error>
 
 #include "base/files.h"
 #include "sys/qdisc_rtnl.h"
@@ -61,6 +62,24 @@ std::string labels(const std::vector<vm::PreparedKernel>& prepared) {
 
 }  // namespace
 
+bool is_own_kernel_path(const std::string& kernel) {
+  if (kernel.empty()) return false;
+  std::error_code ec;
+  return kernel.find('/') != std::string::npos || std::filesystem::exists(kernel, ec);
+}
+
+vm::LabNeeds lab_needs(const Scenario& scenario, const Registry& registry) {
+  vm::LabNeeds needs;
+  for (const auto& step : scenario.steps)
+    if (const Kind* kind = registry.find(step.kind))
+      for (Need need : kind->spec.needs) {
+        needs.rxe = needs.rxe || need == Need::RdmaRxe;
+        needs.siw = needs.siw || need == Need::RdmaSiw;
+        needs.netem = needs.netem || need == Need::Netem;
+      }
+  return needs;
+}
+
 HostAbilities HostAbilities::probe() {
   HostAbilities h;
   h.net_admin = has_cap_net_admin();
@@ -102,15 +121,18 @@ Placement place(const Scenario& scenario, const Registry& registry, const Placem
   std::optional<std::string> wanted = request.kernel ? request.kernel : scenario.vm_kernel;
   const vm::PreparedKernel* kernel = nullptr;
   if (wanted) {
-    if (!vm::find_kernel_source(*wanted)) {
+    for (const auto& k : prepared)
+      if (k.label == *wanted) kernel = &k;
+    // A label prepared (a kernel of one's own among them), known, or any
+    // Debian kernel version `vm setup` can look up.
+    if (!kernel && !vm::kernel_source_for(*wanted)) {
       std::string known;
       for (const auto& s : vm::kernel_sources()) known += (known.empty() ? "" : ", ") + s.label;
       p.where = Placement::Where::BadKernel;
-      p.message = "unknown lab kernel '" + *wanted + "': rxerun knows " + known;
+      p.message = "unknown lab kernel '" + *wanted + "': rxerun knows " + known +
+                  ", any Debian kernel version (6.12) and a kernel of your own (a path)";
       return p;
     }
-    for (const auto& k : prepared)
-      if (k.label == *wanted) kernel = &k;
   } else if (!prepared.empty()) {
     kernel = &prepared.front();
   }

@@ -28,6 +28,15 @@ struct HostAbilities {
 // ("host kernel has no sch_netem (netem step 'lossy')"); empty when it can.
 std::vector<std::string> host_shortfalls(const Scenario& scenario, const Registry& registry, const HostAbilities& host);
 
+// Whether `--kernel VALUE` names a kernel of one's own (a build directory
+// or an image) rather than a label (6.1, 6.12): VALUE contains a '/' or
+// names an existing file or directory.
+bool is_own_kernel_path(const std::string& kernel);
+
+// What the scenario's steps need from a lab kernel, for the check of a
+// kernel of one's own (vm::missing_kernel_options).
+vm::LabNeeds lab_needs(const Scenario& scenario, const Registry& registry);
+
 struct PlacementRequest {
   bool force_vm = false;
   bool force_host = false;

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -309,7 +310,14 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
     print(stderr, "rxerun: {}\n", files.error().message);
     return kExitUsage;
   }
-  auto kernels = parse_kernel_choice(o.kernel);
+  const bool own_kernel = is_own_kernel_path(o.kernel) || !o.modules.empty();
+  if (own_kernel && (o.host || !is_own_kernel_path(o.kernel))) {
+    print(stderr, "rxerun: {}\n",
+          o.host ? "--host runs on this machine's kernel: it takes no --kernel PATH"
+                 : "--modules DIR goes with --kernel IMAGE");
+    return kExitUsage;
+  }
+  auto kernels = parse_kernel_choice(own_kernel ? "" : o.kernel);
   if (!kernels) {
     print(stderr, "rxerun: {}\n", kernels.error().message);
     return kExitUsage;
@@ -340,7 +348,19 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   }
   if (invalid) return kExitUsage;
 
-  const auto prepared = o.host ? std::vector<vm::PreparedKernel>{} : vm::prepared_kernels(vm::search_dirs());
+  std::vector<vm::PreparedKernel> prepared;
+  if (own_kernel) {
+    // A kernel of one's own: its configuration checked against what every
+    // scenario needs before anything boots, installed once, always the lab VM.
+    for (const auto& s : scenarios) {
+      auto own = own_lab_kernel(s, registry, o.kernel, o.modules, o.quiet);
+      if (const int* code = std::get_if<int>(&own)) return *code;
+      prepared = {std::get<vm::PreparedKernel>(own)};
+    }
+    kernels->labels = {prepared.front().label};
+  } else if (!o.host) {
+    prepared = vm::prepared_kernels(vm::search_dirs());
+  }
   if (kernels->all) {
     if (prepared.empty()) {
       print(stderr, "rxerun: --kernel all: no lab kernel is prepared: run `rxerun vm setup`\n");
@@ -372,7 +392,7 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
     for (const auto& k : wanted) {
       // A matrix runs in the lab VM even where the host could: the host has
       // one kernel, not the ones asked for.
-      PlacementRequest where{.force_vm = o.vm || wanted.size() > 1, .force_host = o.host, .kernel = k};
+      PlacementRequest where{.force_vm = o.vm || own_kernel || wanted.size() > 1, .force_host = o.host, .kernel = k};
       const Placement p = place(s, registry, where, prepared, host);
       PlannedRun run{.scenario = i};
       switch (p.where) {

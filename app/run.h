@@ -32,7 +32,8 @@ struct RunCommandOptions {
   std::string color = "auto";
   bool vm = false;
   bool host = false;
-  std::string kernel;  // --kernel: a label, a list, all
+  std::string kernel;   // --kernel: a label, a list, all, or the path of a kernel of one's own
+  std::string modules;  // --modules: with --kernel IMAGE, its modules directory
   std::size_t jobs = 1;
   bool fail_fast = false;
   std::string shard;         // --shard K/N

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "vm/boot_protocol.h"
 #include "vm/files.h"
 #include "vm/kernel/decompress.h"
 
@@ -182,6 +183,17 @@ Result<void> write_initramfs(const fs::path& out, const InitramfsSpec& spec) {
     return io_error("write", out, err);
   }
   return {};
+}
+
+Result<std::vector<BootModule>> write_lab_initramfs(const fs::path& moddir, const fs::path& out) {
+  auto modules = resolve_boot_modules(moddir, kInitramfsModules);
+  if (!modules) return modules.error();
+  InitramfsSpec spec;
+  spec.init = std::string(stage1_init_script());
+  spec.busybox = kHostBusybox;
+  spec.modules = *modules;
+  if (auto r = write_initramfs(out, spec); !r) return r.error();
+  return modules;
 }
 
 }  // namespace rxerun::vm

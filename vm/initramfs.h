@@ -30,4 +30,11 @@ Result<void> check_static_busybox(const std::filesystem::path& path);
 // Writes the initramfs to `out` (mode 0644).
 Result<void> write_initramfs(const std::filesystem::path& out, const InitramfsSpec& spec);
 
+// The lab VM's initramfs for the module tree `moddir` (ROOT/lib/modules/
+// RELEASE, after depmod): boot_protocol.h's /init and modules (with their
+// dependencies; built-ins left out), the host's static busybox. Returns the
+// modules it holds, in load order.
+Result<std::vector<BootModule>> write_lab_initramfs(const std::filesystem::path& moddir,
+                                                    const std::filesystem::path& out);
+
 }  // namespace rxerun::vm

@@ -84,9 +84,36 @@ TEST_CASE("placement: the kernel comes from --kernel, else the scenario, else th
   auto missing = place(pinned, registry(), {.force_vm = true}, {kernel("7.3")}, kRootAll);
   CHECK(missing.where == Placement::Where::Nowhere);
   CHECK(missing.message == "lab kernel 6.1 is not prepared (prepared: 7.3): run `rxerun vm setup --kernel 6.1` first");
-  auto unknown = place(pinned, registry(), {.force_vm = true, .kernel = "5.4"}, both, kRootAll);
+  auto unknown = place(pinned, registry(), {.force_vm = true, .kernel = "five"}, both, kRootAll);
   CHECK(unknown.where == Placement::Where::BadKernel);
-  CHECK(unknown.message == "unknown lab kernel '5.4': rxerun knows 6.1, 7.3");
+  CHECK(unknown.message ==
+        "unknown lab kernel 'five': rxerun knows 6.1, 7.3, any Debian kernel version (6.12) and a kernel of your own "
+        "(a path)");
+  // Any Debian version: prepared, it is used; else `vm setup` is the way.
+  auto unprepared = place(pinned, registry(), {.force_vm = true, .kernel = "5.4"}, both, kRootAll);
+  CHECK(unprepared.where == Placement::Where::Nowhere);
+  CHECK(unprepared.message ==
+        "lab kernel 5.4 is not prepared (prepared: 7.3, 6.1): run `rxerun vm setup --kernel 5.4` first");
+  const std::vector<vm::PreparedKernel> three{kernel("7.3"), kernel("6.12"), kernel("6.1")};
+  CHECK(place(pinned, registry(), {.force_vm = true, .kernel = "6.12"}, three, kRootAll).kernel->label == "6.12");
+  // A kernel of one's own is prepared under its release.
+  CHECK(place(pinned, registry(), {.force_vm = true, .kernel = "7.4.0-rc2+"}, {kernel("7.4.0-rc2+")}, kRootAll)
+            .kernel->label == "7.4.0-rc2+");
+}
+
+TEST_CASE("placement: --kernel PATH is a kernel of one's own, and what its lab needs") {
+  CHECK(is_own_kernel_path("./linux"));
+  CHECK(is_own_kernel_path("/boot/vmlinuz-6.1.0-57-amd64"));
+  CHECK(is_own_kernel_path("."));  // an existing directory
+  CHECK_FALSE(is_own_kernel_path("6.12"));
+  CHECK_FALSE(is_own_kernel_path("7.3"));
+  CHECK_FALSE(is_own_kernel_path(""));
+  const auto rxe = lab_needs(scenario("name: r\nsteps:\n  - rxe: {name: rxe0, netdev: vA}\n"), registry());
+  CHECK(rxe.rxe);
+  CHECK_FALSE(rxe.siw);
+  CHECK_FALSE(rxe.netem);
+  const auto plain = lab_needs(scenario(kSleep), registry());
+  CHECK_FALSE(plain.rxe);
 }
 
 TEST_CASE("placement: the lab VM's time budget") {

@@ -24,8 +24,10 @@ contains "$err" "within 15 s" "with the budget"
 no_qemu_left "after a hang"
 
 expect_exit 2 "vm exec without a program" -- "$RXERUN" vm exec
-expect_exit 2 "vm exec with an unknown kernel" -- "$RXERUN" vm exec --kernel 2.6 -- true
-contains "$err" "unknown lab kernel '2.6'" "the unknown kernel is named"
+expect_exit 2 "vm exec with an unknown kernel" -- "$RXERUN" vm exec --kernel two.six -- true
+contains "$err" "unknown lab kernel 'two.six'" "the unknown kernel is named"
+expect_exit 3 "vm exec with a version not prepared" -- "$RXERUN" vm exec --kernel 2.6 -- true
+contains "$err" "rxerun vm setup --kernel 2.6" "it says how to prepare it"
 expect_exit 2 "vm exec with a bad --timeout" -- "$RXERUN" vm exec --timeout soon -- true
 expect_exit 5 "vm exec: the program's exit code" -- "$RXERUN" vm exec -- /bin/sh -c 'echo "in $(uname -r) as $(id -u)"; exit 5'
 contains "$out" " as 0" "its output is relayed"

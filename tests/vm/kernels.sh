@@ -7,7 +7,9 @@ for k in $KERNELS; do
   [ "$(json_field "$WORK/$k.json" 'r["host"]["kernel"]')" = "$release" ] && pass "kernel $k: the guest ran $release" \
     || fail "kernel $k: guest kernel $(json_field "$WORK/$k.json" 'r["host"]["kernel"]') is not $release"
 done
-expect_exit 2 "an unknown kernel is a usage error" -- "$RXERUN" run --vm --kernel 9.9 tests/data/vm/pass.yaml
-contains "$err" "unknown lab kernel '9.9'" "it names the kernel"
+expect_exit 2 "a kernel that is no version is a usage error" -- "$RXERUN" run --vm --kernel nine tests/data/vm/pass.yaml
+contains "$err" "unknown lab kernel 'nine'" "it names the kernel"
+expect_exit 3 "a version not prepared" -- "$RXERUN" run --vm --kernel 9.9 tests/data/vm/pass.yaml
+contains "$err" "rxerun vm setup --kernel 9.9" "it says how to prepare it"
 no_qemu_left "after the kernels"
 finish

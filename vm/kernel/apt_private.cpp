@@ -257,6 +257,16 @@ Result<std::vector<AptPackage>> PrivateApt::show(const std::vector<std::string>&
   return packages;
 }
 
+Result<std::vector<std::string>> PrivateApt::names(const std::string& prefix) {
+  auto a = argv("apt-cache");
+  a.push_back("pkgnames");
+  a.push_back(prefix);
+  // apt-cache pkgnames exits 0 with no output when nothing matches.
+  auto r = run(a, "apt-cache pkgnames " + prefix, std::chrono::minutes(5));
+  if (!r) return r.error();
+  return split_words(*r);
+}
+
 Result<fs::path> PrivateApt::download(const AptPackage& package, const fs::path& dir) {
   const std::string prefix = deb_file_prefix(package.name, package.version);
   auto find_in = [&](const fs::path& d) -> std::optional<fs::path> {

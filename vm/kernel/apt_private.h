@@ -51,6 +51,9 @@ class PrivateApt {
   Result<void> update();
   // The candidate version of each package; an unknown package is an error.
   Result<std::vector<AptPackage>> show(const std::vector<std::string>& names);
+  // The names of the packages whose name starts with `prefix` (`apt-cache
+  // pkgnames PREFIX`), in any suite of the sources; none is no error.
+  Result<std::vector<std::string>> names(const std::string& prefix);
   // `apt-get download NAME=VERSION` into `dir`, through a scratch directory,
   // so that `dir` only ever holds complete packages. Returns the .deb.
   Result<std::filesystem::path> download(const AptPackage& package, const std::filesystem::path& dir);

@@ -9,6 +9,7 @@
 #include <set>
 #include <system_error>
 
+#include "vm/kernel/catalogue.h"
 #include "vm/kernel/record.h"
 
 namespace rxerun::vm {
@@ -19,28 +20,6 @@ namespace {
 
 // root's cache, which a non-root user also searches.
 constexpr const char* kSystemCache = "/var/cache/rxerun";
-
-// Versions like "6.1" and "7.3.4+deb13-amd64" compared number by number.
-bool newer(const std::string& a, const std::string& b) {
-  std::size_t i = 0, k = 0;
-  while (i < a.size() && k < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[k]))) {
-      std::size_t ie = a.find_first_not_of("0123456789", i), ke = b.find_first_not_of("0123456789", k);
-      if (ie == std::string::npos) ie = a.size();
-      if (ke == std::string::npos) ke = b.size();
-      unsigned long long x = std::stoull(a.substr(i, std::min<std::size_t>(ie - i, 18)));
-      unsigned long long y = std::stoull(b.substr(k, std::min<std::size_t>(ke - k, 18)));
-      if (x != y) return x > y;
-      i = ie;
-      k = ke;
-    } else {
-      if (a[i] != b[k]) return a[i] > b[k];
-      ++i;
-      ++k;
-    }
-  }
-  return a.size() - i > b.size() - k;
-}
 
 }  // namespace
 
@@ -76,8 +55,8 @@ std::vector<PreparedKernel> prepared_kernels(const std::vector<fs::path>& dirs) 
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const PreparedKernel& a, const PreparedKernel& b) {
-    if (a.label != b.label) return newer(a.label, b.label);
-    return newer(a.release, b.release);
+    if (a.label != b.label) return version_newer(a.label, b.label);
+    return version_newer(a.release, b.release);
   });
   return out;
 }

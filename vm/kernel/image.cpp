@@ -1,5 +1,6 @@
 #include "vm/kernel/image.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -57,6 +58,17 @@ Result<std::string> vmlinux_from_bzimage(std::string_view image) {
     return make_error("the bzImage's payload decompressed to " + std::to_string(elf->size()) +
                       " bytes, its header says " + std::to_string(*expected_size));
   return elf;
+}
+
+std::string bzimage_release(std::string_view image) {
+  constexpr std::size_t kBootFlag = 0x1fe, kHeader = 0x202, kKernelVersion = 0x20e;
+  if (image.size() < kKernelVersion + 2 || le16(image, kBootFlag) != 0xaa55 || image.substr(kHeader, 4) != "HdrS")
+    return "";
+  const std::size_t at = 0x200u + le16(image, kKernelVersion);
+  if (le16(image, kKernelVersion) == 0 || at >= image.size()) return "";
+  std::string_view version = image.substr(at, std::min<std::size_t>(256, image.size() - at));
+  version = version.substr(0, version.find_first_of(std::string_view(" \0\n", 3)));
+  return std::string(version);
 }
 
 Result<void> extract_vmlinux(const std::filesystem::path& bzimage, const std::filesystem::path& out) {

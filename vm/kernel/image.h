@@ -17,6 +17,11 @@ namespace rxerun::vm {
 // The uncompressed ELF kernel carried by a bzImage held in memory.
 Result<std::string> vmlinux_from_bzimage(std::string_view bzimage);
 
+// The kernel release a bzImage names in its setup header (the string
+// kernel_version at 0x20e points to, up to the first space:
+// "6.1.0-57-amd64"); "" when it names none.
+std::string bzimage_release(std::string_view bzimage);
+
 // Reads `bzimage` and writes its ELF kernel to `out` (mode 0644).
 Result<void> extract_vmlinux(const std::filesystem::path& bzimage, const std::filesystem::path& out);
 

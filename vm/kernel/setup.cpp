@@ -96,7 +96,19 @@ struct Packages {
 // linux-image-amd64's versioned dependency (the ABI package), then the
 // packages a split kernel (trixie and later) puts its parts in: every
 // linux-*-ABI it depends on, transitively.
-Result<Packages> resolve_packages(PrivateApt& apt) {
+// For a kernel looked up by version (KernelSource::image_version), the
+// newest linux-image-VERSION.N...-amd64 of any suite instead.
+Result<std::string> image_package_name(PrivateApt& apt, const KernelSource& source) {
+  if (!source.image_version.empty()) {
+    auto names = apt.names("linux-image-" + source.image_version);
+    if (!names) return names.error();
+    std::string name = select_image_package(*names, source.image_version);
+    if (name.empty())
+      return make_error("Debian has no kernel " + source.image_version + ": no linux-image-" + source.image_version +
+                        ".*-amd64 package in " + join(source.suites, ", ") + " (package lists in " +
+                        apt.state().string() + ")");
+    return name;
+  }
   auto meta = apt.show({"linux-image-amd64"});
   if (!meta) return meta.error();
   std::string image_name;
@@ -105,6 +117,13 @@ Result<Packages> resolve_packages(PrivateApt& apt) {
       image_name = d;
   if (image_name.empty())
     return make_error("linux-image-amd64 " + meta->front().version + " depends on no linux-image-VERSION package");
+  return image_name;
+}
+
+Result<Packages> resolve_packages(PrivateApt& apt, const KernelSource& source) {
+  auto found = image_package_name(apt, source);
+  if (!found) return found.error();
+  const std::string image_name = *found;
   const std::string abi_suffix = "-" + image_name.substr(12);
 
   Packages out;
@@ -125,6 +144,12 @@ Result<Packages> resolve_packages(PrivateApt& apt) {
   }
   std::stable_partition(out.all.begin(), out.all.end(), [&](const AptPackage& p) { return p.name == image_name; });
   return out;
+}
+
+// The private apt state: CACHE/apt/LABEL for a known kernel; one for every
+// kernel looked up by version (they share their suites), CACHE/apt/debian.
+fs::path apt_state_dir(const fs::path& cache, const KernelSource& source) {
+  return cache / "apt" / (source.image_version.empty() ? source.label : std::string("debian"));
 }
 
 Result<void> check_space(const fs::path& dir, std::uint64_t need, const std::string& label) {
@@ -159,17 +184,6 @@ std::vector<std::string> module_names(const std::vector<BootModule>& modules) {
   std::vector<std::string> names;
   for (const auto& m : modules) names.push_back(m.name);
   return names;
-}
-
-Result<std::vector<BootModule>> build_initramfs(const fs::path& moddir, const fs::path& out) {
-  auto modules = resolve_boot_modules(moddir, kInitramfsModules);
-  if (!modules) return modules.error();
-  InitramfsSpec spec;
-  spec.init = std::string(stage1_init_script());
-  spec.busybox = kHostBusybox;
-  spec.modules = *modules;
-  if (auto r = write_initramfs(out, spec); !r) return r.error();
-  return modules;
 }
 
 class Setup {
@@ -234,7 +248,7 @@ class Setup {
       tell("siw was not built (" + e.message + "); the next `rxerun vm setup` tries again");
       return {};
     };
-    PrivateApt apt(cache_ / "apt" / source_.label, source_.suites, source_.default_release, interrupt_fd_);
+    PrivateApt apt(apt_state_dir(cache_, source_), source_.suites, source_.default_release, interrupt_fd_);
     if (auto r = apt.prepare(); !r) return later(r.error());
     if (!apt.lists_fresh()) {
       tell("updating the package lists of " + join(source_.suites, ", ") + " (private apt state in " +
@@ -250,7 +264,7 @@ class Setup {
 
   Result<PreparedKernel> refresh_initramfs(PreparedKernel kernel) {
     tell("rebuilding the initramfs of kernel " + kernel.label + " (rxerun's boot protocol changed)");
-    auto modules = build_initramfs(kernel.modules, kernel.initramfs);
+    auto modules = write_lab_initramfs(kernel.modules, kernel.initramfs);
     if (!modules) return modules.error();
     if (auto r = write_kernel_record(kernel, module_names(*modules)); !r) return r.error();
     return kernel;
@@ -276,7 +290,7 @@ class Setup {
     const auto t0 = std::chrono::steady_clock::now();
     if (auto r = prepare_staging(); !r) return r.error();
 
-    PrivateApt apt(cache_ / "apt" / source_.label, source_.suites, source_.default_release, interrupt_fd_);
+    PrivateApt apt(apt_state_dir(cache_, source_), source_.suites, source_.default_release, interrupt_fd_);
     if (auto r = ensure_dir(cache_ / "apt"); !r) return r.error();
     if (auto r = apt.prepare(); !r) return r.error();
     bool updated = false;
@@ -292,7 +306,7 @@ class Setup {
     // Lists up to a day old may name a version the mirror no longer has: on
     // failure, update once and try again.
     auto fetch = [&]() -> Result<std::pair<Packages, std::vector<fs::path>>> {
-      auto packages = resolve_packages(apt);
+      auto packages = resolve_packages(apt, source_);
       if (!packages) return packages.error();
       std::uint64_t download = 0;
       for (const auto& p : packages->all) download += p.size;
@@ -354,7 +368,7 @@ class Setup {
     tell("extracted vmlinux (" + megabytes(fs::file_size(staging_ / "vmlinux")) + ") in " + elapsed_text(t));
     if (auto r = check_interrupt(); !r) return r.error();
 
-    auto boot_modules = build_initramfs(moddir, staging_ / "initramfs.cpio.gz");
+    auto boot_modules = write_lab_initramfs(moddir, staging_ / "initramfs.cpio.gz");
     if (!boot_modules) return boot_modules.error();
     std::string names;
     for (const auto& m : *boot_modules) names += " " + m.name;

@@ -20,7 +20,8 @@ namespace rxerun::vm {
 // `interrupt_fd` (readable on Ctrl-C) stops it, leaving no half-built kernel
 // behind. Builds are serialised by an flock on CACHE/lock; the layout is
 // CACHE/kernels/LABEL/{kernel.json, vmlinux, vmlinuz, initramfs.cpio.gz,
-// root/, debs/} and CACHE/apt/LABEL/ (the private apt state).
+// root/, debs/} and CACHE/apt/LABEL/ (the private apt state; CACHE/apt/debian/
+// for every kernel looked up by version).
 Result<PreparedKernel> setup_kernel(const std::filesystem::path& cache, const KernelSource& source,
                                     const std::function<void(const std::string&)>& progress, int interrupt_fd = -1);
 
