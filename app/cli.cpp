@@ -18,6 +18,7 @@
 
 #include "app/cli_decode.h"
 #include "app/cli_vm.h"
+#include "app/kernel_health.h"
 #include "app/placement.h"
 #include "app/plan.h"
 #include "base/output.h"
@@ -60,6 +61,7 @@ struct RunCommandOptions {
   std::string kernel;
   std::string output_dir;    // --output-dir
   std::string guest_output;  // --guest-output: the lab VM's share (set by the host, not by people)
+  std::string kernel_health;  // --kernel-health fail|warn|off; empty: the scenario's kernel_health
 };
 
 bool want_color(const std::string& mode) {
@@ -175,7 +177,8 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
                       .verbose = o.verbose,
                       .quiet = o.quiet,
                       .color = want_color(o.color),
-                      .output_dir = o.output_dir};
+                      .output_dir = o.output_dir,
+                      .kernel_health = o.kernel_health};
       return run_in_lab_vm(vo, *scenario, registry, *placement.kernel);
     }
     case Placement::Where::Host: break;
@@ -189,7 +192,12 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   sys::System& system = real.system();
 
   TerminalReporter terminal(stdout, terminal_style(o));
+  MultiReporter reporters;
+  reporters.add(terminal);
+  const auto running_note = guest_running_note(o.guest_output);  // in the lab VM: for a kernel that dies
+  if (running_note) reporters.add(*running_note);
   RunOptions ro;
+  ro.kernel_health = parse_kernel_health_policy(o.kernel_health);
   ro.keep = o.keep;
   ro.force = o.force;
   ro.only = o.common.only;
@@ -198,7 +206,7 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   ro.outputs_return = !o.guest_output.empty();
   const std::string started = now_iso8601();
   const std::uint64_t log_since = sys::kernel_log_now();
-  Runner runner(registry, system, *journal, terminal, ro);
+  Runner runner(registry, system, *journal, reporters, ro);
   RunReport report = runner.run(*scenario);
   report.started_at = started;
   report.host = sys::host_facts();
@@ -346,6 +354,12 @@ int run_cli(int argc, char** argv, const Registry& registry) {
                   "where files the steps write (captures) go when their paths are relative (default: here)")
       ->type_name("DIR");
   run->add_option("--guest-output", run_o.guest_output)->group("");  // the lab VM's share; the host sets it
+  run->add_option("--kernel-health", run_o.kernel_health,
+                  "what the kernel's own reports during the run (WARNING, BUG, Oops, KASAN, panic, ...) do: fail "
+                  "the run (fail, the default), show them only (warn), or go unread (off); wins over the "
+                  "scenario's kernel_health")
+      ->check(CLI::IsMember({"fail", "warn", "off"}))
+      ->type_name("POLICY");
   auto* vm_flag = run->add_flag("--vm", run_o.vm, "run in the lab VM (`rxerun vm setup` prepares it)");
   run->add_flag("--host", run_o.host, "run on this machine's kernel, never in the lab VM")->excludes(vm_flag);
   run->add_option("--kernel", run_o.kernel,

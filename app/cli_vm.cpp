@@ -8,10 +8,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <variant>
 
 #include "app/cli.h"
+#include "app/kernel_health.h"
 #include "base/files.h"
 #include "base/output.h"
 #include "engine/report.h"
@@ -92,8 +94,11 @@ std::optional<std::string> own_binary() {
 // stdout, a spinner while it boots (on a terminal) and the boot line once it
 // is up. Returns the finished run, or rxerun's exit code when the VM could
 // not run it (the reason printed).
-std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kernel, vm::GuestRequest request,
-                                                 const fs::path& share, std::chrono::seconds budget, bool quiet) {
+// `kernel_died`, when given, is asked first about a guest that died during
+// the run: an exit code when it reported that as the run's result.
+std::variant<vm::LabRunResult, int> boot_and_run(
+    const vm::PreparedKernel& kernel, vm::GuestRequest request, const fs::path& share, std::chrono::seconds budget,
+    bool quiet, const std::function<std::optional<int>(const vm::LabRunResult&)>& kernel_died = {}) {
   const auto exe = own_binary();
   if (!exe) return kExitEnvironment;
   vm::LabRun run;
@@ -137,6 +142,8 @@ std::variant<vm::LabRunResult, int> boot_and_run(const vm::PreparedKernel& kerne
     print(stderr, "rxerun: cannot start the lab VM: {}{}\n", lab.error().message, errno_suffix(lab.error()));
     return kExitEnvironment;
   }
+  if (lab->outcome == vm::LabOutcome::Crashed && kernel_died)
+    if (auto code = kernel_died(*lab)) return *code;
   switch (lab->outcome) {
     case vm::LabOutcome::Interrupted:
       print(stderr, "rxerun: interrupted: the lab VM was stopped (nothing of it is left on the host)\n");
@@ -201,6 +208,7 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   if (o.force) args.push_back("--force");
   if (o.verbose) args.push_back("-v");
   if (o.quiet) args.push_back("-q");
+  if (!o.kernel_health.empty()) args.insert(args.end(), {"--kernel-health", o.kernel_health});
   std::vector<std::string> guest_reports;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const bool json = targets[i].format == ReportTarget::Format::Json;
@@ -217,7 +225,13 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
   const char* term = std::getenv("TERM");
   request.term = o.color && term && *term ? term : "dumb";
 
-  auto ran = boot_and_run(kernel, std::move(request), share->path(), lab_run_budget(scenario, registry), o.quiet);
+  // A guest kernel that died of a panic or an oops is a kernel health finding, not a lab VM error.
+  const auto kernel_died = [&](const vm::LabRunResult& lab) {
+    return report_lab_vm_death(lab, scenario, kernel, kernel_health_policy(o.kernel_health, scenario), share->path(),
+                               targets, {o.color, o.quiet ? Verbosity::Quiet : Verbosity::Normal});
+  };
+  auto ran = boot_and_run(kernel, std::move(request), share->path(), lab_run_budget(scenario, registry), o.quiet,
+                          kernel_died);
   if (const int* failed = std::get_if<int>(&ran)) return *failed;
   const auto& lab = std::get<vm::LabRunResult>(ran);
   int code = lab.guest.exit_code;

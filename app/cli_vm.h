@@ -24,6 +24,7 @@ struct VmRunOptions {
   bool quiet = false;
   bool color = false;
   std::string output_dir;  // where the guest's output files come back to; empty: here
+  std::string kernel_health;  // --kernel-health; empty: the scenario's
 };
 
 // Runs the scenario in the lab VM with `kernel`; returns rxerun's exit code.

@@ -24,6 +24,11 @@
 //     "message": "...", "hints": ["..."]
 //   }],
 //   "preclean": CLEANUP, "cleanup": CLEANUP,
+//   "kernel_health": {"policy": "fail" | "warn" | "off",
+//                     "kernel": "6.1.0-...",   the release the findings are of
+//                     "findings": [{"kind": "WARNING", "phase": "preclean" | "step" | "cleanup" | "run",
+//                                   "step": "rping" | null, "lines": ["[   12.3] WARNING: ..."],
+//                                   "time": 12.345678 (seconds on the kernel's clock)}]}
 //     CLEANUP = {"kept": false, "clean": true,
 //                "undos": [{"step", "kind", "summary", "ok", "error", "duration_s",
 //                             "covered_by" (when it went with another undo),
@@ -38,6 +43,17 @@
 
 namespace rxerun {
 namespace {
+
+nlohmann::json kernel_health_json(const KernelHealth& h) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : h.findings)
+    findings.push_back({{"kind", f.kind},
+                        {"phase", f.phase},
+                        {"step", f.step.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.step)},
+                        {"lines", f.lines},
+                        {"time", f.time}});
+  return {{"policy", to_string(h.policy)}, {"kernel", h.kernel}, {"findings", std::move(findings)}};
+}
 
 nlohmann::json cleanup_json(const CleanupReport& c) {
   auto undos = nlohmann::json::array();
@@ -112,6 +128,7 @@ nlohmann::json to_json(const RunReport& report) {
       {"steps", std::move(steps)},
       {"preclean", cleanup_json(report.preclean)},
       {"cleanup", cleanup_json(report.cleanup)},
+      {"kernel_health", kernel_health_json(report.kernel_health)},
       {"summary",
        {
            {"passed", passed},
