@@ -59,8 +59,8 @@ struct RunCommandOptions {
   bool vm = false;
   bool host = false;
   std::string kernel;
-  std::string output_dir;    // --output-dir
-  std::string guest_output;  // --guest-output: the lab VM's share (set by the host, not by people)
+  std::string output_dir;     // --output-dir
+  std::string guest_output;   // --guest-output: the lab VM's share (set by the host, not by people)
   std::string kernel_health;  // --kernel-health fail|warn|off; empty: the scenario's kernel_health
 };
 

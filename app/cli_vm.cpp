@@ -230,8 +230,8 @@ int run_in_lab_vm(const VmRunOptions& o, const Scenario& scenario, const Registr
     return report_lab_vm_death(lab, scenario, kernel, kernel_health_policy(o.kernel_health, scenario), share->path(),
                                targets, {o.color, o.quiet ? Verbosity::Quiet : Verbosity::Normal});
   };
-  auto ran = boot_and_run(kernel, std::move(request), share->path(), lab_run_budget(scenario, registry), o.quiet,
-                          kernel_died);
+  auto ran =
+      boot_and_run(kernel, std::move(request), share->path(), lab_run_budget(scenario, registry), o.quiet, kernel_died);
   if (const int* failed = std::get_if<int>(&ran)) return *failed;
   const auto& lab = std::get<vm::LabRunResult>(ran);
   int code = lab.guest.exit_code;

@@ -23,7 +23,7 @@ struct VmRunOptions {
   bool verbose = false;
   bool quiet = false;
   bool color = false;
-  std::string output_dir;  // where the guest's output files come back to; empty: here
+  std::string output_dir;     // where the guest's output files come back to; empty: here
   std::string kernel_health;  // --kernel-health; empty: the scenario's
 };
 

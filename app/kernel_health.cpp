@@ -111,7 +111,7 @@ std::optional<int> report_lab_vm_death(const vm::LabRunResult& lab, const Scenar
   auto report = lab_vm_death_report(lab, scenario, kernel, policy, share);
   if (!report) return std::nullopt;
   const auto& first = report->kernel_health.findings.front();
-  print(stdout, "the lab VM's kernel ({}) died {}: {}\n", kernel.label, first.where(), lab.detail);
+  print(stdout, "the lab VM's kernel ({}) died {}; the steps' results died with it\n", kernel.label, first.where());
   TerminalReporter terminal(stdout, style);
   terminal.run_finished(*report);
   int code = report->exit_code;

@@ -72,9 +72,9 @@ struct Scenario {
   std::string file;
   std::string name;  // also the id used for the journal, lock and marks
   std::string description;
-  std::map<std::string, std::string> vars;  // after --var overrides
-  std::optional<std::string> vm_kernel;     // vm: {kernel: "7.3"}
-  std::optional<Duration> vm_timeout;       // vm: {timeout: 10m}: the whole run in the lab VM
+  std::map<std::string, std::string> vars;                      // after --var overrides
+  std::optional<std::string> vm_kernel;                         // vm: {kernel: "7.3"}
+  std::optional<Duration> vm_timeout;                           // vm: {timeout: 10m}: the whole run in the lab VM
   KernelHealthPolicy kernel_health = KernelHealthPolicy::Fail;  // kernel_health: fail|warn|off
   std::vector<StepSpec> steps;
 

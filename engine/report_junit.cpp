@@ -194,12 +194,11 @@ Case kernel_health_case(const KernelHealth& h) {
   }
   if (h.policy == KernelHealthPolicy::Fail) {
     const auto& first = h.findings.front();
-    c.result = result_element("failure", "kernel-health",
-                              fmt::format("the kernel reported {} {}{}", first.kind, first.where(),
-                                          h.findings.size() > 1
-                                              ? fmt::format(" (and {} more)", h.findings.size() - 1)
-                                              : ""),
-                              text);
+    c.result =
+        result_element("failure", "kernel-health",
+                       fmt::format("the kernel reported {} {}{}", first.kind, first.where(),
+                                   h.findings.size() > 1 ? fmt::format(" (and {} more)", h.findings.size() - 1) : ""),
+                       text);
   } else {
     c.system_out = text;
   }

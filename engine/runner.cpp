@@ -254,7 +254,9 @@ StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
   return sr;
 }
 
-std::uint64_t Runner::kernel_now() { return watch_kernel_ ? sys_.kernel_log.now() : 0; }
+std::uint64_t Runner::kernel_now() {
+  return watch_kernel_ ? sys_.kernel_log.now() : 0;
+}
 
 void Runner::kernel_window(std::string phase, std::string step, std::uint64_t start) {
   if (watch_kernel_) kernel_windows_.push_back({std::move(phase), std::move(step), start, sys_.kernel_log.now()});

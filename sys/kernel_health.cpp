@@ -13,7 +13,9 @@ constexpr std::uint64_t kReportGapUsec = 5'000'000;
 // A report that has not ended by this many lines ends here.
 constexpr std::size_t kReportSpan = 200;
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 
 std::optional<KernelReportKind> warning_kind(std::string_view rest) {
   // "WARNING: CPU: 0 PID: 1 at net/core/dev.c:123 f+0x1/0x2", "WARNING: at ...",
@@ -57,9 +59,10 @@ std::vector<KernelReport> find_reports(const std::vector<Line>& lines) {
     if (open && (l.usec > last + kReportGapUsec || seen >= kReportSpan)) close();
     const auto kind = kernel_report_kind(l.message);
     // An oops follows the BUG or fault it tells of: one report.
-    const bool follow_on = open && kind && (*kind == KernelReportKind::Oops ||
-                                            (*kind == KernelReportKind::GeneralProtection &&
-                                             out.back().kind != KernelReportKind::GeneralProtection));
+    const bool follow_on =
+        open && kind &&
+        (*kind == KernelReportKind::Oops ||
+         (*kind == KernelReportKind::GeneralProtection && out.back().kind != KernelReportKind::GeneralProtection));
     if (kind && !follow_on) {
       close();
       out.push_back({*kind, l.usec, {}});

@@ -43,7 +43,7 @@ class RealSystem {
   PcapCaptures captures_;
   RealNvme nvme_;
   RealKernelLog kernel_log_;
-  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_, qdiscs_,
+  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_,
                  pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, nvme_, kernel_log_};
 };
 

@@ -56,7 +56,7 @@ struct System {
   Verbs& verbs;
   Captures& captures;
   Nvme& nvme;
-  KernelLog& kernel_log;  // the runner reads the kernel's reports of the run from it
+  KernelLog& kernel_log;         // the runner reads the kernel's reports of the run from it
   Recorder* recorder = nullptr;  // set when planning
 };
 

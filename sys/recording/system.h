@@ -90,8 +90,8 @@ class RecordingSystem {
   RecordingCaptures captures_{log_};
   RecordingNvme nvme_{log_};
   RecordingKernelLog kernel_log_;
-  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_,
-                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, nvme_, kernel_log_, &log_};
+  System system_{clock_, netns_,  interrupt_, links_, ethtool_,  sysctl_, nft_,        qdiscs_, pinger_,
+                 rdma_,  routes_, tools_,     verbs_, captures_, nvme_,   kernel_log_, &log_};
 };
 
 }  // namespace rxerun::sys

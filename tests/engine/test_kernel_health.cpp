@@ -143,12 +143,12 @@ TEST_CASE("kernel health: the key takes fail, warn or off, with FILE:LINE:COL ot
         KernelHealthPolicy::Warn);
   CHECK(h.load("steps:\n  - {sleep: {duration: 1ms}}\n").kernel_health == KernelHealthPolicy::Fail);
   CHECK(h.diagnostics("kernel_health: wran\nsteps:\n  - {sleep: {duration: 1ms}}\n") ==
-        "test.yaml:1:16: 'kernel_health' must be fail, warn or off, got 'wran' (did you mean 'warn'?)");
+        "test.yaml:1:16: 'kernel_health' must be fail, warn or off, got 'wran' (did you mean 'warn'?)\n");
   CHECK(h.diagnostics("kernel_health: [fail]\nsteps:\n  - {sleep: {duration: 1ms}}\n") ==
-        "test.yaml:1:16: 'kernel_health' must be a string, got a list");
-  CHECK(h.diagnostics("kernel_heath: off\nsteps:\n  - {sleep: {duration: 1ms}}\n").find("did you mean "
-                                                                                      "'kernel_health'?") !=
-        std::string::npos);
+        "test.yaml:1:16: 'kernel_health' must be a string, got a list\n");
+  CHECK(h.diagnostics("kernel_heath: off\nsteps:\n  - {sleep: {duration: 1ms}}\n")
+            .find("did you mean "
+                  "'kernel_health'?") != std::string::npos);
 }
 
 TEST_CASE("kernel health: the terminal, JSON and JUnit reports show the finding") {
@@ -187,9 +187,10 @@ TEST_CASE("kernel health: the terminal, JSON and JUnit reports show the finding"
 
   r.kernel_health.policy = KernelHealthPolicy::Warn;
   CHECK(to_junit_xml(r).find("type=\"kernel-health\"") == std::string::npos);
-  CHECK(kernel_health_text(r.kernel_health, {}).starts_with(
-      "kernel health: WARNING during step 'rping' (kernel 6.1.0-27-amd64) (kernel_health: warn, the run does not "
-      "fail on it):\n"));
+  CHECK(kernel_health_text(r.kernel_health, {})
+            .starts_with("kernel health: WARNING during step 'rping' (kernel 6.1.0-27-amd64) (kernel_health: warn, the "
+                         "run does not "
+                         "fail on it):\n"));
 
   r.kernel_health.findings.clear();
   CHECK(to_junit_xml(r).find("kernel health") == std::string::npos);

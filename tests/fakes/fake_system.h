@@ -269,7 +269,7 @@ struct FakeSystem {
   FakeCaptures captures;
   FakeNvme nvme{rdma};
   FakeKernelLog kernel_log{clock};
-  sys::System system{clock,  netns, interrupt, links, ethtool, sysctl,   nft, qdiscs,
+  sys::System system{clock,  netns, interrupt, links, ethtool, sysctl,   nft,  qdiscs,
                      pinger, rdma,  routes,    tools, verbs,   captures, nvme, kernel_log};
 };
 

@@ -29,7 +29,9 @@ std::vector<KernelRecord> kernel_lines(const std::string& text, double start = 1
   return out;
 }
 
-std::vector<KernelReport> reports_in(const std::string& text) { return find_kernel_reports(kernel_lines(text)); }
+std::vector<KernelReport> reports_in(const std::string& text) {
+  return find_kernel_reports(kernel_lines(text));
+}
 
 const char* kWarning = R"(------------[ cut here ]------------
 WARNING: CPU: 0 PID: 412 at drivers/infiniband/sw/rxe/rxe_qp.c:798 rxe_qp_do_cleanup+0x1e5/0x200 [rdma_rxe]
@@ -151,8 +153,8 @@ TEST_CASE("kernel health: lines that only look like a report are none") {
 
 TEST_CASE("kernel health: a program's WARNING written to /dev/kmsg is not the kernel's") {
   // `echo 'WARNING: CPU: 0 PID: 1 at x' > /dev/kmsg` is logged with facility LOG_USER.
-  auto records = kernel_lines("WARNING: CPU: 0 PID: 1 at fake/file.c:1 fake+0x0/0x0\nKernel panic - not syncing: no",
-                              5.0, 1);
+  auto records =
+      kernel_lines("WARNING: CPU: 0 PID: 1 at fake/file.c:1 fake+0x0/0x0\nKernel panic - not syncing: no", 5.0, 1);
   CHECK(find_kernel_reports(records).empty());
   // The kernel's own, around it, are found.
   auto mixed = kernel_lines("Oops: 0000 [#1] SMP", 6.0);
