@@ -3,21 +3,19 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/strings.h"
+
 namespace rxerun::sys {
 
 namespace {
 
 // A gap this long on the kernel's clock ends a report: its trace is
 // printed in one go.
-constexpr std::uint64_t kReportGapUsec = 5'000'000;
+constexpr std::uint64_t kKernelReportGapUsec = 5'000'000;
 // A report that has not ended by this many lines ends here.
-constexpr std::size_t kReportSpan = 200;
+constexpr std::size_t kKernelReportSpan = 200;
 
-bool contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
-
-std::optional<KernelReportKind> warning_kind(std::string_view rest) {
+std::optional<KernelReportKind> kernel_warning_kind(std::string_view rest) {
   // "WARNING: CPU: 0 PID: 1 at net/core/dev.c:123 f+0x1/0x2", "WARNING: at ...",
   // "WARNING: drivers/x.c:12 at f+0x1/0x2, CPU#0: task/1".
   if (rest.starts_with("CPU: ") || rest.starts_with("at ") || contains(rest, " at ")) {
@@ -30,21 +28,21 @@ std::optional<KernelReportKind> warning_kind(std::string_view rest) {
   return std::nullopt;  // "WARNING: " on some note of the kernel's that is no report
 }
 
-struct Line {
+struct ReportLine {
   std::uint64_t usec = 0;
   std::string message;
   std::string text;  // as shown
 };
 
-bool ends_report(std::string_view m) {
+bool is_report_end(std::string_view m) {
   return m.starts_with("---[ end ");  // "---[ end trace 0000000000000000 ]---", "---[ end Kernel panic - ..."
 }
 
-bool is_rule(std::string_view m) {
+bool is_report_rule(std::string_view m) {
   return m.size() >= 20 && m.find_first_not_of('=') == std::string_view::npos;
 }
 
-std::vector<KernelReport> find_reports(const std::vector<Line>& lines) {
+std::vector<KernelReport> group_kernel_reports(const std::vector<ReportLine>& lines) {
   std::vector<KernelReport> out;
   bool open = false;
   std::size_t seen = 0;  // lines of the open report, kept or not
@@ -56,7 +54,7 @@ std::vector<KernelReport> find_reports(const std::vector<Line>& lines) {
     if (seen > r.lines.size()) r.lines.push_back("... " + std::to_string(seen - r.lines.size()) + " more lines");
   };
   for (const auto& l : lines) {
-    if (open && (l.usec > last + kReportGapUsec || seen >= kReportSpan)) close();
+    if (open && (l.usec > last + kKernelReportGapUsec || seen >= kKernelReportSpan)) close();
     const auto kind = kernel_report_kind(l.message);
     // An oops follows the BUG or fault it tells of: one report.
     const bool follow_on =
@@ -73,7 +71,7 @@ std::vector<KernelReport> find_reports(const std::vector<Line>& lines) {
     last = l.usec;
     ++seen;
     if (out.back().lines.size() < kKernelReportLines) out.back().lines.push_back(l.text);
-    if (ends_report(l.message) || (seen > 2 && is_rule(l.message))) close();
+    if (is_report_end(l.message) || (seen > 2 && is_report_rule(l.message))) close();
   }
   close();
   return out;
@@ -101,7 +99,7 @@ std::string_view to_string(KernelReportKind kind) {
 std::optional<KernelReportKind> kernel_report_kind(std::string_view m) {
   using K = KernelReportKind;
   if (m.starts_with("Kernel panic - not syncing")) return K::Panic;
-  if (m.starts_with("WARNING: ")) return warning_kind(m.substr(9));
+  if (m.starts_with("WARNING: ")) return kernel_warning_kind(m.substr(9));
   if (m.starts_with("[ INFO: possible ")) return K::Lockdep;  // lockdep before 4.x
   if (m.starts_with("BUG: KASAN: ")) return K::Kasan;
   if (m.starts_with("BUG: ") || m.starts_with("kernel BUG at ") || m.starts_with("watchdog: BUG: ")) return K::Bug;
@@ -118,14 +116,14 @@ std::optional<KernelReportKind> kernel_report_kind(std::string_view m) {
 }
 
 std::vector<KernelReport> find_kernel_reports(const std::vector<KernelRecord>& records) {
-  std::vector<Line> lines;
+  std::vector<ReportLine> lines;
   for (const auto& r : records)
     if (r.from_kernel()) lines.push_back({r.usec, r.message, dmesg_line(r)});
-  return find_reports(lines);
+  return group_kernel_reports(lines);
 }
 
 std::vector<KernelReport> find_kernel_reports_in_console(const std::vector<std::string>& console) {
-  std::vector<Line> lines;
+  std::vector<ReportLine> lines;
   std::uint64_t usec = 0;
   for (const auto& text : console) {
     std::string_view m = text;
@@ -146,7 +144,7 @@ std::vector<KernelReport> find_kernel_reports_in_console(const std::vector<std::
     }
     lines.push_back({usec, std::string(m), text});
   }
-  return find_reports(lines);
+  return group_kernel_reports(lines);
 }
 
 }  // namespace rxerun::sys
