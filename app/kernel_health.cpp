@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string_view>
 
 #include "base/output.h"
@@ -17,19 +18,22 @@ namespace rxerun {
 
 namespace {
 
-// Notes each part of the guest's run in the share before it starts.
+// Notes each part of the guest's run in the share before it starts
+// ("preclean", "step NAME", "cleanup"), and each step's status when it
+// ends ("done NAME STATUS"), one line each.
 class GuestRunningNote final : public Reporter {
  public:
   explicit GuestRunningNote(std::string path) : path_(std::move(path)) {}
-  void run_started(const Scenario&) override { note("preclean"); }
+  void run_started(const Scenario&) override { note("preclean", O_TRUNC); }
   void step_started(const StepSpec& s) override { note("step " + s.name); }
+  void step_finished(const StepReport& r) override { note("done " + r.name + " " + std::string(to_string(r.status))); }
   void cleanup_started(std::string_view phase, std::size_t) override { note(std::string(phase)); }
 
  private:
-  void note(const std::string& text) {
+  void note(const std::string& text, int flags = O_APPEND) {
     // Written straight through (the share has no cache): it must be on the
     // host before the part starts, since the kernel may die in it.
-    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | flags | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) return;
     const std::string line = text + "\n";
     [[maybe_unused]] const ssize_t n = ::write(fd, line.data(), line.size());
@@ -57,17 +61,24 @@ std::optional<RunReport> lab_vm_death_report(const vm::LabRunResult& lab, const 
   const auto reports = sys::find_kernel_reports_in_console(lab.console_tail);
   if (reports.empty()) return std::nullopt;
 
-  // The part of the run the guest noted last: "preclean", "step NAME", "cleanup".
+  // The part of the run the guest noted last ("preclean", "step NAME",
+  // "cleanup"), and the steps that had ended ("done NAME STATUS").
   std::string phase = "run", step;
+  std::map<std::string, StepStatus> ended;
   {
     std::ifstream in(share / std::string(vm::kRunningFile));
-    std::string line;
-    if (in && std::getline(in, line)) {
+    for (std::string line; in && std::getline(in, line);) {
       if (line.starts_with("step ")) {
         phase = "step";
         step = line.substr(5);
       } else if (line == "preclean" || line == "cleanup") {
         phase = line;
+        step.clear();
+      } else if (line.starts_with("done ") && line.rfind(' ') > 5) {
+        const auto space = line.rfind(' ');
+        for (auto s : {StepStatus::Passed, StepStatus::Flaky, StepStatus::Failed, StepStatus::Error,
+                       StepStatus::Skipped, StepStatus::NotRun, StepStatus::Interrupted})
+          if (to_string(s) == std::string_view(line).substr(space + 1)) ended[line.substr(5, space - 5)] = s;
       }
     }
   }
@@ -93,8 +104,14 @@ std::optional<RunReport> lab_vm_death_report(const vm::LabRunResult& lab, const 
                   .tags = s.tags,
                   .status = StepStatus::NotRun,
                   .expected = s.expect.outcome};
-    sr.message = phase == "step" && s.name == step ? "the lab VM's kernel died while it ran"
-                                                   : "not known: the lab VM's kernel died during the run";
+    if (auto it = ended.find(s.name); it != ended.end()) {
+      sr.status = it->second;  // its own line came from the guest; its facts died with it
+    } else if (phase == "step" && s.name == step) {
+      sr.status = StepStatus::Failed;
+      sr.failures = {"the lab VM's kernel died while it ran"};
+    } else {
+      sr.message = "not reached: the lab VM's kernel died";
+    }
     r.steps.push_back(std::move(sr));
   }
   r.preclean.phase = "preclean";
@@ -111,7 +128,7 @@ std::optional<int> report_lab_vm_death(const vm::LabRunResult& lab, const Scenar
   auto report = lab_vm_death_report(lab, scenario, kernel, policy, share);
   if (!report) return std::nullopt;
   const auto& first = report->kernel_health.findings.front();
-  print(stdout, "the lab VM's kernel ({}) died {}; the steps' results died with it\n", kernel.label, first.where());
+  print(stdout, "the lab VM's kernel ({}) died {}\n", kernel.label, first.where());
   TerminalReporter terminal(stdout, style);
   terminal.run_finished(*report);
   int code = report->exit_code;

@@ -30,7 +30,8 @@ std::unique_ptr<Reporter> guest_running_note(const std::string& guest_output);
 // For a lab VM run that ended with the guest gone (vm::LabOutcome::Crashed):
 // the run's report when the guest's console shows its kernel's own report of
 // the death (a panic, an oops), the findings placed in the part of the run
-// the guest noted in `share` (vm::kRunningFile), the steps not run; exit 1
+// the guest noted in `share` (vm::kRunningFile), the steps with the status
+// the guest noted (the one it was running failed, later ones not run); exit 1
 // under policy fail, 3 under warn (the run has no result). nullopt when the
 // console shows no report, or under policy off: then it stays a lab VM error.
 std::optional<RunReport> lab_vm_death_report(const vm::LabRunResult& lab, const Scenario& scenario,

@@ -15,6 +15,9 @@ same "$(json_field "$WORK/panic.json" 'r["kernel_health"]["findings"][0]["kind"]
 same "$(json_field "$WORK/panic.json" 'r["kernel_health"]["findings"][0]["step"]')" "crash" "JSON: the step"
 same "$(json_field "$WORK/panic.json" 'r["kernel_health"]["policy"]')" "fail" "JSON: the policy"
 same "$(json_field "$WORK/panic.json" 'r["exit_code"]')" "1" "JSON: the exit code"
+same "$(step_field "$WORK/panic.json" before status)" "passed" "JSON: the step before kept the status the guest noted"
+same "$(step_field "$WORK/panic.json" crash status)" "failed" "JSON: the step the kernel died in failed"
+same "$(step_field "$WORK/panic.json" never status)" "not-run" "JSON: the step after it was not run"
 if /usr/bin/python3 - "$WORK/panic.xml" <<'PY'; then pass "JUnit: a failing 'kernel health' testcase"; else fail "JUnit: no failing 'kernel health' testcase"; fi
 import sys, xml.etree.ElementTree as ET
 cases = [c for c in ET.parse(sys.argv[1]).iter("testcase") if c.get("name") == "kernel health"]
