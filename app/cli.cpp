@@ -174,6 +174,12 @@ int run_cli(int argc, char** argv, const Registry& registry) {
                   "where files the steps write (captures) go when their paths are relative (default: here)")
       ->type_name("DIR");
   run->add_option("--guest-output", run_o.guest_output)->group("");  // the lab VM's share; the host sets it
+  run->add_option("--kernel-health", run_o.kernel_health,
+                  "what the kernel's own reports during the run (WARNING, BUG, Oops, KASAN, panic, ...) do: fail "
+                  "the run (fail, the default), show them only (warn), or go unread (off); wins over the "
+                  "scenario's kernel_health")
+      ->check(CLI::IsMember({"fail", "warn", "off"}))
+      ->type_name("POLICY");
   auto* vm_flag = run->add_flag("--vm", run_o.vm, "run in the lab VM (`rxerun vm setup` prepares it)");
   run->add_flag("--host", run_o.host, "run on this machine's kernel, never in the lab VM")->excludes(vm_flag);
   run->add_option("--kernel", run_o.kernel,

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <variant>
 
 #include "app/cli.h"
+#include "app/kernel_health.h"
 #include "app/placement.h"
 #include "base/files.h"
 #include "base/output.h"
@@ -80,11 +82,29 @@ std::optional<std::string> own_binary() {
 // stdout, a spinner while it boots (on a terminal) and the boot line once it
 // is up. Returns the finished run, or rxerun's exit code when the VM could
 // not run it (the reason printed).
+// Why the lab VM did not finish the run, with the console's last lines.
+std::string crash_message(const vm::LabRunResult& lab, const std::string& which) {
+  const char* what = lab.outcome == vm::LabOutcome::BootFailed ? "the lab VM did not boot"
+                     : lab.outcome == vm::LabOutcome::Hung     ? "the run in the lab VM hung"
+                                                               : "the lab VM stopped during the run";
+  std::string message = fmt::format("{} ({}): {}", what, which, lab.detail);
+  const auto& tail = lab.console_tail;
+  if (!tail.empty()) {
+    message += "\nthe guest console's last lines:";
+    for (std::size_t i = tail.size() > 12 ? tail.size() - 12 : 0; i < tail.size(); ++i) message += "\n  " + tail[i];
+  }
+  return message;
+}
+
 struct BootIo {
   std::function<void(std::string_view)> output;  // the guest's output and the boot line; empty: stdout
   std::string prefix;                            // before rxerun's notes on stderr
   bool spinner = true;                           // on a terminal, unless quiet
   int interrupt_fd = -1;                         // -1: bind the signals here
+  // A guest that died during the run comes back as it is (LabOutcome::
+  // Crashed), unprinted: its kernel's death may be the run's result (a
+  // kernel health finding), which the caller decides.
+  bool return_crash = false;
 };
 
 // What the lab VM could not do, for the terminal and for the reports.
@@ -149,6 +169,7 @@ std::variant<vm::LabRunResult, BootFailure> boot_and_run(const vm::PreparedKerne
     print(stderr, "{}rxerun: {}\n", io.prefix, message);
     return BootFailure{kExitEnvironment, message};
   }
+  if (lab->outcome == vm::LabOutcome::Crashed && io.return_crash) return std::move(*lab);
   switch (lab->outcome) {
     case vm::LabOutcome::Interrupted:
       print(stderr, "{}rxerun: interrupted: the lab VM was stopped (nothing of it is left on the host)\n", io.prefix);
@@ -156,15 +177,7 @@ std::variant<vm::LabRunResult, BootFailure> boot_and_run(const vm::PreparedKerne
     case vm::LabOutcome::BootFailed:
     case vm::LabOutcome::Hung:
     case vm::LabOutcome::Crashed: {
-      const char* what = lab->outcome == vm::LabOutcome::BootFailed ? "the lab VM did not boot"
-                         : lab->outcome == vm::LabOutcome::Hung     ? "the run in the lab VM hung"
-                                                                    : "the lab VM stopped during the run";
-      std::string message = fmt::format("{} ({}): {}", what, which, lab->detail);
-      const auto& tail = lab->console_tail;
-      if (!tail.empty()) {
-        message += "\nthe guest console's last lines:";
-        for (std::size_t i = tail.size() > 12 ? tail.size() - 12 : 0; i < tail.size(); ++i) message += "\n  " + tail[i];
-      }
+      const std::string message = crash_message(*lab, which);
       print(stderr, "{}rxerun: {}\n", io.prefix, message);
       return BootFailure{kExitEnvironment, message};
     }
@@ -249,6 +262,7 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
   if (!o.suite_position.empty()) args.insert(args.end(), {"--suite-position", o.suite_position});
   const std::string guest_report = "runs.json";
   args.insert(args.end(), {"--report", fmt::format("json:{}/{}", vm::kShareMount, guest_report)});
+  if (!o.kernel_health.empty()) args.insert(args.end(), {"--kernel-health", o.kernel_health});
   // Files the steps write (captures) go into the share and come back here.
   const fs::path guest_output = share->path() / "output";
   std::error_code mkdir_ec;
@@ -260,7 +274,11 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
 
   std::chrono::seconds budget{0};
   for (const Scenario* s : scenarios) budget += lab_run_budget(*s, registry);
-  const BootIo io{.output = o.output, .prefix = o.prefix, .spinner = o.spinner, .interrupt_fd = o.interrupt_fd};
+  const BootIo io{.output = o.output,
+                  .prefix = o.prefix,
+                  .spinner = o.spinner,
+                  .interrupt_fd = o.interrupt_fd,
+                  .return_crash = true};
   auto ran = boot_and_run(kernel, std::move(request), share->path(), budget, o.quiet, io);
 
   // What the guest finished, even when the VM stopped later: it rewrites
@@ -295,6 +313,32 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
     return result;
   }
   const auto& lab = std::get<vm::LabRunResult>(ran);
+  if (lab.outcome == vm::LabOutcome::Crashed && result.runs.size() < scenarios.size()) {
+    // A guest kernel that died of a panic or an oops is a kernel health
+    // finding of the scenario it was running, not a lab VM error.
+    const Scenario& running = *scenarios[result.runs.size()];
+    auto died =
+        lab_vm_death_report(lab, running, kernel, kernel_health_policy(o.kernel_health, running), share->path());
+    if (!died) {
+      const std::string message = crash_message(lab, "kernel " + kernel.label);
+      print(stderr, "{}rxerun: {}\n", o.prefix, message);
+      finish_unrun(kExitEnvironment, message);
+      return result;
+    }
+    print(stdout, "{}the lab VM's kernel ({}) died {}\n", o.prefix, kernel.label,
+          died->kernel_health.findings.front().where());
+    TerminalReporter terminal(stdout, {o.color, o.quiet ? Verbosity::Quiet : Verbosity::Normal});
+    terminal.run_finished(*died);
+    died->file = o.scenarios[result.runs.size()];
+    died->lab_kernel = kernel.label;
+    died->vm = facts;
+    result.exit_code = worse_exit_code(result.exit_code, died->exit_code);
+    result.runs.push_back(std::move(*died));
+    for (std::size_t i = result.runs.size(); i < scenarios.size(); ++i)
+      result.runs.push_back(
+          unfinished_run(*scenarios[i], kernel, kExitOk, "not run: the lab VM's kernel died before it", true));
+    return result;
+  }
   if (result.runs.size() < scenarios.size())
     finish_unrun(kExitEnvironment, "the run in the lab VM ended (" + lab.guest.ended + ") without its report");
   result.exit_code = worse_exit_code(result.exit_code, lab.guest.exit_code);

@@ -30,6 +30,7 @@ struct VmRunOptions {
   bool progress = false;       // the guest draws the live status line (the host's stdout is a terminal)
   std::string suite_position;  // "3/8": the guest numbers its runs from there; empty: not a suite
   std::string output_dir;      // where the guest's output files come back to; empty: here
+  std::string kernel_health;   // --kernel-health; empty: each scenario's own
   // Where the guest's output and the boot line go (stdout when empty), and
   // what precedes rxerun's own notes on stderr ("[7.3] " when VMs run side
   // by side).

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "app/cli_vm.h"
+#include "app/kernel_health.h"
 #include "app/placement.h"
 #include "app/suite.h"
 #include "base/output.h"
@@ -130,7 +131,12 @@ RunReport run_on_host(const RunCommandOptions& o, const Scenario& scenario, cons
   ro.outputs_return = !o.guest_output.empty();
   const std::string started = now_iso8601();
   const std::uint64_t log_since = sys::kernel_log_now();
-  Runner runner(registry, system, *journal, terminal, ro);
+  MultiReporter reporters;
+  reporters.add(terminal);
+  const auto running_note = guest_running_note(o.guest_output);  // in the lab VM: for a kernel that dies
+  if (running_note) reporters.add(*running_note);
+  ro.kernel_health = parse_kernel_health_policy(o.kernel_health);
+  Runner runner(registry, system, *journal, reporters, ro);
   RunReport report = runner.run(scenario);
   report.started_at = started;
   report.lab_kernel = o.lab_kernel;
@@ -190,6 +196,7 @@ RunReport run_in_child(const RunCommandOptions& o, const Scenario& scenario, con
   if (o.quiet) argv.push_back("-q");
   if (want_progress(o)) argv.push_back("--progress");
   if (!o.lab_kernel.empty()) argv.insert(argv.end(), {"--lab-kernel", o.lab_kernel});
+  if (!o.kernel_health.empty()) argv.insert(argv.end(), {"--kernel-health", o.kernel_health});
   if (!o.output_dir.empty()) argv.insert(argv.end(), {"--output-dir", o.output_dir});
   if (!o.guest_output.empty()) argv.insert(argv.end(), {"--guest-output", o.guest_output});
   argv.insert(argv.end(), {"--report", "json:" + report});
@@ -384,7 +391,7 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
     std::vector<std::optional<std::string>> wanted;
     if (!kernels->labels.empty())
       wanted.assign(kernels->labels.begin(), kernels->labels.end());
-    else if (!s.vm_kernels.empty())
+    else if (!s.vm_kernels.empty() && !o.host)  // on the host (the lab VM's guest too): its one kernel
       wanted.assign(s.vm_kernels.begin(), s.vm_kernels.end());
     else
       wanted.push_back(std::nullopt);  // the scenario's vm.kernel, else the newest
@@ -545,6 +552,7 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
                         .progress = want_progress(o) && !side_by_side,
                         .suite_position = suite ? fmt::format("{}/{}", group_first[label], total_runs) : "",
                         .output_dir = o.output_dir,
+                        .kernel_health = o.kernel_health,
                         .prefix = side_by_side ? "[" + label + "] " : "",
                         .spinner = !side_by_side,
                         .interrupt_fd = interrupt.fd()};

@@ -36,9 +36,10 @@ struct RunCommandOptions {
   std::string modules;  // --modules: with --kernel IMAGE, its modules directory
   std::size_t jobs = 1;
   bool fail_fast = false;
-  std::string shard;         // --shard K/N
-  std::string output_dir;    // --output-dir
-  std::string guest_output;  // --guest-output: the lab VM's share (set by the host, not by people)
+  std::string shard;          // --shard K/N
+  std::string kernel_health;  // --kernel-health fail|warn|off; empty: the scenario's kernel_health
+  std::string output_dir;     // --output-dir
+  std::string guest_output;   // --guest-output: the lab VM's share (set by the host, not by people)
   // Set by the host for the guest, not by people: the lab kernel's label and
   // where this part of the suite starts in the whole ("3/8").
   std::string lab_kernel;

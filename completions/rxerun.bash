@@ -11,7 +11,7 @@ _rxerun_commands="run validate plan cleanup steps schema decode vm"
 # The options of a command ("" = before any command).
 _rxerun_options() {
   case $1 in
-    run) echo "--help --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir" ;;
+    run) echo "--help --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir --kernel-health" ;;
     validate) echo "--help --var" ;;
     plan) echo "--help --var --only --skip" ;;
     cleanup) echo "--help --var -v --verbose -q --quiet --color" ;;
@@ -20,14 +20,14 @@ _rxerun_options() {
     decode) echo "--help --json --summary" ;;
     vm) echo "--help --kernel --timeout -q --quiet" ;;
     # Options before a scenario make an implicit run (`rxerun -v lab.yaml`).
-    "") echo "--help -h --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir" ;;
+    "") echo "--help -h --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir --kernel-health" ;;
   esac
 }
 
 # Options that take a value as the next word (or after `=`).
 _rxerun_takes_value() {
   case $1 in
-    --var | --only | --skip | --report | --color | --kernel | --modules | --timeout | --output-dir | -j | --jobs | --shard) return 0 ;;
+    --var | --only | --skip | --report | --color | --kernel | --modules | --timeout | --output-dir | -j | --jobs | --shard | --kernel-health) return 0 ;;
   esac
   return 1
 }
@@ -132,6 +132,10 @@ _rxerun() {
       ;;
     --color)
       mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur")
+      return
+      ;;
+    --kernel-health)
+      mapfile -t COMPREPLY < <(compgen -W "fail warn off" -- "$cur")
       return
       ;;
     --report)

@@ -287,6 +287,8 @@ void Loader::load_top(const YAML::Node& root) {
       load_description(value, key_node);
     else if (key == "vm")
       load_vm(value, key_node);
+    else if (key == "kernel_health")
+      load_kernel_health(value, key_node);
     else if (key == "steps") {
       steps = value;
       steps_key = key_node;
@@ -385,6 +387,18 @@ void Loader::load_vm_kernels(const YAML::Node& value, const YAML::Node& key) {
       scenario_.vm_kernels.push_back(*e);
     }
   }
+}
+
+void Loader::load_kernel_health(const YAML::Node& value, const YAML::Node& key) {
+  auto s = scalar_text(value, key, "kernel_health");
+  if (!s) return;
+  auto e = expand_string(*s, mark_of(value), false);
+  if (!e) return;
+  if (auto p = parse_kernel_health_policy(*e))
+    scenario_.kernel_health = *p;
+  else
+    error(value, fmt::format("'kernel_health' must be fail, warn or off, got '{}'{}", excerpt(*e),
+                             did_you_mean(*e, kKernelHealthPolicies)));
 }
 
 std::optional<std::string> Loader::bad_var_name(const std::string& name) {

@@ -42,7 +42,8 @@ bool valid_scenario_name(std::string_view s);
 // "veth pair (copy).yaml" -> "veth-pair--copy"
 std::string name_from_file(const std::string& file);
 
-inline const std::vector<std::string> kTopKeys{"name", "description", "vars", "vm", "steps"};
+inline const std::vector<std::string> kTopKeys{"name", "description", "vars", "vm", "kernel_health", "steps"};
+inline const std::vector<std::string> kKernelHealthPolicies{"fail", "warn", "off"};
 inline const std::vector<std::string> kVmKeys{"kernel", "kernels", "timeout"};
 inline const std::vector<std::string> kCommonKeys{"name", "netns", "expect", "timeout", "retries", "delay", "tags"};
 inline const std::vector<std::string> kOutcomes{"ok", "fail", "timeout"};
@@ -125,6 +126,7 @@ class Loader {
 
   void load_vm(const YAML::Node& value, const YAML::Node& key);
   void load_vm_kernels(const YAML::Node& value, const YAML::Node& key);
+  void load_kernel_health(const YAML::Node& value, const YAML::Node& key);
 
   // vars
   static std::optional<std::string> bad_var_name(const std::string& name);

@@ -12,6 +12,21 @@ std::string_view to_string(Outcome o) {
   return "?";
 }
 
+std::string_view to_string(KernelHealthPolicy p) {
+  switch (p) {
+    case KernelHealthPolicy::Fail: return "fail";
+    case KernelHealthPolicy::Warn: return "warn";
+    case KernelHealthPolicy::Off: return "off";
+  }
+  return "?";
+}
+
+std::optional<KernelHealthPolicy> parse_kernel_health_policy(std::string_view text) {
+  for (auto p : {KernelHealthPolicy::Fail, KernelHealthPolicy::Warn, KernelHealthPolicy::Off})
+    if (text == to_string(p)) return p;
+  return std::nullopt;
+}
+
 Mark StepSpec::mark_of(const std::string& path) const {
   // "server.netns" falls back to "server", then to the kind key, then the step.
   std::string p = path;

@@ -18,6 +18,14 @@ namespace rxerun {
 enum class Outcome { Ok, Fail, Timeout, Error };
 std::string_view to_string(Outcome o);
 
+// What the kernel's reports of its own trouble during a run (a WARNING, an
+// oops, a panic: sys/kernel_health.h) do to it: fail it (exit 1), show them
+// only, or not read the kernel's log at all.
+enum class KernelHealthPolicy { Fail, Warn, Off };
+std::string_view to_string(KernelHealthPolicy p);
+// "fail", "warn" or "off"; nullopt for anything else.
+std::optional<KernelHealthPolicy> parse_kernel_health_policy(std::string_view text);
+
 // A fact matcher: a plain value (equal), "> 0", ">= 100", "< 5", "<= 5",
 // "!= 0", "== x", "~ REGEX", "!~ REGEX" (base/regex.h).
 struct Matcher {
@@ -64,10 +72,11 @@ struct Scenario {
   std::string file;
   std::string name;  // also the id used for the journal, lock and marks
   std::string description;
-  std::map<std::string, std::string> vars;  // after --var overrides
-  std::optional<std::string> vm_kernel;     // vm: {kernel: "7.3"}
-  std::vector<std::string> vm_kernels;      // vm: {kernels: ["6.1", "7.3"]}: run once on each
-  std::optional<Duration> vm_timeout;       // vm: {timeout: 10m}: the whole run in the lab VM
+  std::map<std::string, std::string> vars;                      // after --var overrides
+  std::optional<std::string> vm_kernel;                         // vm: {kernel: "7.3"}
+  std::vector<std::string> vm_kernels;                          // vm: {kernels: ["6.1", "7.3"]}: run once on each
+  std::optional<Duration> vm_timeout;                           // vm: {timeout: 10m}: the whole run in the lab VM
+  KernelHealthPolicy kernel_health = KernelHealthPolicy::Fail;  // kernel_health: fail|warn|off
   std::vector<StepSpec> steps;
 
   const StepSpec* find_step(const std::string& name) const;

@@ -67,6 +67,24 @@ struct CleanupReport {
   bool clean() const;  // every undo succeeded (or kept)
 };
 
+// A report of the kernel's own trouble (sys/kernel_health.h) that appeared
+// during the run, and when.
+struct KernelFinding {
+  std::string kind;                // "WARNING", "BUG", "Oops", "KASAN", ..., "kernel panic"
+  std::string phase;               // "preclean", "step", "cleanup"; "run" when not known (a lab VM that died)
+  std::string step;                // with phase "step": the step it appeared during
+  std::vector<std::string> lines;  // the header first, then a bounded excerpt, as dmesg prints them
+  double time = 0;                 // the header's time on the kernel's clock, seconds since boot
+  std::string where() const;       // "during step 'rping'", "during preclean", "during the run"
+};
+
+struct KernelHealth {
+  KernelHealthPolicy policy = KernelHealthPolicy::Fail;
+  std::string kernel;  // the release the findings are of
+  std::vector<KernelFinding> findings;
+  bool fails_run() const { return policy == KernelHealthPolicy::Fail && !findings.empty(); }
+};
+
 struct RunReport {
   std::string file;
   std::string scenario;
@@ -77,6 +95,7 @@ struct RunReport {
   std::vector<StepReport> steps;
   CleanupReport preclean;
   CleanupReport cleanup;
+  KernelHealth kernel_health;
   bool interrupted = false;
   int exit_code = 0;
   // Set on the host for a run in the lab VM: the kernel's label ("7.3") and
@@ -192,6 +211,11 @@ class TerminalReporter final : public Reporter {
   TerminalStyle style_;
   std::unique_ptr<ProgressLine> progress_;  // with style_.progress
 };
+
+// The kernel health findings as the terminal shows them after the steps: per
+// finding "kernel health: WARNING during step 'rping' (kernel 6.1.0-...):"
+// and its lines indented. Empty when there are none.
+std::string kernel_health_text(const KernelHealth& health, const TerminalStyle& style);
 
 nlohmann::json to_json(const RunReport& report);
 // A suite's JSON report: {"report_version", "rxerun", "exit_code", "summary", "runs": [RUN...]}.

@@ -24,6 +24,11 @@
 //     "message": "...", "hints": ["..."]
 //   }],
 //   "preclean": CLEANUP, "cleanup": CLEANUP,
+//   "kernel_health": {"policy": "fail" | "warn" | "off",
+//                     "kernel": "6.1.0-...",   the release the findings are of
+//                     "findings": [{"kind": "WARNING", "phase": "preclean" | "step" | "cleanup" | "run",
+//                                   "step": "rping" | null, "lines": ["[   12.3] WARNING: ..."],
+//                                   "time": 12.345678 (seconds on the kernel's clock)}]}
 //     CLEANUP = {"kept": false, "clean": true,
 //                "undos": [{"step", "kind", "summary", "ok", "error", "duration_s",
 //                             "covered_by" (when it went with another undo),
@@ -53,6 +58,17 @@
 
 namespace rxerun {
 namespace {
+
+nlohmann::json kernel_health_json(const KernelHealth& h) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : h.findings)
+    findings.push_back({{"kind", f.kind},
+                        {"phase", f.phase},
+                        {"step", f.step.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.step)},
+                        {"lines", f.lines},
+                        {"time", f.time}});
+  return {{"policy", to_string(h.policy)}, {"kernel", h.kernel}, {"findings", std::move(findings)}};
+}
 
 nlohmann::json cleanup_json(const CleanupReport& c) {
   auto undos = nlohmann::json::array();
@@ -127,6 +143,7 @@ nlohmann::json to_json(const RunReport& report) {
       {"steps", std::move(steps)},
       {"preclean", cleanup_json(report.preclean)},
       {"cleanup", cleanup_json(report.cleanup)},
+      {"kernel_health", kernel_health_json(report.kernel_health)},
       {"summary",
        {
            {"passed", passed},
@@ -246,6 +263,28 @@ Result<StepReport> step_from_json(const nlohmann::json& j) {
   return s;
 }
 
+Result<KernelHealth> kernel_health_from_json(const nlohmann::json& j) {
+  KernelHealth h;
+  std::string policy;
+  if (auto r = read_key(j, "policy", policy); !r) return r.error();
+  auto p = parse_kernel_health_policy(policy);
+  if (!p)
+    return make_error(fmt::format("the report's 'kernel_health.policy' is '{}', which rxerun does not write", policy));
+  h.policy = *p;
+  if (auto r = read_key(j, "kernel", h.kernel, false); !r) return r.error();
+  if (!j.contains("findings")) return h;
+  if (!j["findings"].is_array()) return make_error("the report's 'kernel_health.findings' is not a list");
+  for (const auto& f : j["findings"]) {
+    KernelFinding finding;
+    for (auto r : {read_key(f, "kind", finding.kind), read_key(f, "phase", finding.phase),
+                   read_key(f, "step", finding.step, false), read_key(f, "lines", finding.lines, false),
+                   read_key(f, "time", finding.time, false)})
+      if (!r) return r.error();
+    h.findings.push_back(std::move(finding));
+  }
+  return h;
+}
+
 }  // namespace
 
 Result<RunReport> run_report_from_json(const nlohmann::json& j) {
@@ -264,6 +303,11 @@ Result<RunReport> run_report_from_json(const nlohmann::json& j) {
     auto s = step_from_json(step);
     if (!s) return s.error();
     report.steps.push_back(std::move(*s));
+  }
+  if (j.contains("kernel_health")) {
+    auto health = kernel_health_from_json(j["kernel_health"]);
+    if (!health) return health.error();
+    report.kernel_health = std::move(*health);
   }
   for (auto [key, into] : {std::pair{"preclean", &report.preclean}, std::pair{"cleanup", &report.cleanup}}) {
     if (!j.contains(key)) continue;

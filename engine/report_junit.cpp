@@ -12,6 +12,9 @@
 //   skipped        -> <skipped>   (--only/--skip)
 //   not-run        -> <skipped>   (an earlier step failed, or Ctrl-C)
 // Facts go to <system-out> as KEY=VALUE lines.
+// Kernel health findings make one more testcase, "kernel health": a
+// <failure type="kernel-health"> under kernel_health: fail, the findings in
+// <system-out> only under warn.
 //
 // Written by hand: the format is small, and every piece of text that reaches
 // it (names, tool output, facts) goes through xml_text()/xml_attr().
@@ -181,6 +184,27 @@ Case cleanup_case(const CleanupReport& cr, std::string_view name, std::string_vi
   return c;
 }
 
+Case kernel_health_case(const KernelHealth& h) {
+  Case c;
+  c.name = "kernel health";
+  std::string text;
+  for (const auto& f : h.findings) {
+    text += fmt::format("{} {}{}:\n", f.kind, f.where(), h.kernel.empty() ? "" : " (kernel " + h.kernel + ")");
+    for (const auto& line : f.lines) text += "  " + line + "\n";
+  }
+  if (h.policy == KernelHealthPolicy::Fail) {
+    const auto& first = h.findings.front();
+    c.result =
+        result_element("failure", "kernel-health",
+                       fmt::format("the kernel reported {} {}{}", first.kind, first.where(),
+                                   h.findings.size() > 1 ? fmt::format(" (and {} more)", h.findings.size() - 1) : ""),
+                       text);
+  } else {
+    c.system_out = text;
+  }
+  return c;
+}
+
 // The counts a <testsuite> or <testsuites> element carries.
 struct Counts {
   std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
@@ -209,6 +233,7 @@ std::vector<Case> run_cases(const RunReport& report) {
     cases.push_back(cleanup_case(report.preclean, "preclean", file));
   }
   cases.push_back(cleanup_case(report.cleanup, "cleanup", file));
+  if (!report.kernel_health.findings.empty()) cases.push_back(kernel_health_case(report.kernel_health));
   if (!report.error.empty()) {  // it ran, but did not end by itself (the lab VM stopped)
     Case c;
     c.name = "run";

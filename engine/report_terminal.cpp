@@ -424,6 +424,11 @@ void TerminalReporter::run_finished(const RunReport& r) {
   }
   if (residue) counts.push_back(fmt::format("cleanup left {} behind", residue));
   if (r.cleanup.kept) counts.push_back("lab kept");
+  if (const auto n = r.kernel_health.findings.size()) {
+    // After the steps and the cleanup: what the kernel reported of its own trouble.
+    write_out(out_, kernel_health_text(r.kernel_health, style_));
+    counts.push_back(plural(n, "kernel health finding", "kernel health findings"));
+  }
 
   // The verdict follows the exit code (engine/exit_code.h), so the word and the code
   // can never disagree.
@@ -446,6 +451,19 @@ void TerminalReporter::run_finished(const RunReport& r) {
   } else if (r.cleanup.kept && style_.verbosity != Verbosity::Quiet) {
     emit(out_, fmt::format("  `rxerun cleanup {}` removes the lab", file));
   }
+}
+
+std::string kernel_health_text(const KernelHealth& h, const TerminalStyle& style) {
+  std::string out;
+  const bool fails = h.policy == KernelHealthPolicy::Fail;
+  for (const auto& f : h.findings) {
+    const std::string head = fmt::format("kernel health: {} {}{}{}", printable(f.kind), printable(f.where()),
+                                         h.kernel.empty() ? "" : " (kernel " + printable(h.kernel) + ")",
+                                         fails ? ":" : " (kernel_health: warn, the run does not fail on it):");
+    out += paint(style, fails ? Tone::Bad : Tone::Warn, head) + "\n";
+    for (const auto& line : f.lines) out += "    " + printable(line) + "\n";
+  }
+  return out;
 }
 
 void TerminalReporter::note(std::string_view text) {

@@ -17,6 +17,7 @@
 #include "engine/barrier.h"
 #include "engine/checks.h"
 #include "engine/exit_code.h"
+#include "engine/kernel_health.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 
@@ -147,10 +148,20 @@ RunReport Runner::run(const Scenario& scenario) {
   report.scenario = scenario.name;
   report.description = scenario.description;
   const auto start = sys_.clock.now();
+  // The kernel's log of the run's own time window: read after cleanup.
+  report.kernel_health.policy =
+      options_.planning ? KernelHealthPolicy::Off : options_.kernel_health.value_or(scenario.kernel_health);
+  watch_kernel_ = report.kernel_health.policy != KernelHealthPolicy::Off;
+  kernel_windows_.clear();
+  const std::uint64_t kernel_since = kernel_now();
   reporter_.run_started(scenario);
 
   report.preclean.phase = "preclean";
-  if (!options_.planning) report.preclean = cleanup(scenario.name, "preclean", &scenario);
+  if (!options_.planning) {
+    const auto kernel_start = kernel_now();
+    report.preclean = cleanup(scenario.name, "preclean", &scenario);
+    kernel_window("preclean", "", kernel_start);
+  }
 
   bool stop = !report.preclean.clean();
   report.steps.reserve(scenario.steps.size());
@@ -188,9 +199,16 @@ RunReport Runner::run(const Scenario& scenario) {
     report.cleanup.kept = true;
     reporter_.cleanup_finished(report.cleanup);
   } else {
+    const auto kernel_start = kernel_now();
     report.cleanup = cleanup(scenario.name, "cleanup");
+    kernel_window("cleanup", "", kernel_start);
   }
   if (sys_.interrupt.requested() || report.cleanup.interrupted) report.interrupted = true;
+  if (watch_kernel_) {
+    report.kernel_health.kernel = sys_.kernel_log.release();
+    report.kernel_health.findings =
+        place_kernel_reports(sys::find_kernel_reports(sys_.kernel_log.records(kernel_since)), kernel_windows_);
+  }
   report.duration = sys::elapsed_since(sys_.clock, start);
   report.exit_code = exit_code_for(report);
   reporter_.run_finished(report);
@@ -223,15 +241,25 @@ StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
     return sr;
   }
   reporter_.step_started(step);
+  const auto kernel_start = kernel_now();
   try {
-    return attempt_loop(scenario, step, *kind);
+    sr = attempt_loop(scenario, step, *kind);
   } catch (const std::exception& e) {  // parameters checked at run time, a kind's validate(): see guarded()
     sr.status = StepStatus::Error;
     sr.outcome = Outcome::Error;
     sr.message = fmt::format("step kind '{}' failed unexpectedly: {}", step.kind, e.what());
     sr.attempts = 1;
-    return sr;
   }
+  kernel_window("step", step.name, kernel_start);
+  return sr;
+}
+
+std::uint64_t Runner::kernel_now() {
+  return watch_kernel_ ? sys_.kernel_log.now() : 0;
+}
+
+void Runner::kernel_window(std::string phase, std::string step, std::uint64_t start) {
+  if (watch_kernel_) kernel_windows_.push_back({std::move(phase), std::move(step), start, sys_.kernel_log.now()});
 }
 
 Duration Runner::timeout_for(const StepSpec& step, const Kind& kind) const {
@@ -348,7 +376,8 @@ int exit_code_for(const RunReport& report) {
   if (report.interrupted) return kExitInterrupted;
   if (!report.preclean.clean() || any(StepStatus::Error)) return kExitEnvironment;
   if (!report.cleanup.clean()) return kExitResidue;
-  if (any(StepStatus::Failed)) return kExitFailed;
+  // A report of the kernel's own trouble fails the run as an unmet expectation does.
+  if (any(StepStatus::Failed) || report.kernel_health.fails_run()) return kExitFailed;
   return kExitOk;
 }
 

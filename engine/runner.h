@@ -3,7 +3,9 @@
 // not: timeouts, retries and delays, expectations, tags, `revert`, the
 // journal of changes, Ctrl-C, and the exit code.
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/journal.h"
+#include "engine/kernel_health.h"
 #include "engine/model.h"
 #include "engine/registry.h"
 #include "engine/report.h"
@@ -27,6 +30,8 @@ struct RunOptions {
   bool force = false;                // --force: steps may replace existing interfaces without rxerun's mark
   std::string output_dir;            // where relative output files go; empty: the current directory
   bool outputs_return = false;       // in the lab VM: output_dir is the share; absolute paths would be lost
+  // --kernel-health: wins over the scenario's kernel_health (unset: the scenario's).
+  std::optional<KernelHealthPolicy> kernel_health;
 };
 
 // Programs steps left running (exec background), by step name, for `wait`,
@@ -70,6 +75,10 @@ class Runner {
   Result<std::unique_ptr<sys::NetnsScope>> enter(const std::string& netns, bool* gone);
   Duration timeout_for(const StepSpec& step, const Kind& kind) const;  // zero: none
   sys::SteadyTime deadline_for(const StepSpec& step, const Kind& kind);
+  // The kernel log's clock while the run watches the kernel (else 0), and
+  // the part of the run that began at `start` on it, noted when it ends.
+  std::uint64_t kernel_now();
+  void kernel_window(std::string phase, std::string step, std::uint64_t start);
 
   const Registry& registry_;
   sys::System& sys_;
@@ -81,6 +90,9 @@ class Runner {
   std::map<std::string, StepStatus> statuses_;   // by step name
   // Programs steps left running (exec background), by step name.
   RunningTools running_;
+  // Kernel health: whether this run reads the kernel's log, and when each part of it ran.
+  bool watch_kernel_ = false;
+  std::vector<KernelWindow> kernel_windows_;
 };
 
 // The exit code (engine/exit_code.h) from what the run did.

@@ -160,6 +160,11 @@ json scenario_schema(const Registry& registry) {
               {"description", "time for the whole run in the lab VM (default: the steps' timeouts plus 5m)"}}}}},
           {"not", {{"required", {"kernel", "kernels"}}}},
           {"additionalProperties", false}}},
+        {"kernel_health",
+         {{"enum", json::array({"fail", "warn", "off"})},
+          {"description",
+           "what the kernel's own reports during the run (WARNING, BUG, Oops, panic, ...) do: fail the run "
+           "(default), show them only (warn), or go unread (off)"}}},
         {"steps", {{"type", "array"}, {"minItems", 1}, {"items", {{"oneOf", steps}}}}}}},
       {"definitions", definitions},
   };

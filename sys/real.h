@@ -5,6 +5,7 @@
 #include "sys/clock.h"
 #include "sys/ethtool_genl.h"
 #include "sys/interrupt.h"
+#include "sys/kernel_log.h"
 #include "sys/links_rtnl.h"
 #include "sys/netns.h"
 #include "sys/nft_lib.h"
@@ -41,8 +42,9 @@ class RealSystem {
   RealVerbs verbs_;
   PcapCaptures captures_;
   RealNvme nvme_;
-  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_, qdiscs_,
-                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, nvme_};
+  RealKernelLog kernel_log_;
+  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_,
+                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, nvme_, kernel_log_};
 };
 
 }  // namespace rxerun::sys

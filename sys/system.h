@@ -12,6 +12,7 @@
 #include "sys/clock.h"
 #include "sys/ethtool.h"
 #include "sys/interrupt.h"
+#include "sys/kernel_log.h"
 #include "sys/links.h"
 #include "sys/netns.h"
 #include "sys/nft.h"
@@ -55,6 +56,7 @@ struct System {
   Verbs& verbs;
   Captures& captures;
   Nvme& nvme;
+  KernelLog& kernel_log;         // the runner reads the kernel's reports of the run from it
   Recorder* recorder = nullptr;  // set when planning
 };
 

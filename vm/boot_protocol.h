@@ -20,6 +20,10 @@ inline const std::vector<std::string> kInitramfsModules = {"virtio_mmio", "9pnet
 inline constexpr std::string_view kShareMount = "/mnt/rxerun";
 inline constexpr std::string_view kHostRootTag = "hostroot";
 inline constexpr std::string_view kShareTag = "rxerun";
+// The file in the share where the guest's run notes the part it is in
+// ("preclean", "step NAME", "cleanup"), before it starts it: when the
+// guest's kernel dies, the host reads from it during what the kernel died.
+inline constexpr std::string_view kRunningFile = "running";
 
 // Kernel command line parameters /init reads.
 inline constexpr std::string_view kParamRelease = "rxerun.release";  // uname -r

@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::size_t kConsoleTail = 40;
+constexpr std::size_t kConsoleTail = 120;  // a panic and its trace, for kernel health
 
 struct Pipe {
   UniqueFd read, write;

@@ -16,6 +16,7 @@
 #include "sys/recording/capture.h"
 #include "sys/recording/clock.h"
 #include "sys/recording/ethtool.h"
+#include "sys/recording/kernel_log.h"
 #include "sys/recording/links.h"
 #include "sys/recording/netns.h"
 #include "sys/recording/nft.h"
@@ -88,8 +89,9 @@ class RecordingSystem {
   RecordingVerbs verbs_{log_};
   RecordingCaptures captures_{log_};
   RecordingNvme nvme_{log_};
-  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_,
-                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, nvme_, &log_};
+  RecordingKernelLog kernel_log_;
+  System system_{clock_, netns_,  interrupt_, links_, ethtool_,  sysctl_, nft_,        qdiscs_, pinger_,
+                 rdma_,  routes_, tools_,     verbs_, captures_, nvme_,   kernel_log_, &log_};
 };
 
 }  // namespace rxerun::sys

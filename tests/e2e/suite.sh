@@ -130,6 +130,12 @@ else
   echo "skip part: Ctrl-C during a suite needs root (its scenario makes a namespace)"
 fi
 
+# A scenario's vm.kernels on the host (--host, as the lab VM's guest runs
+# it): the host has one kernel, so it runs once.
+printf 'name: suite-kernels\nvm: {kernels: ["6.1", "7.3"]}\nsteps:\n  - sleep: {duration: 10ms}\n' >"$WORK/kernels.yaml"
+expect_exit 0 "vm.kernels with --host runs once" -- timeout 20 "$RXERUN" run --host "$WORK/kernels.yaml"
+[ "$(grep -c '^PASS suite-kernels' <<<"$out")" = 1 ] && pass "once, not once per kernel" || fail "ran: $out"
+
 # `rxerun DIR` is `rxerun run DIR`; one scenario alone prints no suite table.
 expect_exit 0 "rxerun DIR" -- "$RXERUN" "$WORK/suite/a-pass.yaml" "$WORK/suite/c-pass.yaml"
 contains "$out" "suite: 2 runs: 2 passed (exit 0)" "two files are a suite"

@@ -43,6 +43,13 @@ RunReport suite_run(std::string name, std::string kernel, int exit_code) {
   r.cleanup.phase = "cleanup";
   r.cleanup.undos = {UndoReport{"dev", "rxe", "delete rxe0", false, "busy", 5ms, "", "line 3: {}"}};
   if (!r.lab_kernel.empty()) r.vm = {{"release", "7.3.4+deb13-amd64"}, {"accel", "tcg"}};
+  r.kernel_health.policy = KernelHealthPolicy::Warn;
+  r.kernel_health.kernel = "7.3.4+deb13-amd64";
+  r.kernel_health.findings.push_back({.kind = "WARNING",
+                                      .phase = "step",
+                                      .step = "dev",
+                                      .lines = {"[   12.5] WARNING: CPU: 0 PID: 9 at net/core/dev.c:1 f+0x1/0x2"},
+                                      .time = 12.5});
   return r;
 }
 
@@ -57,6 +64,9 @@ TEST_CASE("report: a run read back from its JSON is the run that was written") {
   CHECK(back->steps.at(0).status == StepStatus::Error);
   CHECK(back->steps.at(0).duration == 1250ms);
   CHECK(back->cleanup.undos.at(0).journal_text == "line 3: {}");
+  REQUIRE(back->kernel_health.findings.size() == 1);  // what the lab VM's guest found comes back
+  CHECK(back->kernel_health.findings[0].step == "dev");
+  CHECK(back->kernel_health.policy == KernelHealthPolicy::Warn);
   CHECK(run_label(*back) == "netns-pair@7.3");
 }
 
@@ -123,8 +133,11 @@ TEST_CASE("report: junit of a suite has one testsuite per run and kernel") {
   CHECK(xml.find("the lab VM did not boot") != std::string::npos);
   CHECK(xml.find("<property name=\"kernel\" value=\"6.1\"/>") != std::string::npos);
   CHECK(xml.find("<property name=\"vm.accel\" value=\"tcg\"/>") != std::string::npos);
-  // The root counts add up the three suites: 2 + 1 + 1 cases.
-  CHECK(xml.find("<testsuites name=\"rxerun\" tests=\"4\"") != std::string::npos);
+  // The root counts add up the three suites: a@6.1 has its step, cleanup and
+  // the kernel health case (a warning: no failure; its cleanup failed), the
+  // others one case each.
+  CHECK(xml.find("<testsuites name=\"rxerun\" tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"1\"") !=
+        std::string::npos);
 }
 
 TEST_CASE("report: a host run keeps its plain name") {

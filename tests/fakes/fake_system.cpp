@@ -7,6 +7,30 @@
 
 namespace rxerun::fakes {
 
+std::uint64_t FakeKernelLog::now() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.now().time_since_epoch()).count());
+}
+
+std::vector<sys::KernelRecord> FakeKernelLog::records(std::uint64_t since) {
+  ++reads;
+  std::vector<sys::KernelRecord> out;
+  for (const auto& e : entries)
+    if (e.usec >= since) out.push_back(e);
+  return out;
+}
+
+void FakeKernelLog::log(const std::string& text, int facility) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto nl = text.find('\n', start);
+    const std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    if (!line.empty() || nl != std::string::npos) entries.push_back({facility, 4, now(), line});
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+}
+
 sys::WaitResult FakeClock::wait_until(sys::SteadyTime until, sys::Interrupt& interrupt) {
   if (interrupt.requested()) return sys::WaitResult::Interrupted;
   if (interrupt_at_ && *interrupt_at_ <= until) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/duration.h"
+#include "sys/kernel_log.h"
 #include "sys/model/links.h"
 #include "sys/model/netns.h"
 #include "sys/model/nft.h"
@@ -48,6 +49,25 @@ class FakeClock final : public sys::Clock {
 
 // The namespaces of sys::NetnsModel (`existing`), entered as the test's
 // system is; FakeLinks' interfaces come and go with them.
+// The kernel's log on the fake clock's time: now() is FakeClock's time in
+// microseconds, and the test (or a fake step, through `on_read` or by
+// calling log()) puts records in.
+class FakeKernelLog final : public sys::KernelLog {
+ public:
+  explicit FakeKernelLog(FakeClock& clock) : clock_(clock) {}
+  std::uint64_t now() override;
+  std::vector<sys::KernelRecord> records(std::uint64_t since) override;
+  std::string release() override { return "6.1.0-test-amd64"; }
+  // Adds a record of the kernel's (facility 0) at the fake clock's now, one per line of `text`.
+  void log(const std::string& text, int facility = 0);
+
+  std::vector<sys::KernelRecord> entries;
+  int reads = 0;  // records() calls
+
+ private:
+  FakeClock& clock_;
+};
+
 class FakeNetns final : public sys::Netns, public sys::NetnsModel {
  public:
   Result<std::unique_ptr<sys::NetnsScope>> enter(const std::string& name) override;
@@ -248,8 +268,9 @@ struct FakeSystem {
   FakeVerbs verbs;
   FakeCaptures captures;
   FakeNvme nvme{rdma};
-  sys::System system{clock,  netns, interrupt, links, ethtool, sysctl,   nft, qdiscs,
-                     pinger, rdma,  routes,    tools, verbs,   captures, nvme};
+  FakeKernelLog kernel_log{clock};
+  sys::System system{clock,  netns, interrupt, links, ethtool, sysctl,   nft,  qdiscs,
+                     pinger, rdma,  routes,    tools, verbs,   captures, nvme, kernel_log};
 };
 
 }  // namespace rxerun::fakes

@@ -39,6 +39,22 @@ no_qemu_left "after the matrix"
 expect_exit 0 "vm: {kernels: [...]} runs the scenario on each" -- "$RXERUN" run tests/data/vm/matrix.yaml
 contains "$out" "[2/2] vm-matrix@7.3" "on both kernels"
 
+# A guest kernel that panics in the second of three scenarios: the first
+# keeps its result, the panic is a kernel health finding of the second's
+# step, the third is not run.
+expect_exit 1 "a panic in the middle of a suite" -- "$RXERUN" run --vm --kernel "$NEWEST" tests/data/vm/pass.yaml \
+  tests/data/vm/kernel-panic.yaml tests/data/vm/idle.yaml --report json:"$WORK/panic.json"
+contains "$out" "died during step 'crash'" "the panic is placed in its step"
+expect_exit 0 "the report: passed, a finding, not run" -- $PY -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+got = [(r["scenario"], r["exit_code"], r.get("not_run", False)) for r in j["runs"]]
+assert got == [("vm-pass", 0, False), ("vm-kernel-panic", 1, False), ("vm-idle", 0, True)], got
+f = j["runs"][1]["kernel_health"]["findings"][0]
+assert f["kind"] == "kernel panic" and f["step"] == "crash", f
+' "$WORK/panic.json"
+no_qemu_left "after the panic"
+
 # Two kernels side by side: both VMs, both results, lines marked by kernel.
 expect_exit 1 "-j 2: two lab VMs at once" -- "$RXERUN" run tests/data/vm/pass.yaml tests/data/vm/fail.yaml \
   --kernel 6.1,7.3 -j 2 --report json:"$WORK/j2.json"
