@@ -97,13 +97,7 @@ std::optional<RunReport> lab_vm_death_report(const vm::LabRunResult& lab, const 
                                         .lines = k.lines,
                                         .time = static_cast<double>(k.usec) / 1e6});
   for (const auto& s : scenario.steps) {
-    StepReport sr{.index = s.index,
-                  .name = s.name,
-                  .kind = s.kind,
-                  .netns = s.netns.value_or(""),
-                  .tags = s.tags,
-                  .status = StepStatus::NotRun,
-                  .expected = s.expect.outcome};
+    StepReport sr = step_report_for(s);
     if (auto it = ended.find(s.name); it != ended.end()) {
       sr.status = it->second;  // its own line came from the guest; its facts died with it
     } else if (phase == "step" && s.name == step) {

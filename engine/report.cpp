@@ -29,6 +29,16 @@ std::string_view to_string(StepStatus s) {
   return "unknown";
 }
 
+StepReport step_report_for(const StepSpec& step) {
+  return {.index = step.index,
+          .name = step.name,
+          .kind = step.kind,
+          .netns = step.netns.value_or(""),
+          .tags = step.tags,
+          .status = StepStatus::NotRun,
+          .expected = step.expect.outcome};
+}
+
 std::string run_label(const RunReport& report) {
   return report.lab_kernel.empty() ? report.scenario : report.scenario + "@" + report.lab_kernel;
 }

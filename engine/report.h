@@ -46,6 +46,9 @@ struct StepReport {
   Duration duration{0};
 };
 
+// A step's report before it runs (not run yet): what the scenario says of it.
+StepReport step_report_for(const StepSpec& step);
+
 struct UndoReport {
   std::string step;  // the step whose change this undoes
   std::string kind;

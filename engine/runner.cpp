@@ -36,16 +36,6 @@ std::string join_keys(const nlohmann::json& facts) {
   return keys.empty() ? "none" : join(keys, ", ");
 }
 
-// A step's report before it ran: what the scenario says of it.
-StepReport report_for(const StepSpec& step) {
-  return {.index = step.index,
-          .name = step.name,
-          .kind = step.kind,
-          .netns = step.netns.value_or(""),
-          .tags = step.tags,
-          .expected = step.expect.outcome};
-}
-
 // The first string inside `value` that is not UTF-8 text, if any: facts come
 // from tools and the kernel, and a step's parameters must be text.
 std::optional<std::string> not_utf8(const nlohmann::json& value) {
@@ -168,13 +158,7 @@ RunReport Runner::run(const Scenario& scenario) {
   for (const auto& step : scenario.steps) {
     StepReport sr;
     if (stop || sys_.interrupt.requested()) {
-      sr = StepReport{.index = step.index,
-                      .name = step.name,
-                      .kind = step.kind,
-                      .netns = step.netns.value_or(""),
-                      .tags = step.tags,
-                      .status = StepStatus::NotRun,
-                      .expected = step.expect.outcome};
+      sr = step_report_for(step);
       sr.message =
           sys_.interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
     } else {
@@ -228,7 +212,7 @@ std::optional<std::string> Runner::skip_reason(const Scenario& scenario, const S
 }
 
 StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
-  StepReport sr = report_for(step);
+  StepReport sr = step_report_for(step);
   if (auto why = skip_reason(scenario, step)) {
     sr.status = StepStatus::Skipped;
     sr.message = *why;
@@ -274,7 +258,7 @@ sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
 }
 
 StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind) {
-  StepReport sr = report_for(step);
+  StepReport sr = step_report_for(step);
   const auto start = sys_.clock.now();
 
   // Parameters that read earlier steps' facts are expanded and checked now.

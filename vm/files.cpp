@@ -97,4 +97,9 @@ Result<void> remove_tree(const fs::path& path) {
   return {};
 }
 
+bool is_regular(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
 }  // namespace rxerun::vm

@@ -32,6 +32,10 @@ std::string tail_lines(std::string_view text, int n);
 // that boot the lab VM).
 Result<void> ensure_dir(const std::filesystem::path& dir);
 
+// Whether `path` is a regular file (after symbolic links); false when it
+// cannot be looked at.
+bool is_regular(const std::filesystem::path& path);
+
 // Removes a tree; "already gone" is success.
 Result<void> remove_tree(const std::filesystem::path& path);
 

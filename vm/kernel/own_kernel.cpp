@@ -24,11 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool own_is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-
 // One option the lab VM needs.
 struct OptionNeed {
   const char* name;  // without CONFIG_
@@ -157,7 +152,7 @@ Result<std::size_t> install_build_modules(const OwnKernelFiles& f, const fs::pat
   for (const auto& rel : modules) {
     if (interrupt_requested(interrupt_fd)) return make_error("interrupted", EINTR);
     const fs::path from = f.tree / rel;
-    if (!own_is_file(from)) {
+    if (!is_regular(from)) {
       missing.push_back(rel);
       continue;
     }
@@ -212,7 +207,7 @@ Result<OwnKernelFiles> locate_own_kernel(const OwnKernelRequest& request) {
     std::vector<std::string> missing;
     for (const char* n : {".config", "arch/x86/boot/bzImage", "include/config/kernel.release", "modules.order",
                           "modules.builtin", "modules.builtin.modinfo"})
-      if (!own_is_file(f.tree / n)) missing.push_back(n);
+      if (!is_regular(f.tree / n)) missing.push_back(n);
     if (!missing.empty())
       return make_error(request.path.string() + " is not a built kernel tree: it has no " + join(missing, ", ") +
                             " (configure and build it: `make defconfig`, then `make`)",
@@ -240,7 +235,7 @@ Result<OwnKernelFiles> locate_own_kernel(const OwnKernelRequest& request) {
   f.tree = fs::canonical(fs::absolute(request.modules, ec), ec);
   if (ec || !fs::is_directory(f.tree, ec))
     return make_error("--modules " + request.modules.string() + " is not a directory", EINVAL);
-  if (!own_is_file(f.tree / "modules.dep"))
+  if (!is_regular(f.tree / "modules.dep"))
     return make_error("--modules " + request.modules.string() +
                           " has no modules.dep: name a modules directory as `make modules_install` leaves it "
                           "(/lib/modules/" +
@@ -254,7 +249,7 @@ Result<OwnKernelFiles> locate_own_kernel(const OwnKernelRequest& request) {
   // the build tree that `make modules_install` links as DIR/build.
   for (const fs::path& c :
        {f.image.parent_path() / ("config-" + f.release), f.tree / "config", f.tree / "build/.config"})
-    if (own_is_file(c)) {
+    if (is_regular(c)) {
       f.config = c;
       return f;
     }

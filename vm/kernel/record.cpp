@@ -12,15 +12,6 @@ namespace rxerun::vm {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-bool is_regular(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-
-}  // namespace
-
 std::string initramfs_inputs() {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across builds, unlike std::hash
   auto mix = [&](std::string_view s) {
