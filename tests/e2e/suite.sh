@@ -136,6 +136,10 @@ printf 'name: suite-kernels\nvm: {kernels: ["6.1", "7.3"]}\nsteps:\n  - sleep: {
 expect_exit 0 "vm.kernels with --host runs once" -- timeout 20 "$RXERUN" run --host "$WORK/kernels.yaml"
 [ "$(grep -c '^PASS suite-kernels' <<<"$out")" = 1 ] && pass "once, not once per kernel" || fail "ran: $out"
 
+expect_exit 1 "-q: only failures and the summary" -- "$RXERUN" run "$WORK/suite" -q
+contains "$out" "suite: 3 runs: 2 passed, 1 failed (exit 1)" "the summary is there"
+lacks "$out" "[1/3]" "the announcements are not"
+
 # `rxerun DIR` is `rxerun run DIR`; one scenario alone prints no suite table.
 expect_exit 0 "rxerun DIR" -- "$RXERUN" "$WORK/suite/a-pass.yaml" "$WORK/suite/c-pass.yaml"
 contains "$out" "suite: 2 runs: 2 passed (exit 0)" "two files are a suite"
