@@ -230,6 +230,7 @@ struct PlannedRun {
   std::size_t scenario = 0;
   std::optional<vm::PreparedKernel> kernel;
   std::string unavailable;  // why it cannot run anywhere (then it is an error of its own)
+  std::string wanted;       // with `unavailable`: the lab kernel it was to run on, if one was named
   std::string placement;    // the line that says why it runs in the lab VM
 };
 
@@ -404,7 +405,10 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
       PlannedRun run{.scenario = i};
       switch (p.where) {
         case Placement::Where::BadKernel: print(stderr, "rxerun: {}\n", p.message); return kExitUsage;
-        case Placement::Where::Nowhere: run.unavailable = p.message; break;
+        case Placement::Where::Nowhere:
+          run.unavailable = p.message;
+          run.wanted = k.value_or(s.vm_kernel.value_or(""));
+          break;
         case Placement::Where::Vm:
           run.kernel = p.kernel;
           run.placement = p.message;
@@ -488,15 +492,17 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
   }
   for (std::size_t i : host_runs) {
     const Scenario& s = scenarios[planned[i].scenario];
-    const std::string label = o.lab_kernel.empty() ? s.name : s.name + "@" + o.lab_kernel;
+    const std::string kernel = planned[i].unavailable.empty() ? o.lab_kernel : planned[i].wanted;
+    const std::string label = kernel.empty() ? s.name : s.name + "@" + kernel;
     if (stop) {
-      settle(i, not_run_report(s, o.lab_kernel, stop_reason(), false));
+      settle(i, not_run_report(s, kernel, stop_reason(), false));
+      ++position;  // its number stays its own
       continue;
     }
     header(label);
     if (!planned[i].unavailable.empty()) {
       print(stderr, "rxerun: {}: {}\n", label, planned[i].unavailable);
-      settle(i, not_run_report(s, "", planned[i].unavailable, true));
+      settle(i, not_run_report(s, kernel, planned[i].unavailable, true));
       continue;
     }
     settle(i, suite ? run_in_child(o, s, *host_interrupt) : run_on_host(o, s, registry));

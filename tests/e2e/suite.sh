@@ -140,6 +140,17 @@ expect_exit 1 "-q: only failures and the summary" -- "$RXERUN" run "$WORK/suite"
 contains "$out" "suite: 3 runs: 2 passed, 1 failed (exit 1)" "the summary is there"
 lacks "$out" "[1/3]" "the announcements are not"
 
+# A run that can go nowhere (it needs rdma_rxe, which this host lacks, and
+# no lab kernel is prepared) is an error of its own; the others still run.
+if [ ! -d /sys/module/rdma_rxe ] && ! modinfo rdma_rxe >/dev/null 2>&1; then
+  printf 'name: suite-rxe\nsteps:\n  - rxe: {name: rxe0, netdev: lo}\n' >"$WORK/rxe.yaml"
+  expect_exit 3 "a run that can go nowhere" -- env RXERUN_CACHE_DIR="$WORK/no-kernels" "$RXERUN" run "$WORK/rxe.yaml" \
+    "$WORK/suite/a-pass.yaml"
+  contains "$err" "suite-rxe: host kernel has no rdma_rxe" "says why"
+  contains "$out" "suite-rxe  host     error" "an error in the summary"
+  contains "$out" "suite-a    host     passed" "the other scenario ran"
+fi
+
 # `rxerun DIR` is `rxerun run DIR`; one scenario alone prints no suite table.
 expect_exit 0 "rxerun DIR" -- "$RXERUN" "$WORK/suite/a-pass.yaml" "$WORK/suite/c-pass.yaml"
 contains "$out" "suite: 2 runs: 2 passed (exit 0)" "two files are a suite"
