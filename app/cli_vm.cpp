@@ -308,6 +308,11 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
       }
     }
   }
+  // What the guest's steps wrote comes back whatever became of the VM.
+  if (auto r = bring_back_outputs(guest_output, o.output_dir.empty() ? fs::path(".") : fs::path(o.output_dir)); !r) {
+    print(stderr, "{}rxerun: {}\n", o.prefix, r.error().message);
+    result.exit_code = worse_exit_code(result.exit_code, kExitEnvironment);
+  }
   if (const auto* failed = std::get_if<BootFailure>(&ran)) {
     finish_unrun(failed->exit_code, failed->message);
     return result;
@@ -339,6 +344,11 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
           unfinished_run(*scenarios[i], kernel, kExitOk, "not run: the lab VM's kernel died before it", true));
     return result;
   }
+  if (lab.outcome == vm::LabOutcome::Crashed) {  // after its last run: the runs stand, the VM's end is an error
+    print(stderr, "{}rxerun: {}\n", o.prefix, crash_message(lab, "kernel " + kernel.label));
+    result.exit_code = worse_exit_code(result.exit_code, kExitEnvironment);
+    return result;
+  }
   if (result.runs.size() < scenarios.size())
     finish_unrun(kExitEnvironment, "the run in the lab VM ended (" + lab.guest.ended + ") without its report");
   result.exit_code = worse_exit_code(result.exit_code, lab.guest.exit_code);
@@ -349,10 +359,6 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
       o.output(text);
     else
       write_out(stdout, text);
-  }
-  if (auto r = bring_back_outputs(guest_output, o.output_dir.empty() ? fs::path(".") : fs::path(o.output_dir)); !r) {
-    print(stderr, "{}rxerun: {}\n", o.prefix, r.error().message);
-    result.exit_code = worse_exit_code(result.exit_code, kExitEnvironment);
   }
   return result;
 }
