@@ -63,9 +63,10 @@ std::string labels(const std::vector<vm::PreparedKernel>& prepared) {
 }  // namespace
 
 bool is_own_kernel_path(const std::string& kernel) {
-  if (kernel.empty()) return false;
-  std::error_code ec;
-  return kernel.find('/') != std::string::npos || std::filesystem::exists(kernel, ec);
+  // Never by what exists in the current directory: a directory that happens
+  // to be called 7.3 (a matrix's output files) must not turn the label into
+  // a path.
+  return kernel.find('/') != std::string::npos || kernel == "." || kernel == "..";
 }
 
 vm::LabNeeds lab_needs(const Scenario& scenario, const Registry& registry) {

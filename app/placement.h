@@ -29,8 +29,8 @@ struct HostAbilities {
 std::vector<std::string> host_shortfalls(const Scenario& scenario, const Registry& registry, const HostAbilities& host);
 
 // Whether `--kernel VALUE` names a kernel of one's own (a build directory
-// or an image) rather than a label (6.1, 6.12): VALUE contains a '/' or
-// names an existing file or directory.
+// or an image) rather than a label (6.1, 6.12): VALUE contains a '/' (or
+// is "." or ".."); `./linux` names a directory here.
 bool is_own_kernel_path(const std::string& kernel);
 
 // What the scenario's steps need from a lab kernel, for the check of a

@@ -44,21 +44,21 @@ seconds() {
 }
 per_lab() {
   local f
-  for f in "${one[@]}"; do "$RXERUN" run --vm -q "$f" || return 1; done
+  for f in "${one[@]}"; do "$RXERUN" run --vm -q --output-dir "$WORK/out-files" "$f" || return 1; done
 }
 
 : >"$WORK/suite" >"$WORK/perlab" >"$WORK/j1" >"$WORK/j2"
 for ((r = 1; r <= REPEATS; r++)); do
   if ((r % 2)); then
-    seconds "$RXERUN" run --vm -q "${one[@]}" >>"$WORK/suite"
+    seconds "$RXERUN" run --vm -q --output-dir "$WORK/out-files" "${one[@]}" >>"$WORK/suite"
     seconds per_lab >>"$WORK/perlab"
-    seconds "$RXERUN" run --vm -q -j 1 "${all[@]}" >>"$WORK/j1"
-    seconds "$RXERUN" run --vm -q -j 2 "${all[@]}" >>"$WORK/j2"
+    seconds "$RXERUN" run --vm -q --output-dir "$WORK/out-files" -j 1 "${all[@]}" >>"$WORK/j1"
+    seconds "$RXERUN" run --vm -q --output-dir "$WORK/out-files" -j 2 "${all[@]}" >>"$WORK/j2"
   else
     seconds per_lab >>"$WORK/perlab"
-    seconds "$RXERUN" run --vm -q "${one[@]}" >>"$WORK/suite"
-    seconds "$RXERUN" run --vm -q -j 2 "${all[@]}" >>"$WORK/j2"
-    seconds "$RXERUN" run --vm -q -j 1 "${all[@]}" >>"$WORK/j1"
+    seconds "$RXERUN" run --vm -q --output-dir "$WORK/out-files" "${one[@]}" >>"$WORK/suite"
+    seconds "$RXERUN" run --vm -q --output-dir "$WORK/out-files" -j 2 "${all[@]}" >>"$WORK/j2"
+    seconds "$RXERUN" run --vm -q --output-dir "$WORK/out-files" -j 1 "${all[@]}" >>"$WORK/j1"
   fi
 done
 

@@ -107,6 +107,7 @@ TEST_CASE("placement: --kernel PATH is a kernel of one's own, and what its lab n
   CHECK(is_own_kernel_path("."));  // an existing directory
   CHECK_FALSE(is_own_kernel_path("6.12"));
   CHECK_FALSE(is_own_kernel_path("7.3"));
+  CHECK_FALSE(is_own_kernel_path("linux"));  // a label, even where a directory of that name exists
   CHECK_FALSE(is_own_kernel_path(""));
   const auto rxe = lab_needs(scenario("name: r\nsteps:\n  - rxe: {name: rxe0, netdev: vA}\n"), registry());
   CHECK(rxe.rxe);
