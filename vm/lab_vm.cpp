@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -55,6 +56,8 @@ double measure_tsc_khz() {
   return static_cast<double>(c1 - c0) / secs / 1000.0;
 }
 
+constexpr auto kPanicGrace = std::chrono::seconds(10);
+
 bool early_death(std::string_view line) {
   for (std::string_view s : {"Kernel panic", "Oops:", "BUG:", "rxerun-init: FATAL", "general protection fault"})
     if (line.find(s) != std::string_view::npos) return true;
@@ -94,6 +97,11 @@ Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm)
 
   const auto boot_limit = kvm ? std::chrono::seconds(30) : std::chrono::seconds(90);
   Clock::time_point started_at{};
+  // A kernel that panicked during the run reboots at once (panic=-1) and
+  // qemu ends (-no-reboot); one stuck in the panic (a CPU that does not
+  // answer the stop, under a busy host's emulation) is stopped from here
+  // after a grace, instead of waiting out the run's whole budget.
+  std::optional<Clock::time_point> panicked_at;
   std::string partial, qemu_errors;
   bool console_open = true, output_open = true, errors_open = true;
   auto finish = [&](LabOutcome outcome, std::string detail) {
@@ -111,6 +119,10 @@ Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm)
     if (boot.started && now - started_at > run.run_timeout) {
       finish(LabOutcome::Hung, "the run did not end within " + std::to_string(run.run_timeout.count()) +
                                    " s (the steps' timeouts plus cleanup): the lab VM was stopped");
+      return boot;
+    }
+    if (panicked_at && now - *panicked_at > kPanicGrace) {
+      finish(LabOutcome::Crashed, "the guest kernel panicked and did not stop by itself: the lab VM was stopped");
       return boot;
     }
     if (!console_open && !output_open && !errors_open) break;
@@ -152,6 +164,8 @@ Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm)
           started_at = Clock::now();
           boot.boot_seconds = seconds_since(t0);
           if (run.started) run.started(boot.boot_seconds);
+        } else if (boot.started && !panicked_at && line.find("Kernel panic - not syncing") != std::string::npos) {
+          panicked_at = Clock::now();
         } else if (!boot.started && early_death(line)) {
           boot.retryable = line.find("rxerun-init: FATAL") == std::string::npos;
           finish(LabOutcome::BootFailed, "the guest kernel failed while booting: " + line);

@@ -20,7 +20,7 @@ for how in INT KILL; do
     [ -n "$left" ] && pass "SIGKILL: the share dir stays (nothing ran to remove it)" || fail "SIGKILL: no share dir?"
   fi
 done
-expect_exit 2 "the next --vm run (a usage error, before any boot)" -- "$RXERUN" run --vm --kernel 9.9 tests/data/vm/idle.yaml
+expect_exit 2 "the next --vm run (a usage error, before any boot)" -- "$RXERUN" run --vm --kernel nine tests/data/vm/idle.yaml
 expect_exit 1 "the next --vm run" -- "$RXERUN" run --vm tests/data/vm/fail.yaml
 left=$(ls "$TMPDIR")
 [ -z "$left" ] && pass "the next run removed the SIGKILLed run's share dir" || fail "still there: $left"
