@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <optional>
 #include <set>
@@ -19,6 +20,7 @@
 #include "app/cli_decode.h"
 #include "app/cli_vm.h"
 #include "app/plan.h"
+#include "app/plugins.h"
 #include "app/run.h"
 #include "base/output.h"
 #include "base/version.h"
@@ -56,7 +58,7 @@ void add_output(CLI::App* cmd, RunCommandOptions& o) {
       ->type_name("WHEN");
 }
 
-int cmd_validate(const std::vector<std::string>& files, const CommonOptions& common, const Registry& registry) {
+int cmd_validate(const std::vector<std::string>& files, const CommonOptions& common, Registry& registry) {
   int code = kExitOk;
   for (const auto& f : files) {
     auto s = load(f, registry, common);
@@ -69,7 +71,7 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& com
   return code;
 }
 
-int cmd_plan(const std::string& file, const CommonOptions& common, const Registry& registry) {
+int cmd_plan(const std::string& file, const CommonOptions& common, Registry& registry) {
   auto scenario = load(file, registry, common);
   if (!scenario) return kExitUsage;
   sys::RecordingSystem recording;
@@ -84,11 +86,13 @@ int cmd_plan(const std::string& file, const CommonOptions& common, const Registr
   return kExitOk;
 }
 
-int cmd_cleanup(const std::string& file, const RunCommandOptions& o, const Registry& registry) {
-  auto scenario = load(file, registry, o.common);
+int cmd_cleanup(const std::string& file, const RunCommandOptions& o, Registry& registry) {
+  // A plugin that is gone must not stop the cleanup of everything else.
+  auto scenario = load(file, registry, o.common, /*plugins_may_fail=*/true);
   if (!scenario) return kExitUsage;
   auto journal = open_journal(scenario->name);
   if (!journal) return kExitEnvironment;
+  load_journal_plugins(*journal, registry);
   sys::RealSystem real;
   real.interrupt().bind_signals();
   sys::System& system = real.system();
@@ -138,7 +142,7 @@ std::vector<std::string> with_default_command(int argc, char** argv, const std::
 
 }  // namespace
 
-int run_cli(int argc, char** argv, const Registry& registry) {
+int run_cli(int argc, char** argv, Registry& registry) {
   // The lab VM's PID 1 (vm/guest.h); not a command for people.
   if (argc == 2 && std::string_view(argv[1]) == "__vm-guest" && ::getpid() == 1) vm::guest_main();
 
@@ -226,6 +230,11 @@ int run_cli(int argc, char** argv, const Registry& registry) {
 
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
 
+  std::vector<std::string> plugin_args;
+  for (auto* cmd : {run, validate, plan, cleanup, steps, schema})
+    cmd->add_option("--plugin", plugin_args, "load step kinds from a plugin (a shared object; repeatable)")
+        ->type_name("PATH");
+
   DecodeOptions decode_o;
   auto* decode =
       app.add_subcommand("decode", "list the RoCEv2 packets of a capture file (pcap or pcapng) and count them");
@@ -281,6 +290,18 @@ int run_cli(int argc, char** argv, const Registry& registry) {
     }
   }
   if (run_o.verbose || cleanup_o.verbose) spdlog::set_level(spdlog::level::debug);
+
+  // --plugin: loaded before any scenario is read, so that its kinds are known.
+  for (const auto& given : plugin_args) {
+    const std::string path = plugin_argument_path(given);
+    if (auto loaded = load_plugin(path, registry); !loaded) {
+      print(stderr, "rxerun: {}{}\n", loaded.error().message,
+            loaded.error().code ? std::string(": ") + std::strerror(loaded.error().code) : "");
+      return kExitUsage;
+    }
+    for (auto* common : {&run_o.common, &validate_common, &plan_common, &cleanup_o.common})
+      common->plugins.push_back(path);
+  }
 
   if (*run) return cmd_run(run_o, registry);
   if (*vm_setup) return cmd_vm_setup(setup_kernels);

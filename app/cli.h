@@ -7,6 +7,6 @@
 
 namespace rxerun {
 
-int run_cli(int argc, char** argv, const Registry& registry);
+int run_cli(int argc, char** argv, Registry& registry);
 
 }  // namespace rxerun

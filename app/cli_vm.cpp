@@ -251,6 +251,7 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
   auto& args = request.args;
   args = {"run", "--host", "--color", o.color ? "always" : "never", "--lab-kernel", kernel.label};
   for (const auto& f : o.scenarios) args.push_back(fs::absolute(f).string());
+  for (const auto& p : o.plugins) args.insert(args.end(), {"--plugin", p});
   for (const auto& v : o.vars) args.insert(args.end(), {"--var", v});
   for (const auto& t : o.only) args.insert(args.end(), {"--only", t});
   for (const auto& t : o.skip) args.insert(args.end(), {"--skip", t});

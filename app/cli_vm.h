@@ -21,7 +21,7 @@ namespace rxerun {
 // suite shows its output.
 struct VmRunOptions {
   std::vector<std::string> scenarios;  // the files this lab VM runs, in order
-  std::vector<std::string> vars, only, skip;
+  std::vector<std::string> plugins, vars, only, skip;
   bool force = false;
   bool verbose = false;
   bool quiet = false;

@@ -12,7 +12,7 @@
 int main(int argc, char** argv) {
   rxerun::protect_standard_streams();
   try {
-    const rxerun::Registry registry(rxerun::steps::all_kinds());
+    rxerun::Registry registry(rxerun::steps::all_kinds());
     return rxerun::run_cli(argc, argv, registry);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rxerun: internal error: %s\n", e.what());

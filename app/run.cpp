@@ -21,6 +21,7 @@
 #include "app/cli_vm.h"
 #include "app/kernel_health.h"
 #include "app/placement.h"
+#include "app/plugins.h"
 #include "app/suite.h"
 #include "base/output.h"
 #include "base/version.h"
@@ -62,10 +63,19 @@ TerminalStyle terminal_style(const RunCommandOptions& o) {
           want_progress(o)};
 }
 
-std::optional<Scenario> load(const std::string& file, const Registry& registry, const CommonOptions& common) {
+std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
+                             bool plugins_may_fail) {
   LoadOptions lo;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  lo.load_plugin = [&registry](const std::string& path) -> Result<void> {
+    auto loaded = load_plugin(path, registry);
+    if (!loaded && loaded.error().code) return make_error(loaded.error().message + ": " + std::strerror(loaded.error().code));
+    return loaded;
+  };
+  lo.plugins_may_fail = plugins_may_fail;
   LoadResult r = load_scenario(file, registry, lo);
+  for (const auto& d : r.warnings)
+    print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
   for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
   return r.scenario;
 }
@@ -106,7 +116,7 @@ bool uses_rdma(const Scenario& scenario, const Registry& registry) {
 }
 
 // One run on this machine's kernel: preclean, steps, cleanup.
-RunReport run_on_host(const RunCommandOptions& o, const Scenario& scenario, const Registry& registry) {
+RunReport run_on_host(const RunCommandOptions& o, const Scenario& scenario, Registry& registry) {
   auto journal = open_journal(scenario.name);
   if (!journal) {
     RunReport r;
@@ -117,6 +127,7 @@ RunReport run_on_host(const RunCommandOptions& o, const Scenario& scenario, cons
     r.error = "cannot open the scenario's journal";
     return r;
   }
+  load_journal_plugins(*journal, registry);  // an earlier run's changes of plugin kinds, for preclean
   sys::RealSystem real;
   real.interrupt().bind_signals();
   sys::System& system = real.system();
@@ -188,6 +199,7 @@ RunReport run_in_child(const RunCommandOptions& o, const Scenario& scenario, con
   const std::string report = (dir->path() / "run.json").string();
   std::vector<std::string> argv{"/proc/self/exe", "run",     scenario.file,
                                 "--host",         "--color", want_color(o.color) ? "always" : "never"};
+  for (const auto& p : o.common.plugins) argv.insert(argv.end(), {"--plugin", p});
   for (const auto& v : o.common.vars) argv.insert(argv.end(), {"--var", v});
   for (const auto& t : o.common.only) argv.insert(argv.end(), {"--only", t});
   for (const auto& t : o.common.skip) argv.insert(argv.end(), {"--skip", t});
@@ -302,7 +314,7 @@ class PrefixedLines {
 
 }  // namespace
 
-int cmd_run(const RunCommandOptions& o, const Registry& registry) {
+int cmd_run(const RunCommandOptions& o, Registry& registry) {
   std::vector<ReportTarget> targets;
   for (const auto& spec : o.reports) {
     std::string why;
@@ -547,7 +559,8 @@ int cmd_run(const RunCommandOptions& o, const Registry& registry) {
           }
           continue;
         }
-        VmRunOptions vo{.vars = o.common.vars,
+        VmRunOptions vo{.plugins = o.common.plugins,
+                        .vars = o.common.vars,
                         .only = o.common.only,
                         .skip = o.common.skip,
                         .force = o.force,

@@ -16,7 +16,8 @@
 namespace rxerun {
 
 struct CommonOptions {
-  std::vector<std::string> vars;  // KEY=VALUE
+  std::vector<std::string> plugins;  // --plugin, absolute paths (loaded already)
+  std::vector<std::string> vars;     // KEY=VALUE
   std::vector<std::string> only;
   std::vector<std::string> skip;
 };
@@ -47,7 +48,7 @@ struct RunCommandOptions {
   bool progress = false;  // the live status line although stdout is no terminal (the lab VM's serial port)
 };
 
-int cmd_run(const RunCommandOptions& options, const Registry& registry);
+int cmd_run(const RunCommandOptions& options, Registry& registry);
 
 // Whether to colour: --color, NO_COLOR, TERM=dumb, a terminal on stdout.
 bool want_color(const std::string& mode);
@@ -56,8 +57,11 @@ bool want_color(const std::string& mode);
 bool want_progress(const RunCommandOptions& options);
 // The terminal's look from -v/-q/--color, and the status line.
 TerminalStyle terminal_style(const RunCommandOptions& options);
-// Loads and checks one file; prints its diagnostics to stderr.
-std::optional<Scenario> load(const std::string& file, const Registry& registry, const CommonOptions& common);
+// Loads and checks one file, and the plugins it names; prints its
+// diagnostics to stderr. `plugins_may_fail` (cleanup): a plugin that cannot
+// be loaded is a warning.
+std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
+                             bool plugins_may_fail = false);
 // The scenario's journal, locked for this process; prints why not.
 std::optional<Journal> open_journal(const std::string& scenario);
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-namespace rxerun {
+#include "rxerun/duration.h"
 
-using Duration = std::chrono::milliseconds;
+namespace rxerun {
 
 // The longest duration rxerun reads or computes: a hundred years (876000h).
 // Far beyond any lab, and short enough that a deadline of now plus this, in

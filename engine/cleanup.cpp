@@ -67,6 +67,12 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   if (!entry.unreadable.empty())
     return finish(make_error("cannot read this journal entry: " + entry.unreadable +
                              " (written by another rxerun version, or edited?)"));
+  if (!kind && !entry.plugin.empty()) {
+    const auto why = registry_.plugin_failure(entry.plugin);
+    return finish(make_error(why ? "step kind '" + entry.kind + "' comes from a plugin that could not be loaded: " + *why
+                                 : "step kind '" + entry.kind + "' comes from plugin " + entry.plugin +
+                                       ", which is not loaded"));
+  }
   if (!kind || !kind->undo) {
     return finish(
         make_error("no undo for step kind '" + entry.kind + "' (journal written by another rxerun version?)"));

@@ -214,6 +214,7 @@ class Reader {
     text_field("step", e.step, false);
     text_field("netns", e.netns, false);
     text_field("summary", e.summary, false);
+    text_field("plugin", e.plugin, false);
     if (auto it = line.find("args"); it == line.end()) {
       e.args = nlohmann::json::object();
     } else if (!it->is_object()) {
@@ -333,6 +334,10 @@ std::string entry_line(const JournalEntry& entry) {
   if (!entry.footprint.on.empty()) {
     line += ",\"on\":";
     line += dump(nlohmann::json(entry.footprint.on));
+  }
+  if (!entry.plugin.empty()) {
+    line += ",\"plugin\":";
+    append_quoted(line, entry.plugin);
   }
   line += ",\"step\":";
   append_quoted(line, entry.step);

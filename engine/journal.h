@@ -9,6 +9,7 @@
 //   {"boot":"0b6e...-..."}   (/proc/sys/kernel/random/boot_id)
 //   {"do":1,"step":"pair","kind":"veth","netns":"","summary":"delete veth vA","args":{...}}
 //   {"do":2,...,"on":["link:/vA"]}      (Footprint, when the kind declares one)
+//   {"do":3,...,"plugin":"/opt/lab/librdma_device.so"}   (a plugin's kind)
 //   {"is":1,"identity":{"ifindex":7,"netns_inode":4026532281}}
 //   {"undone":1}   {"undone":[3,4,5]}
 // and STATE_DIR/SCENARIO.lock, held with flock() for the whole run, so that
@@ -80,6 +81,9 @@ struct JournalEntry {
   // Why the reader could not take the entry's fields ("\"kind\" is not a
   // string"); such an entry is never undone, only reported.
   std::string unreadable;
+  // The plugin file the entry's kind comes from (an absolute path); "" for a
+  // kind built into rxerun. Cleanup loads it to undo the change.
+  std::string plugin;
 };
 
 // A line of a journal file that is not a line rxerun writes.
@@ -176,8 +180,8 @@ std::string journal_text(const std::vector<DamagedLine>& lines);
 std::string damaged_line_numbers(const std::vector<DamagedLine>& lines);
 
 // The journal's line for `entry`: the JSON object {"do":SEQ,"step":...,
-// "kind":...,"netns":...,"summary":...,"args":...} plus "on" and "makes" when
-// not empty, written directly, keys in the order nlohmann::json writes them
+// "kind":...,"netns":...,"summary":...,"args":...} plus "on", "makes" and
+// "plugin" when not empty, written directly, keys in the order nlohmann::json writes them
 // (building the object would copy `args` and make a map for every line).
 std::string entry_line(const JournalEntry& entry);
 

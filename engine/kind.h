@@ -1,92 +1,27 @@
 #pragma once
-// A step kind declares its parameters, facts and an example as data (venom
-// habit): the loader validates against it, `rxerun steps` prints it and
-// `rxerun schema` is generated from it. One source of truth.
+// A step kind: its declaration as data (KindSpec, in the plugin SDK's
+// rxerun/kind.h: the loader validates against it, `rxerun steps` prints it
+// and `rxerun schema` is generated from it) and what it does. One source of
+// truth for built-in kinds and plugin kinds alike.
 
 #include <functional>
-#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/duration.h"
 #include "base/result.h"
+#include "rxerun/kind.h"
 
 namespace rxerun {
 
 class Params;
 class StepContext;
 class UndoContext;
-struct StepResult;
-
-enum class ParamType {
-  String,       // any string
-  Int,          // integer, optionally bounded by min/max
-  Bool,         // true/false
-  OnOff,        // on/off (or true/false); stored as bool
-  Duration,     // "500ms", "5s"
-  Size,         // bytes: an integer, or a string with a binary unit ("64MiB", "1GiB"); stored as an integer
-  IfName,       // interface name: 1..15 bytes, no '/', no whitespace
-  NetnsName,    // namespace name: a file name under /run/netns
-  Address,      // IPv4 or IPv6 address
-  Cidr,         // address/prefix
-  AddressList,  // YAML list of addresses
-  Enum,         // one of `choices`
-  Scalar,       // string, number or bool, kept as written (sysctl values)
-  StepRef,      // the name of an earlier step
-  Object,       // a map with its own `fields`
-  List,         // a YAML list; each item is checked as `fields[0]` says (a list of sizes, of names)
-  Map,          // a mapping with keys of the user's (env, extract); each value checked as `fields[0]` says
-};
 
 std::string_view to_string(ParamType t);
-
-struct ParamSpec {
-  std::string name;
-  ParamType type = ParamType::String;
-  bool required = false;
-  nlohmann::json default_value;  // null when none
-  std::string help;
-  std::vector<std::string> choices;  // Enum
-  std::vector<ParamSpec> fields;     // Object; List and Map: one spec, for every item
-  std::optional<long long> min;      // Int, Size (bytes)
-  std::optional<long long> max;      // Int, Size (bytes)
-};
-
-struct FactSpec {
-  std::string name;  // "sent", or a pattern such as "DEV.COUNTER"
-  std::string help;
-};
-
-// What a kind needs from the machine it runs on; placement (host or lab VM)
-// reads it before anything runs.
-enum class Need {
-  NetAdmin,  // root (CAP_NET_ADMIN): changes network settings
-  Netem,     // the kernel's sch_netem
-  RdmaRxe,   // the kernel's rdma_rxe
-  RdmaSiw,   // the kernel's siw (soft-iWARP)
-};
-
-struct KindSpec {
-  std::string name;
-  std::string summary;
-  std::vector<ParamSpec> params;    // a map of named parameters...
-  std::optional<ParamSpec> scalar;  // ...or, instead, a single scalar value (revert: NAME)
-  std::optional<ParamSpec> extra;   // type of any further key (offload features); unset: unknown keys are errors
-  std::vector<FactSpec> facts;
-  bool dynamic_facts = false;               // facts named at run time (DEV.COUNTER); matchers on any name allowed
-  bool facts_of_target = false;             // revert: the facts are those of the step it reverts
-  std::string example;                      // a YAML step, shown by `rxerun steps KIND`
-  std::optional<Duration> default_timeout;  // unset: the engine's default; Duration::zero(): none
-  std::vector<Need> needs;
-  // Optional: rules that span parameters ("index or find, not both"), run
-  // at load time after each parameter was checked on its own. It reports
-  // each problem with the path of the parameter to point at ("" for the
-  // step itself), so that it reads FILE:LINE:COL like every other error.
-  using Complaint = std::function<void(const std::string& path, std::string message)>;
-  std::function<void(const nlohmann::json& params, const Complaint& complain)> validate;
-};
 
 // What a kind does. `run` acts through ctx.sys() only; `undo` receives the
 // arguments the kind recorded with ctx.will_change() and must be idempotent
@@ -110,6 +45,11 @@ struct Kind {
   // `rxerun cleanup` in rxerun's own namespace and in every namespace the
   // scenario names. Returns what it removed, in words.
   std::function<Result<std::vector<std::string>>(UndoContext&)> preclean;
+
+  // The plugin file the kind came from (an absolute path; "" for a kind
+  // built into rxerun). Its journal entries carry it, so that a later
+  // `rxerun cleanup` can load the plugin to undo them.
+  std::string plugin;
 };
 
 }  // namespace rxerun

@@ -151,6 +151,7 @@ LoadResult Loader::load(std::string_view text) {
                            }),
                diags_.end());
   result.diagnostics = std::move(diags_);
+  result.warnings = std::move(warnings_);
   if (result.diagnostics.empty()) result.scenario = std::move(scenario_);
   return result;
 }
@@ -289,6 +290,8 @@ void Loader::load_top(const YAML::Node& root) {
       load_vm(value, key_node);
     else if (key == "kernel_health")
       load_kernel_health(value, key_node);
+    else if (key == "plugins")
+      load_plugins(value, key_node);
     else if (key == "steps") {
       steps = value;
       steps_key = key_node;
@@ -300,6 +303,41 @@ void Loader::load_top(const YAML::Node& root) {
     return;
   }
   load_steps(*steps, steps_key);
+}
+
+// plugins: [PATH, ...], each relative to the scenario's directory, loaded
+// here so that the steps (read after every top-level key) may use its kinds.
+void Loader::load_plugins(const YAML::Node& value, const YAML::Node& key) {
+  if (!value.IsSequence()) {
+    error(value.IsNull() ? key : value, fmt::format("'plugins' must be a list of paths, got {}", type_name(value)));
+    return;
+  }
+  const std::filesystem::path dir = std::filesystem::path(file_).parent_path();
+  for (const auto& item : value) {
+    if (!item.IsScalar() || item.Scalar().empty()) {
+      error(item, fmt::format("a plugin must be the path of a shared object, got {}", type_name(item)));
+      continue;
+    }
+    std::filesystem::path path(item.Scalar());
+    if (path.is_relative()) path = dir / path;
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
+    if (ec) {
+      error(item, fmt::format("plugin '{}': {}", excerpt(item.Scalar()), ec.message()));
+      continue;
+    }
+    if (options_.load_plugin) {
+      if (auto loaded = options_.load_plugin(absolute); !loaded) {
+        if (!options_.plugins_may_fail) {
+          error(item, loaded.error().message);
+          continue;
+        }
+        warnings_.push_back({file_, mark_of(item), loaded.error().message});
+        lenient_kinds_ = true;
+      }
+    }
+    scenario_.plugins.push_back(absolute);
+  }
 }
 
 std::optional<std::string> Loader::scalar_text(const YAML::Node& value, const YAML::Node& key, std::string_view what) {
@@ -598,6 +636,7 @@ void Loader::check_step_keys(const YAML::Node& node, Mark step_mark) {
   std::vector<std::string> all_keys = kCommonKeys;
   all_keys.insert(all_keys.end(), registry_.names().begin(), registry_.names().end());
   const auto kinds = kind_keys(node);
+  if (kinds.empty() && lenient_kinds_) return;  // a kind of the plugin that could not be loaded, perhaps
   for (std::size_t i = 1; i < kinds.size(); ++i)
     error(kinds[i].second, fmt::format("step has two kinds, '{}' and '{}': a step does exactly one thing",
                                        kinds.front().first, kinds[i].first));

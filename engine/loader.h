@@ -2,11 +2,13 @@
 // YAML -> Scenario, with every problem reported as FILE:LINE:COL. The loader
 // never touches the host; invalid input yields diagnostics, never a crash.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/result.h"
 #include "engine/diag.h"
 #include "engine/model.h"
 #include "engine/registry.h"
@@ -15,11 +17,20 @@ namespace rxerun {
 
 struct LoadOptions {
   std::map<std::string, std::string> var_overrides;  // --var KEY=VALUE
+  // Loads a plugin the scenario names in `plugins:` (its absolute path), so
+  // that the steps after it may use its kinds; an error is a diagnostic at
+  // the path. Unset: the paths are checked and kept, nothing is loaded.
+  std::function<Result<void>(const std::string& path)> load_plugin;
+  // `rxerun cleanup`: a plugin that cannot be loaded is a warning, and a
+  // step of a kind nobody knows is kept without its parameters and
+  // expectations (its `netns` still counts), so that cleanup can go on.
+  bool plugins_may_fail = false;
 };
 
 struct LoadResult {
   std::optional<Scenario> scenario;  // set only when diagnostics is empty
   Diagnostics diagnostics;
+  Diagnostics warnings;  // plugins that could not be loaded, under plugins_may_fail
 };
 
 // Reads and checks a scenario file. Refuses directories, unreadable files,

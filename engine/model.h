@@ -12,10 +12,10 @@
 #include "base/duration.h"
 #include "base/regex.h"
 #include "engine/diag.h"
+#include "rxerun/kind.h"
 
 namespace rxerun {
 
-enum class Outcome { Ok, Fail, Timeout, Error };
 std::string_view to_string(Outcome o);
 
 // What the kernel's reports of its own trouble during a run (a WARNING, an
@@ -77,6 +77,7 @@ struct Scenario {
   std::vector<std::string> vm_kernels;                          // vm: {kernels: ["6.1", "7.3"]}: run once on each
   std::optional<Duration> vm_timeout;                           // vm: {timeout: 10m}: the whole run in the lab VM
   KernelHealthPolicy kernel_health = KernelHealthPolicy::Fail;  // kernel_health: fail|warn|off
+  std::vector<std::string> plugins;                             // plugins: absolute paths, in order
   std::vector<StepSpec> steps;
 
   const StepSpec* find_step(const std::string& name) const;

@@ -83,6 +83,7 @@ class Runner::Context final : public StepContext {
   Result<void> will_change(nlohmann::json args, std::string summary, Footprint footprint) override {
     JournalEntry e{
         0, step_.name, step_.kind, step_.netns.value_or(""), std::move(summary), std::move(args), std::move(footprint)};
+    if (const Kind* kind = runner_.registry_.find(step_.kind)) e.plugin = kind->plugin;
     auto r = runner_.journal_.append(std::move(e));
     if (!r) return r.error();
     last_change_ = *r;

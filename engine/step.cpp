@@ -56,28 +56,6 @@ std::string Params::where(std::string_view key) const {
   return fmt::format("{}:{}:{}", file_, m.line, m.col);
 }
 
-StepResult StepResult::ok(nlohmann::json facts) {
-  return {Outcome::Ok, std::move(facts), {}, {}};
-}
-
-StepResult StepResult::fail(std::string message, nlohmann::json facts) {
-  return {Outcome::Fail, std::move(facts), std::move(message), {}};
-}
-
-StepResult StepResult::timeout(std::string message, nlohmann::json facts) {
-  return {Outcome::Timeout, std::move(facts), std::move(message), {}};
-}
-
-StepResult StepResult::error(std::string message) {
-  return {Outcome::Error, nlohmann::json::object(), std::move(message), {}};
-}
-
-StepResult StepResult::error(const Error& e) {
-  if (e.code != 0 && e.message.find(std::strerror(e.code)) == std::string::npos)
-    return error(fmt::format("{}: {}", e.message, std::strerror(e.code)));
-  return error(e.message);
-}
-
 std::string mark_for(const std::string& scenario) {
   return "rxerun:" + scenario;
 }

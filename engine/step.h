@@ -49,23 +49,6 @@ class Params {
   std::string prefix_;  // "server." for nested objects
 };
 
-struct StepResult {
-  Outcome outcome = Outcome::Ok;
-  nlohmann::json facts = nlohmann::json::object();
-  std::string message;  // one line: why it failed or erred
-  // Likely causes of a failure; on a step that succeeded, warnings. Both are
-  // shown under the step.
-  std::vector<std::string> hints;
-
-  static StepResult ok(nlohmann::json facts = nlohmann::json::object());
-  static StepResult fail(std::string message, nlohmann::json facts = nlohmann::json::object());
-  static StepResult timeout(std::string message, nlohmann::json facts = nlohmann::json::object());
-  static StepResult error(std::string message);
-  static StepResult error(const Error& e);
-};
-
-enum class WaitStatus { Done, Deadline, Interrupted };
-
 class StepContext {
  public:
   virtual ~StepContext() = default;
