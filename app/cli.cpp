@@ -44,10 +44,12 @@ namespace {
 
 void add_common(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--var", o.vars, "set a variable (repeatable; wins over the scenario's vars)")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   cmd->add_option("--only", o.only, "run tagged steps only when they carry TAG (untagged steps always run)")
-      ->type_name("TAG");
-  cmd->add_option("--skip", o.skip, "leave out steps that carry TAG")->type_name("TAG");
+      ->type_name("TAG")
+      ->allow_extra_args(false);
+  cmd->add_option("--skip", o.skip, "leave out steps that carry TAG")->type_name("TAG")->allow_extra_args(false);
 }
 
 void add_output(CLI::App* cmd, RunCommandOptions& o) {
@@ -113,7 +115,9 @@ int cmd_steps(const std::string& kind_name, bool markdown, const Registry& regis
     return kExitOk;
   }
   if (kind_name.empty()) {
-    for (const auto& k : registry.kinds()) print(stdout, "{:<10} {}\n", k.spec.name, k.spec.summary);
+    std::size_t width = 0;
+    for (const auto& k : registry.kinds()) width = std::max(width, k.spec.name.size());
+    for (const auto& k : registry.kinds()) print(stdout, "{:<{}}  {}\n", k.spec.name, width, k.spec.summary);
     return kExitOk;
   }
   const Kind* k = registry.find(kind_name);
@@ -122,6 +126,7 @@ int cmd_steps(const std::string& kind_name, bool markdown, const Registry& regis
     return kExitUsage;
   }
   print(stdout, "{}", describe_kind(k->spec));
+  if (!k->plugin.empty()) print(stdout, "\nplugin: {}\n", k->plugin);
   return kExitOk;
 }
 
@@ -172,7 +177,8 @@ int run_cli(int argc, char** argv, Registry& registry) {
   run->add_flag("--force", run_o.force,
                 "replace an existing interface or namespace that does not carry rxerun's mark (it is deleted)");
   run->add_option("--report", run_o.reports, "write a report: json:PATH or junit:PATH (repeatable)")
-      ->type_name("FORMAT:PATH");
+      ->type_name("FORMAT:PATH")
+      ->allow_extra_args(false);
   add_output(run, run_o);
   run->add_option("--output-dir", run_o.output_dir,
                   "where files the steps write (captures) go when their paths are relative (default: here)")
@@ -207,7 +213,9 @@ int run_cli(int argc, char** argv, Registry& registry) {
   CommonOptions validate_common;
   auto* validate = app.add_subcommand("validate", "check scenario files; nothing on the host changes");
   validate->add_option("scenarios", validate_files, "scenario files")->required()->type_name("SCENARIO");
-  validate->add_option("--var", validate_common.vars, "set a variable (repeatable)")->type_name("KEY=VALUE");
+  validate->add_option("--var", validate_common.vars, "set a variable (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
 
   std::string plan_file;
   CommonOptions plan_common;
@@ -219,7 +227,9 @@ int run_cli(int argc, char** argv, Registry& registry) {
   std::string cleanup_file;
   auto* cleanup = app.add_subcommand("cleanup", "undo whatever a run of the scenario left behind; safe any time");
   cleanup->add_option("scenario", cleanup_file, "the scenario file")->required()->type_name("SCENARIO");
-  cleanup->add_option("--var", cleanup_o.common.vars, "set a variable (repeatable)")->type_name("KEY=VALUE");
+  cleanup->add_option("--var", cleanup_o.common.vars, "set a variable (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   add_output(cleanup, cleanup_o);
 
   std::string steps_kind;
@@ -233,7 +243,8 @@ int run_cli(int argc, char** argv, Registry& registry) {
   std::vector<std::string> plugin_args;
   for (auto* cmd : {run, validate, plan, cleanup, steps, schema})
     cmd->add_option("--plugin", plugin_args, "load step kinds from a plugin (a shared object; repeatable)")
-        ->type_name("PATH");
+        ->type_name("PATH")
+        ->allow_extra_args(false);
 
   DecodeOptions decode_o;
   auto* decode =
@@ -252,7 +263,8 @@ int run_cli(int argc, char** argv, Registry& registry) {
   vm_setup
       ->add_option("--kernel", setup_kernels,
                    "a kernel to prepare: 6.1, 7.3, or any Debian kernel version (6.12; repeatable)")
-      ->type_name("VERSION");
+      ->type_name("VERSION")
+      ->allow_extra_args(false);
   auto* vm_status = vm_cmd->add_subcommand("status", "list the lab kernels and whether they are ready");
   VmExecOptions exec_o;
   std::string exec_timeout = "10m";
@@ -295,8 +307,7 @@ int run_cli(int argc, char** argv, Registry& registry) {
   for (const auto& given : plugin_args) {
     const std::string path = plugin_argument_path(given);
     if (auto loaded = load_plugin(path, registry); !loaded) {
-      print(stderr, "rxerun: {}{}\n", loaded.error().message,
-            loaded.error().code ? std::string(": ") + std::strerror(loaded.error().code) : "");
+      print(stderr, "rxerun: {}\n", loaded.error().message);
       return kExitUsage;
     }
     for (auto* common : {&run_o.common, &validate_common, &plan_common, &cleanup_o.common})

@@ -51,7 +51,7 @@ std::string plugin_argument_path(const std::string& given) {
 
 Result<void> load_plugin(const std::string& path, Registry& registry) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return make_error("plugin " + path, errno);
+  if (::stat(path.c_str(), &st) != 0) return make_error("plugin " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return make_error("plugin " + path + ": not a regular file");
   const auto id = std::make_pair(st.st_dev, st.st_ino);
   if (loaded_files().count(id)) return {};
@@ -61,13 +61,15 @@ Result<void> load_plugin(const std::string& path, Registry& registry) {
   if (!library.handle) return make_error(fmt::format("plugin {}: cannot load it: {}", path, ::dlerror()));
   const auto* entry = static_cast<const sdk::PluginEntry*>(::dlsym(library.handle, "rxerun_plugin"));
   if (!entry)
-    return make_error(fmt::format("plugin {}: not an rxerun plugin: it has no entry point rxerun_plugin "
-                                  "(RXERUN_PLUGIN in rxerun/plugin.h defines it)",
-                                  path));
+    return make_error(
+        fmt::format("plugin {}: not an rxerun plugin: it has no entry point rxerun_plugin "
+                    "(RXERUN_PLUGIN in rxerun/plugin.h defines it)",
+                    path));
   if (entry->sdk_version != sdk::kVersion)
-    return make_error(fmt::format("plugin {} was built for rxerun SDK version {}; this rxerun has SDK version {}: "
-                                  "rebuild it against this rxerun's SDK",
-                                  path, entry->sdk_version, sdk::kVersion));
+    return make_error(
+        fmt::format("plugin {} was built for rxerun SDK version {}; this rxerun has SDK version {}: "
+                    "rebuild it against this rxerun's SDK",
+                    path, entry->sdk_version, sdk::kVersion));
   if (!entry->register_kinds) return make_error(fmt::format("plugin {}: its entry point registers nothing", path));
 
   std::vector<Kind> kinds;
@@ -78,14 +80,14 @@ Result<void> load_plugin(const std::string& path, Registry& registry) {
     } catch (const std::exception& e) {
       return make_error(fmt::format("plugin {}: registering its kinds failed: {}", path, e.what()));
     } catch (...) {
-      return make_error(fmt::format("plugin {}: registering its kinds failed (an exception that is no "
-                                    "std::exception)",
-                                    path));
+      return make_error(
+          fmt::format("plugin {}: registering its kinds failed (an exception that is no "
+                      "std::exception)",
+                      path));
     }
     if (collector.kinds.empty()) return make_error(fmt::format("plugin {} declares no step kind", path));
     for (auto& k : collector.kinds) {
-      if (!k.run)
-        return make_error(fmt::format("plugin {}: step kind '{}' has no run function", path, k.spec.name));
+      if (!k.run) return make_error(fmt::format("plugin {}: step kind '{}' has no run function", path, k.spec.name));
       kinds.push_back(plugin_kind(std::move(k), path));
     }
   }
@@ -98,11 +100,8 @@ Result<void> load_plugin(const std::string& path, Registry& registry) {
 void load_journal_plugins(const Journal& journal, Registry& registry) {
   for (const auto& entry : journal.pending()) {
     if (entry.plugin.empty() || registry.find(entry.kind) || registry.plugin_failure(entry.plugin)) continue;
-    if (auto loaded = load_plugin(entry.plugin, registry); !loaded) {
-      std::string why = loaded.error().message;
-      if (loaded.error().code) why += std::string(": ") + std::strerror(loaded.error().code);
-      registry.note_plugin_failure(entry.plugin, std::move(why));
-    }
+    if (auto loaded = load_plugin(entry.plugin, registry); !loaded)
+      registry.note_plugin_failure(entry.plugin, loaded.error().message);
   }
 }
 

@@ -16,6 +16,7 @@ std::string plugin_argument_path(const std::string& given);
 
 // Loads the plugin at `path` (absolute) and adds its kinds to the registry;
 // a file loaded before (by this path or another one) is not loaded again.
+// An error's message is whole (errno's text in it), for the user as is.
 // Refused, with a message naming the file: a file that is not there or is
 // not a shared object, one without the entry point, one built for another
 // SDK version (both versions named, before its registration runs), a kind

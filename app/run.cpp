@@ -67,15 +67,10 @@ std::optional<Scenario> load(const std::string& file, Registry& registry, const 
                              bool plugins_may_fail) {
   LoadOptions lo;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-  lo.load_plugin = [&registry](const std::string& path) -> Result<void> {
-    auto loaded = load_plugin(path, registry);
-    if (!loaded && loaded.error().code) return make_error(loaded.error().message + ": " + std::strerror(loaded.error().code));
-    return loaded;
-  };
+  lo.load_plugin = [&registry](const std::string& path) { return load_plugin(path, registry); };
   lo.plugins_may_fail = plugins_may_fail;
   LoadResult r = load_scenario(file, registry, lo);
-  for (const auto& d : r.warnings)
-    print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
+  for (const auto& d : r.warnings) print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
   for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
   return r.scenario;
 }

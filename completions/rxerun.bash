@@ -11,23 +11,23 @@ _rxerun_commands="run validate plan cleanup steps schema decode vm"
 # The options of a command ("" = before any command).
 _rxerun_options() {
   case $1 in
-    run) echo "--help --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir --kernel-health" ;;
-    validate) echo "--help --var" ;;
-    plan) echo "--help --var --only --skip" ;;
-    cleanup) echo "--help --var -v --verbose -q --quiet --color" ;;
-    steps) echo "--help --markdown" ;;
-    schema) echo "--help" ;;
+    run) echo "--help --plugin --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir --kernel-health" ;;
+    validate) echo "--help --plugin --var" ;;
+    plan) echo "--help --plugin --var --only --skip" ;;
+    cleanup) echo "--help --plugin --var -v --verbose -q --quiet --color" ;;
+    steps) echo "--help --plugin --markdown" ;;
+    schema) echo "--help --plugin" ;;
     decode) echo "--help --json --summary" ;;
     vm) echo "--help --kernel --timeout -q --quiet" ;;
     # Options before a scenario make an implicit run (`rxerun -v lab.yaml`).
-    "") echo "--help -h --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir --kernel-health" ;;
+    "") echo "--help -h --version --plugin --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir --kernel-health" ;;
   esac
 }
 
 # Options that take a value as the next word (or after `=`).
 _rxerun_takes_value() {
   case $1 in
-    --var | --only | --skip | --report | --color | --kernel | --modules | --timeout | --output-dir | -j | --jobs | --shard | --kernel-health) return 0 ;;
+    --plugin | --var | --only | --skip | --report | --color | --kernel | --modules | --timeout | --output-dir | -j | --jobs | --shard | --kernel-health) return 0 ;;
   esac
   return 1
 }
@@ -127,6 +127,12 @@ _rxerun() {
   case $prev in
     --output-dir | --modules)
       mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+      compopt -o filenames 2>/dev/null
+      return
+      ;;
+    --plugin)
+      # Shared objects, and directories to descend into.
+      mapfile -t COMPREPLY < <(compgen -d -- "$cur"; compgen -f -X '!*.so' -- "$cur")
       compopt -o filenames 2>/dev/null
       return
       ;;

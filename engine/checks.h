@@ -27,6 +27,11 @@ bool valid_cidr(std::string_view text, std::string* why = nullptr);
 Diagnostics check_params(const KindSpec& kind, nlohmann::json& params, const StepSpec& step, const std::string& file,
                          const std::vector<std::string>& earlier_steps);
 
+// A whole number written in decimal ("42", "+7", "-3", "18446744073709551615")
+// as a JSON integer, exact up to 64 bits (signed, or unsigned above
+// INT64_MAX); nullopt for anything else, and for one that does not fit.
+std::optional<nlohmann::json> exact_integer(std::string_view text);
+
 // Parses a matcher as written in `expect:` (a plain value, "> 0", "~ re", ...).
 // nullopt with `error` set when it cannot be parsed (bad regex, no operand).
 std::optional<Matcher> parse_matcher(const nlohmann::json& written, std::string* error);

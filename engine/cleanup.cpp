@@ -69,9 +69,9 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
                              " (written by another rxerun version, or edited?)"));
   if (!kind && !entry.plugin.empty()) {
     const auto why = registry_.plugin_failure(entry.plugin);
-    return finish(make_error(why ? "step kind '" + entry.kind + "' comes from a plugin that could not be loaded: " + *why
-                                 : "step kind '" + entry.kind + "' comes from plugin " + entry.plugin +
-                                       ", which is not loaded"));
+    return finish(
+        make_error(why ? "step kind '" + entry.kind + "' comes from a plugin that could not be loaded: " + *why
+                       : "step kind '" + entry.kind + "' comes from plugin " + entry.plugin + ", which is not loaded"));
   }
   if (!kind || !kind->undo) {
     return finish(

@@ -60,9 +60,12 @@ nlohmann::json plain_scalar(const YAML::Node& n) {
   if (is_quoted(n)) return s;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
-  static const std::regex kInt("[-+]?[0-9]{1,18}");
+  static const std::regex kInt("[-+]?[0-9]{1,20}");
   static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  if (s.size() <= 64 && std::regex_match(s, kInt)) return std::stoll(s);
+  // Integers stay exact up to 64 bits, unsigned too (a device's max_mr_size
+  // is 2^64 - 1); only a larger one becomes a double.
+  if (std::regex_match(s, kInt))
+    if (auto i = exact_integer(s)) return *i;
   if (s.size() <= 64 && std::regex_match(s, kFloat)) {
     const double d = std::strtod(s.c_str(), nullptr);
     if (std::isfinite(d)) return d;
@@ -328,12 +331,13 @@ void Loader::load_plugins(const YAML::Node& value, const YAML::Node& key) {
     }
     if (options_.load_plugin) {
       if (auto loaded = options_.load_plugin(absolute); !loaded) {
+        // Steps of its kinds are not reported as steps without a kind.
+        lenient_kinds_ = true;
         if (!options_.plugins_may_fail) {
           error(item, loaded.error().message);
           continue;
         }
         warnings_.push_back({file_, mark_of(item), loaded.error().message});
-        lenient_kinds_ = true;
       }
     }
     scenario_.plugins.push_back(absolute);
@@ -558,11 +562,17 @@ void Loader::load_steps(const YAML::Node& steps, const YAML::Node& key) {
 // key (`netns`) is the kind only when no other kind key is there.
 std::vector<std::pair<std::string, YAML::Node>> Loader::kind_keys(const YAML::Node& node) {
   std::vector<std::pair<std::string, YAML::Node>> kinds, ambiguous;
+  bool unknown = false;
   for_each_pair(node, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node&) {
-    if (!registry_.find(key)) return;
+    if (!registry_.find(key)) {
+      unknown |= !is_common_key(key);
+      return;
+    }
     (is_common_key(key) ? ambiguous : kinds).emplace_back(key, key_node);
   });
-  if (kinds.empty() && ambiguous.size() == 1) return ambiguous;
+  // Beside a key that may be the kind of a plugin that could not be loaded,
+  // `netns` is the common key.
+  if (kinds.empty() && ambiguous.size() == 1 && !(unknown && lenient_kinds_)) return ambiguous;
   return kinds;
 }
 

@@ -22,8 +22,9 @@ struct LoadOptions {
   // the path. Unset: the paths are checked and kept, nothing is loaded.
   std::function<Result<void>(const std::string& path)> load_plugin;
   // `rxerun cleanup`: a plugin that cannot be loaded is a warning, and a
-  // step of a kind nobody knows is kept without its parameters and
-  // expectations (its `netns` still counts), so that cleanup can go on.
+  // step of a kind nobody knows is kept without its parameters (its `netns`
+  // still counts), so that cleanup can go on. (Without this, such steps are
+  // not reported on top of the plugin's error.)
   bool plugins_may_fail = false;
 };
 

@@ -42,7 +42,8 @@ bool valid_scenario_name(std::string_view s);
 // "veth pair (copy).yaml" -> "veth-pair--copy"
 std::string name_from_file(const std::string& file);
 
-inline const std::vector<std::string> kTopKeys{"name", "description", "vars", "vm", "kernel_health", "plugins", "steps"};
+inline const std::vector<std::string> kTopKeys{"name",          "description", "vars", "vm",
+                                               "kernel_health", "plugins",     "steps"};
 inline const std::vector<std::string> kKernelHealthPolicies{"fail", "warn", "off"};
 inline const std::vector<std::string> kVmKeys{"kernel", "kernels", "timeout"};
 inline const std::vector<std::string> kCommonKeys{"name", "netns", "expect", "timeout", "retries", "delay", "tags"};
@@ -211,7 +212,7 @@ class Loader {
   ExpansionBudget expansion_;  // every {{variable}} substituted in the file
   Diagnostics diags_;
   Diagnostics warnings_;
-  bool lenient_kinds_ = false;  // a plugin could not be loaded, under plugins_may_fail
+  bool lenient_kinds_ = false;  // a plugin could not be loaded: its kinds' steps are not errors of their own
   std::vector<StepHead> heads_;
   std::vector<std::string> loaded_names_;  // names of the steps loaded so far: the earlier steps
   long visited_ = 0;

@@ -92,19 +92,26 @@ bool values_equal(const nlohmann::json& a, const nlohmann::json& b) {
 // The operand of >, >=, <, <= as JSON: an integer when it is one (64-bit
 // counters stay exact), else a double.
 nlohmann::json number_json(std::string_view text, long double x) {
-  if (text.find_first_of(".eE") == std::string_view::npos) {
-    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-    long long i = 0;
-    if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
-        ec == std::errc() && end == text.data() + text.size())
-      return i;
-    unsigned long long u = 0;
-    if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), u);
-        ec == std::errc() && end == text.data() + text.size())
-      return u;
-  }
+  if (auto i = exact_integer(text)) return *i;
   return static_cast<double>(x);
 }
+
+}  // namespace
+
+std::optional<nlohmann::json> exact_integer(std::string_view text) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  long long i = 0;
+  if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+      ec == std::errc() && end == text.data() + text.size())
+    return i;
+  unsigned long long u = 0;
+  if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), u);
+      ec == std::errc() && end == text.data() + text.size())
+    return u;
+  return std::nullopt;
+}
+
+namespace {
 
 std::optional<Regex> compile(const std::string& pattern, std::string* error) {
   auto compiled = Regex::compile(pattern);

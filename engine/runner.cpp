@@ -262,6 +262,15 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
   StepReport sr = step_report_for(step);
   const auto start = sys_.clock.now();
 
+  // A plugin's kind acts by its own means, not through sys: `plan` cannot
+  // record what it would do, and must not let it act.
+  if (options_.planning && !kind.plugin.empty()) {
+    sr.status = StepStatus::Skipped;
+    sr.message = "step kind '" + kind.spec.name + "' comes from a plugin, which acts by its own means: not previewed";
+    if (sys_.recorder) sys_.recorder->record({sr.message, ""});
+    return sr;
+  }
+
   // Parameters that read earlier steps' facts are expanded and checked now.
   nlohmann::json params = step.params;
   if (has_step_references(params)) {

@@ -165,6 +165,12 @@ json scenario_schema(const Registry& registry) {
           {"description",
            "what the kernel's own reports during the run (WARNING, BUG, Oops, panic, ...) do: fail the run "
            "(default), show them only (warn), or go unread (off)"}}},
+        {"plugins",
+         {{"type", "array"},
+          {"items", {{"type", "string"}, {"minLength", 1}}},
+          {"description",
+           "plugins whose step kinds the scenario uses: shared objects built against rxerun's SDK, each path "
+           "relative to the scenario file"}}},
         {"steps", {{"type", "array"}, {"minItems", 1}, {"items", {{"oneOf", steps}}}}}}},
       {"definitions", definitions},
   };

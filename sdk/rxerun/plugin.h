@@ -50,10 +50,10 @@ class Params {
   virtual bool has(std::string_view key) const = 0;
   virtual std::string str(std::string_view key) const = 0;
   virtual long long integer(std::string_view key) const = 0;
-  virtual bool flag(std::string_view key) const = 0;             // Bool and OnOff
-  virtual Duration duration(std::string_view key) const = 0;     // Duration
-  virtual std::uint64_t size(std::string_view key) const = 0;    // Size: bytes
-  virtual std::string where(std::string_view key) const = 0;     // "FILE:LINE:COL" of that value, for messages
+  virtual bool flag(std::string_view key) const = 0;           // Bool and OnOff
+  virtual Duration duration(std::string_view key) const = 0;   // Duration
+  virtual std::uint64_t size(std::string_view key) const = 0;  // Size: bytes
+  virtual std::string where(std::string_view key) const = 0;   // "FILE:LINE:COL" of that value, for messages
 
  protected:
   ~Params() = default;
@@ -141,8 +141,8 @@ struct PluginEntry {
 
 // Defines the entry point; the block that follows registers the kinds:
 //   RXERUN_PLUGIN(registrar) { registrar.add(...); }
-#define RXERUN_PLUGIN(registrar)                                                                    \
-  static void rxerun_plugin_register_kinds(::rxerun::sdk::Registrar& registrar);                    \
-  extern "C" __attribute__((visibility("default"))) const ::rxerun::sdk::PluginEntry rxerun_plugin{ \
-      RXERUN_SDK_VERSION, &rxerun_plugin_register_kinds};                                           \
+#define RXERUN_PLUGIN(registrar)                                                                     \
+  static void rxerun_plugin_register_kinds(::rxerun::sdk::Registrar& registrar);                     \
+  extern "C" __attribute__((visibility("default")))                                                  \
+  const ::rxerun::sdk::PluginEntry rxerun_plugin{RXERUN_SDK_VERSION, &rxerun_plugin_register_kinds}; \
   static void rxerun_plugin_register_kinds(::rxerun::sdk::Registrar& registrar)

@@ -59,4 +59,12 @@ lacks "$err" "internal error" "no internal error"
 [ -e "$RXERUN_STATE_DIR" ] && fail "the refused run created state" || pass "the refused run touched nothing"
 expect_exit 2 "a --var name that is not UTF-8" -- "$RXERUN" validate scenarios/selftest.yaml --var $'d\xe9v=1'
 contains "$err" "invalid variable name 'd\\xe9v'" "the name's byte is shown escaped"
+
+# A repeatable option takes one value each time: the words after it are
+# scenarios again.
+expect_exit 0 "validate --var K=V A B: both files are scenarios" -- "$RXERUN" validate --var x=1 scenarios/selftest.yaml scenarios/veth-pair.yaml
+contains "$out" "scenarios/veth-pair.yaml: ok" "the second file was validated"
+expect_exit 2 "run --only TAG A B, --skip TAG A B: the same" -- "$RXERUN" run --only a --skip b "$WORK/none-1.yaml" "$WORK/none-2.yaml"
+contains "$err" "none-2.yaml:1:1: cannot open the scenario" "the second file was read as a scenario"
+lacks "$err" "expected KEY=VALUE" "not as an option's value"
 finish

@@ -114,7 +114,7 @@ all_checks() {
   expect_completion "$SRC" "decode --" "--help --json --summary"
   expect_completion "$WORK/captures" "decode " "a.pcap b.pcapng sub"
   expect_completion "$WORK/captures" "decode a.pcap " ""
-  expect_completion "$SRC" "validate --" "--help --var"
+  expect_completion "$SRC" "validate --" "--help --plugin --var"
   complete_in "$SRC" "validate --"
   contains "$(tr ' ' '\n' <<<"$got")" "--var" "$mode: 'validate --' offers --var"
   lacks "$(tr ' ' '\n' <<<"$got")" "--keep" "$mode: 'validate --' does not offer --keep"

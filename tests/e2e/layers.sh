@@ -1,5 +1,6 @@
 # The layers (docs/architecture.md): every #include points down or sideways.
-#   base/                      nothing of the project
+#   sdk/rxerun/                the plugin SDK: each other only (and the standard library, nlohmann_json)
+#   base/                      the SDK (rxerun/) only
 #   sys/, vm/, roce/           base/, and each other
 #   engine/                    base/, engine/, and sys/ interface headers only
 #   steps/                     base/, engine/, steps/, sys/ interface headers, roce/
@@ -25,24 +26,25 @@ while IFS= read -r f; do
   while IFS= read -r inc; do
     target=${inc%%/*}
     case "$layer" in
-      base) [ "$target" = base ] || check "$f" "$inc" "base/ depends on nothing of the project" ;;
-      sys | vm | roce) case "$target" in base | sys | vm | roce) ;; *) check "$f" "$inc" "$layer/ sits below engine/, steps/ and app/" ;; esac ;;
+      sdk) [ "$target" = rxerun ] || check "$f" "$inc" "the SDK's headers include nothing of rxerun but each other" ;;
+      base) case "$target" in base | rxerun) ;; *) check "$f" "$inc" "base/ depends on the SDK's headers only" ;; esac ;;
+      sys | vm | roce) case "$target" in base | sys | vm | roce | rxerun) ;; *) check "$f" "$inc" "$layer/ sits below engine/, steps/ and app/" ;; esac ;;
       engine)
         case "$target" in
-          base | engine) ;;
+          base | engine | rxerun) ;;
           sys) is_interface "$inc" || check "$f" "$inc" "engine/ may include sys/ interfaces only" ;;
           *) check "$f" "$inc" "engine/ never includes $target/" ;;
         esac ;;
       steps)
         case "$target" in
-          base | engine | steps | roce) ;;
+          base | engine | steps | roce | rxerun) ;;
           sys) is_interface "$inc" || check "$f" "$inc" "steps/ may include sys/ interfaces only" ;;
           *) check "$f" "$inc" "steps/ never includes $target/" ;;
         esac ;;
       app) ;;
     esac
   done < <(includes "$f")
-done < <(git ls-files 'base/*' 'sys/*' 'vm/*' 'roce/*' 'engine/*' 'steps/*' 'app/*' | grep -E '\.(h|cpp)$')
+done < <(git ls-files 'sdk/*' 'base/*' 'sys/*' 'vm/*' 'roce/*' 'engine/*' 'steps/*' 'app/*' | grep -E '\.(h|cpp)$')
 if [ "$bad" -eq 0 ]; then pass "every include points down"; else fail "$bad include(s) against the layers"; fi
 
 # The interfaces themselves must not pull an implementation in.

@@ -54,8 +54,11 @@ TEST_CASE("journal: an entry's line is the JSON object nlohmann::json writes for
                            {"netns", e.netns}, {"summary", e.summary}, {"args", e.args}};
     if (!e.footprint.on.empty()) line["on"] = e.footprint.on;
     if (!e.footprint.makes.empty()) line["makes"] = e.footprint.makes;
+    if (!e.plugin.empty()) line["plugin"] = e.plugin;
     return line.dump();
   };
+  JournalEntry from_plugin{7, "dev", "rdma_device", "", "nothing", nlohmann::json::object()};
+  from_plugin.plugin = "/opt/lab/librdma_device.so";
   const std::vector<JournalEntry> entries = {
       {1, "s1", "veth", "", "delete veth vA", {{"name", "vA"}, {"peer", "vB"}}},
       {2, "s2", "address", "lab", "remove 10.0.0.1/24", {{"cidr", "10.0.0.1/24"}}, {.on = {"link:lab/vA"}}},
@@ -63,12 +66,32 @@ TEST_CASE("journal: an entry's line is the JSON object nlohmann::json writes for
       {4, "q\"uote\\", "k", "ns", "tab\tnewline\n\x01 \xc3\xa9", nullptr, {.on = {"a"}, .makes = {"b"}}},
       {12345678901, "", "k", "", "", nlohmann::json::object()},
       {6, "s", "k", "", "", nlohmann::json::array({1, "x", nullptr, 2.5, true})},
+      from_plugin,
   };
   for (const auto& e : entries) {
     CAPTURE(e.seq);
     CHECK(entry_line(e) == object_line(e));
     CHECK(nlohmann::json::parse(entry_line(e)).at("do") == e.seq);
   }
+}
+
+TEST_CASE("journal: a plugin kind's entry keeps the plugin's path in a later process") {
+  auto dir = fresh_dir("plugin");
+  {
+    auto j = Journal::open(dir.string(), "lab");
+    REQUIRE(j);
+    JournalEntry e{0, "made", "test_file", "", "remove /run/x", {{"path", "/run/x"}}};
+    e.plugin = "/opt/lab/kinds.so";
+    REQUIRE(j->append(e));
+    REQUIRE(j->append(JournalEntry{0, "pair", "veth", "", "delete veth vA", {{"name", "vA"}}}));
+  }
+  auto j = Journal::open(dir.string(), "lab");
+  REQUIRE(j);
+  REQUIRE(j->pending().size() == 2);
+  CHECK(j->pending()[0].plugin == "/opt/lab/kinds.so");
+  CHECK(j->pending()[0].unreadable.empty());
+  CHECK(j->pending()[1].plugin.empty());
+  fs::remove_all(dir);
 }
 
 TEST_CASE("journal: a second run of the same scenario is locked out") {

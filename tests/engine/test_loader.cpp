@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -234,6 +235,21 @@ TEST_CASE("loader: expect") {
   CHECK(s.steps[4].expect.facts.size() == 2);  // "DEV.COUNTER" is a pattern
 }
 
+TEST_CASE("loader: an integer expected stays exact up to 64 bits, unsigned too") {
+  Scenario s = valid(R"(steps:
+  - counters: {}
+    expect: {a.all_ones: 18446744073709551615, a.big: 9223372036854775807, a.low: -9223372036854775808, a.huge: 99999999999999999999}
+)");
+  const auto& f = s.steps[0].expect.facts;
+  REQUIRE(f.size() == 4);
+  CHECK(f[0].matcher.operand.is_number_unsigned());
+  CHECK_FALSE(f[0].matcher.check(json(18446744073709551615ULL)));  // holds
+  CHECK(f[0].matcher.check(json(18446744073709551614ULL)));        // does not
+  CHECK(f[1].matcher.operand == 9223372036854775807LL);
+  CHECK(f[2].matcher.operand == std::numeric_limits<long long>::min());
+  CHECK(f[3].matcher.operand.is_number_float());  // past 64 bits: a double, as before
+}
+
 TEST_CASE("loader: expect errors") {
   const std::string step = "steps:\n  - sleep: {duration: 1s}\n    expect: ";
   CHECK(error(step + "fial\n") ==
@@ -418,6 +434,62 @@ TEST_CASE("loader: vm.kernels, a matrix of lab kernels") {
         "t.yaml:1:30: 'vm' names both 'kernel' and 'kernels': use 'kernels' alone to run on several kernels");
   CHECK(error("vm: {kernels: [\"\"]}\nsteps: [{sleep: {duration: 1s}}]\n") ==
         "t.yaml:1:16: a kernel in 'vm.kernels' cannot be empty");
+}
+
+TEST_CASE("loader: plugins, loaded before the steps that use their kinds") {
+  Registry reg(rxerun::testing::loader_test_kinds());
+  std::vector<std::string> asked;
+  LoadOptions o;
+  o.load_plugin = [&](const std::string& path) -> Result<void> {
+    asked.push_back(path);
+    if (!path.ends_with("/gadget.so")) return make_error("plugin " + path + ": No such file or directory");
+    if (reg.find("gadget")) return {};
+    Kind k{KindSpec{.name = "gadget", .params = {{.name = "size", .type = ParamType::Int, .required = true}}}, {}, {}};
+    k.plugin = path;
+    return reg.add({std::move(k)});
+  };
+  // The steps come first in the file: the plugin is still loaded before them.
+  const std::string text = "steps:\n  - gadget: {size: 3}\nplugins: [lib/gadget.so, /opt/x/../gadget.so]\n";
+  auto r = load_scenario_text(text, "/labs/one/t.yaml", reg, o);
+  REQUIRE(r.scenario);
+  CHECK(r.scenario->plugins == std::vector<std::string>{"/labs/one/lib/gadget.so", "/opt/gadget.so"});
+  CHECK(asked == r.scenario->plugins);
+  CHECK(r.scenario->steps.at(0).kind == "gadget");
+
+  auto bad =
+      load_scenario_text("steps:\n  - gadget: {size: many}\nplugins: [lib/gadget.so]\n", "/labs/one/t.yaml", reg, o);
+  REQUIRE(bad.diagnostics.size() == 1);
+  CHECK(bad.diagnostics[0].to_string() == "/labs/one/t.yaml:2:20: 'size' must be an integer, got 'many'");
+
+  auto missing = load_scenario_text("plugins: [gone.so]\nsteps:\n  - sleep: {duration: 1s}\n", "/l/t.yaml", reg, o);
+  REQUIRE(missing.diagnostics.size() == 1);
+  CHECK(missing.diagnostics[0].to_string() == "/l/t.yaml:1:11: plugin /l/gone.so: No such file or directory");
+  // The steps of a plugin that could not be loaded are not errors on top of it.
+  auto quiet = load_scenario_text("plugins: [gone.so]\nsteps:\n  - widget: {x: 1}\n", "/l/t.yaml", reg, o);
+  CHECK(quiet.diagnostics.size() == 1);
+
+  auto shape = [&](const std::string& t) {
+    auto x = load_scenario_text(t, "t.yaml", reg, o);
+    return x.diagnostics.empty() ? std::string() : x.diagnostics[0].to_string();
+  };
+  CHECK(shape("plugins: lib/gadget.so\nsteps: [{sleep: {duration: 1s}}]\n") ==
+        "t.yaml:1:10: 'plugins' must be a list of paths, got 'lib/gadget.so'");
+  CHECK(shape("plugins: [\"\"]\nsteps: [{sleep: {duration: 1s}}]\n") ==
+        "t.yaml:1:11: a plugin must be the path of a shared object, got ''");
+
+  // cleanup: a plugin that cannot be loaded is a warning, and its kinds' steps are kept without a kind.
+  o.plugins_may_fail = true;
+  auto lenient =
+      load_scenario_text("plugins: [gone.so]\nsteps:\n  - widget: {x: 1}\n    netns: lab\n  - sleep: {duration: 1s}\n",
+                         "/l/t.yaml", reg, o);
+  REQUIRE(lenient.scenario);
+  REQUIRE(lenient.warnings.size() == 1);
+  CHECK(lenient.warnings[0].to_string() == "/l/t.yaml:1:11: plugin /l/gone.so: No such file or directory");
+  CHECK(lenient.scenario->steps.at(0).kind.empty());
+  CHECK(lenient.scenario->steps.at(0).netns == std::optional<std::string>("lab"));
+  // ...and only then: with every plugin loaded, an unknown kind is still an error.
+  auto strict = load_scenario_text("plugins: [lib/gadget.so]\nsteps:\n  - widget: {x: 1}\n", "/l/t.yaml", reg, o);
+  CHECK_FALSE(strict.scenario);
 }
 
 TEST_CASE("loader: duplicate keys in any mapping") {
