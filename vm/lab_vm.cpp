@@ -319,46 +319,57 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
   const char* tcg = std::getenv("RXERUN_VM_TCG_THREAD");
   const std::string tcg_thread = tcg && std::string_view(tcg) == "multi" ? "multi" : "single";
   const fs::path image = boot_image(k);
-  return {"qemu-system-x86_64",
-          "-machine",
-          "microvm,acpi=on,pit=on,pic=on,rtc=on",
-          "-accel",
-          kvm ? "kvm" : "tcg,thread=" + tcg_thread,
-          "-cpu",
-          kvm ? "host" : "max",
-          "-smp",
-          "2",
-          "-m",
-          "1024",
-          "-nodefaults",
-          "-no-user-config",
-          "-display",
-          "none",
-          "-no-reboot",
-          "-serial",
-          "stdio",
-          "-chardev",
-          "file,id=out,path=/dev/fd/3",
-          "-device",
-          "isa-serial,chardev=out,index=1",
-          "-kernel",
-          image.string(),
-          "-initrd",
-          k.initramfs.string(),
-          "-append",
-          append,
-          "-fsdev",
-          "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
-          "-device",
-          "virtio-9p-device,fsdev=root,mount_tag=" + std::string(kHostRootTag),
-          "-fsdev",
-          "local,id=share,path=" + run.share.string() + ",security_model=none,multidevs=remap",
-          "-device",
-          "virtio-9p-device,fsdev=share,mount_tag=" + std::string(kShareTag)};
+  std::vector<std::string> cmd{"qemu-system-x86_64",
+                               "-machine",
+                               "microvm,acpi=on,pit=on,pic=on,rtc=on",
+                               "-accel",
+                               kvm ? "kvm" : "tcg,thread=" + tcg_thread,
+                               "-cpu",
+                               kvm ? "host" : "max",
+                               "-smp",
+                               "2",
+                               "-m",
+                               "1024",
+                               "-nodefaults",
+                               "-no-user-config",
+                               "-display",
+                               "none",
+                               "-no-reboot",
+                               "-serial",
+                               "stdio",
+                               "-chardev",
+                               "file,id=out,path=/dev/fd/3",
+                               "-device",
+                               "isa-serial,chardev=out,index=1",
+                               "-kernel",
+                               image.string(),
+                               "-initrd",
+                               k.initramfs.string(),
+                               "-append",
+                               append,
+                               "-fsdev",
+                               "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
+                               "-device",
+                               "virtio-9p-device,fsdev=root,mount_tag=" + std::string(kHostRootTag),
+                               "-fsdev",
+                               "local,id=share,path=" + run.share.string() + ",security_model=none,multidevs=remap",
+                               "-device",
+                               "virtio-9p-device,fsdev=share,mount_tag=" + std::string(kShareTag)};
+  for (std::size_t i = 0; i < run.wires.size(); ++i) {
+    const WireNic& w = run.wires[i];
+    const std::string id = "wire" + std::to_string(i);
+    cmd.insert(cmd.end(), {"-netdev",
+                           "dgram,id=" + id + ",local.type=unix,local.path=" + w.local.string() +
+                               ",remote.type=unix,remote.path=" + w.remote.string(),
+                           "-device", "virtio-net-device,netdev=" + id + ",mac=" + w.mac});
+  }
+  return cmd;
 }
 
 Result<LabRunResult> run_lab(const LabRun& run) {
-  for (const auto& p : {run.exe, run.kernel.modules, run.share})
+  std::vector<fs::path> paths{run.exe, run.kernel.modules, run.share};
+  for (const auto& w : run.wires) paths.insert(paths.end(), {w.local, w.remote});
+  for (const auto& p : paths)
     if (p.string().find_first_of(" \t\n,") != std::string::npos)
       return make_error("the lab VM cannot use a path with a space or a comma: " + p.string());
   {

@@ -37,8 +37,20 @@ class ShareDir {
   std::filesystem::path path_;
 };
 
+// A network interface of the lab VM that is one end of a wire to another lab
+// VM: a virtio-net device whose frames travel as datagrams between two unix
+// sockets, this VM's (`local`, made by qemu) and the other's (`remote`).
+// Frames sent while the other end is not up yet are lost, as on a cable
+// whose far end is unplugged.
+struct WireNic {
+  std::string mac;               // "52:54:00:0a:00:01"
+  std::filesystem::path local;   // this VM's socket (must not exist yet)
+  std::filesystem::path remote;  // the other VM's socket
+};
+
 struct LabRun {
   PreparedKernel kernel;
+  std::vector<WireNic> wires;   // extra interfaces joined to other lab VMs; none by default
   std::filesystem::path exe;    // the rxerun binary the guest runs (this one)
   std::filesystem::path share;  // a ShareDir's path
   GuestRequest request;
