@@ -196,3 +196,21 @@ TEST_CASE("graph: names are escaped as XML") {
   CHECK(svg->find("v&lt;1&amp;") != std::string::npos);
   CHECK(svg->find("v<1&") == std::string::npos);
 }
+
+TEST_CASE("graph: a node's namespaces are drawn inside the node's cluster") {
+  // No scenario has nodes yet; the model and the drawing are ready for them.
+  LabPicture p;
+  p.title = "two-nodes";
+  const PicturePlace a{"a", ""}, b{"b", ""};
+  p.add_interface(a, "eth1").addresses.push_back("10.70.0.1/24");
+  p.add_interface(b, "eth1").addresses.push_back("10.70.0.2/24");
+  p.links.push_back({"wire", "", a, "eth1", b, "eth1"});
+  const std::string s = svg_of(p);
+  CHECK(s.find("id=\"node/a\"") != std::string::npos);
+  CHECK(s.find("id=\"node/a/host\"") != std::string::npos);
+  CHECK(s.find("id=\"node/a/host/eth1\"") != std::string::npos);
+  CHECK(s.find("id=\"node/b/host/eth1\"") != std::string::npos);
+  CHECK(s.find("id=\"wire/node/a/host/eth1--node/b/host/eth1\"") != std::string::npos);
+  // The node's cluster opens before its namespace's.
+  CHECK(s.find("id=\"node/a\"") < s.find("id=\"node/a/host\""));
+}
