@@ -19,6 +19,7 @@
 
 #include "app/cli_decode.h"
 #include "app/cli_vm.h"
+#include "app/graph.h"
 #include "app/plan.h"
 #include "app/plugins.h"
 #include "app/run.h"
@@ -223,6 +224,16 @@ int run_cli(int argc, char** argv, Registry& registry) {
   plan->add_option("scenario", plan_file, "the scenario file")->required()->type_name("SCENARIO");
   add_common(plan, plan_common);
 
+  GraphOptions graph_o;
+  auto* graph = app.add_subcommand(
+      "graph", "draw the lab the scenario builds as SVG: namespaces, interfaces, wires, RDMA devices, faults");
+  graph->add_option("scenario", graph_o.scenario, "the scenario file")->required()->type_name("SCENARIO");
+  graph->add_option("--var", graph_o.common.vars, "set a variable (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  graph->add_option("-o,--output", graph_o.output, "write the SVG to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+
   RunCommandOptions cleanup_o;
   std::string cleanup_file;
   auto* cleanup = app.add_subcommand("cleanup", "undo whatever a run of the scenario left behind; safe any time");
@@ -241,7 +252,7 @@ int run_cli(int argc, char** argv, Registry& registry) {
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
 
   std::vector<std::string> plugin_args;
-  for (auto* cmd : {run, validate, plan, cleanup, steps, schema})
+  for (auto* cmd : {run, validate, plan, graph, cleanup, steps, schema})
     cmd->add_option("--plugin", plugin_args, "load step kinds from a plugin (a shared object; repeatable)")
         ->type_name("PATH")
         ->allow_extra_args(false);
@@ -293,7 +304,8 @@ int run_cli(int argc, char** argv, Registry& registry) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  for (const auto* vars : {&run_o.common.vars, &validate_common.vars, &plan_common.vars, &cleanup_o.common.vars}) {
+  for (const auto* vars :
+       {&run_o.common.vars, &validate_common.vars, &plan_common.vars, &graph_o.common.vars, &cleanup_o.common.vars}) {
     for (const auto& kv : *vars) {
       if (kv.find('=') == std::string::npos || kv.front() == '=') {
         print(stderr, "rxerun: --var {}: expected KEY=VALUE\n", kv);
@@ -310,7 +322,7 @@ int run_cli(int argc, char** argv, Registry& registry) {
       print(stderr, "rxerun: {}\n", loaded.error().message);
       return kExitUsage;
     }
-    for (auto* common : {&run_o.common, &validate_common, &plan_common, &cleanup_o.common})
+    for (auto* common : {&run_o.common, &validate_common, &plan_common, &graph_o.common, &cleanup_o.common})
       common->plugins.push_back(path);
   }
 
@@ -332,6 +344,7 @@ int run_cli(int argc, char** argv, Registry& registry) {
   }
   if (*validate) return cmd_validate(validate_files, validate_common, registry);
   if (*plan) return cmd_plan(plan_file, plan_common, registry);
+  if (*graph) return cmd_graph(graph_o, registry);
   if (*cleanup) return cmd_cleanup(cleanup_file, cleanup_o, registry);
   if (*steps) return cmd_steps(steps_kind, steps_markdown, registry);
   if (*decode) return cmd_decode(decode_o);

@@ -6,7 +6,7 @@
 # Step kinds are never listed here: `rxerun steps` prints them, asked of the
 # very binary being completed (a build tree's one works too).
 
-_rxerun_commands="run validate plan cleanup steps schema decode vm"
+_rxerun_commands="run validate plan graph cleanup steps schema decode vm"
 
 # The options of a command ("" = before any command).
 _rxerun_options() {
@@ -14,6 +14,7 @@ _rxerun_options() {
     run) echo "--help --plugin --var --only --skip --keep --force --report -v --verbose -q --quiet --color --vm --host --kernel --modules -j --jobs --fail-fast --shard --output-dir --kernel-health" ;;
     validate) echo "--help --plugin --var" ;;
     plan) echo "--help --plugin --var --only --skip" ;;
+    graph) echo "--help --plugin --var -o --output" ;;
     cleanup) echo "--help --plugin --var -v --verbose -q --quiet --color" ;;
     steps) echo "--help --plugin --markdown" ;;
     schema) echo "--help --plugin" ;;
@@ -27,7 +28,7 @@ _rxerun_options() {
 # Options that take a value as the next word (or after `=`).
 _rxerun_takes_value() {
   case $1 in
-    --plugin | --var | --only | --skip | --report | --color | --kernel | --modules | --timeout | --output-dir | -j | --jobs | --shard | --kernel-health) return 0 ;;
+    --plugin | --var | --only | --skip | --report | --color | --kernel | --modules | --timeout | --output-dir | -j | --jobs | --shard | --kernel-health | -o | --output) return 0 ;;
   esac
   return 1
 }
@@ -136,6 +137,12 @@ _rxerun() {
       compopt -o filenames 2>/dev/null
       return
       ;;
+    -o | --output)
+      # graph's SVG file: any file name, directories to descend into.
+      mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+      compopt -o filenames 2>/dev/null
+      return
+      ;;
     --color)
       mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur")
       return
@@ -185,7 +192,7 @@ _rxerun() {
     run)
       _rxerun_scenarios # a suite: any number of files and directories
       ;;
-    plan | cleanup)
+    plan | graph | cleanup)
       ((npos == 0)) && _rxerun_scenarios
       ;;
     decode)

@@ -20,6 +20,8 @@ namespace rxerun {
 class Params;
 class StepContext;
 class UndoContext;
+struct LabPicture;
+struct StepSpec;
 
 std::string_view to_string(ParamType t);
 
@@ -45,6 +47,13 @@ struct Kind {
   // `rxerun cleanup` in rxerun's own namespace and in every namespace the
   // scenario names. Returns what it removed, in words.
   std::function<Result<std::vector<std::string>>(UndoContext&)> preclean;
+
+  // Optional. What a step of this kind adds to the picture of the lab
+  // (`rxerun graph`, engine/picture.h): namespaces, interfaces, wires, RDMA
+  // devices, faults, read from its parameters alone (as written; a
+  // {{steps.X.Y}} reference stays as it is) and its `netns:`. It runs
+  // nothing and touches nothing. A kind without one adds nothing.
+  std::function<void(const nlohmann::json& params, const StepSpec& step, LabPicture& picture)> picture;
 
   // The plugin file the kind came from (an absolute path; "" for a kind
   // built into rxerun). Its journal entries carry it, so that a later

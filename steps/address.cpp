@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -22,6 +23,7 @@ namespace {
 // Defined after the spec below, which names them.
 StepResult run_address(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_address(const nlohmann::json& args, UndoContext& ctx);
+void picture_address(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -41,7 +43,9 @@ Kind address_kind() {
   spec.example =
       "- veth: {name: vB, peer: vA}\n"
       "- address: {dev: vB, cidr: 10.10.0.2/24}\n";
-  return Kind{std::move(spec), run_address, undo_address};
+  Kind kind{std::move(spec), run_address, undo_address};
+  kind.picture = picture_address;
+  return kind;
 }
 
 namespace {
@@ -127,6 +131,16 @@ Result<nlohmann::json> undo_address(const nlohmann::json& args, UndoContext& ctx
   auto r = ctx.sys().links.remove_address(dev, cidr);
   if (!r && r.error().code != EADDRNOTAVAIL && r.error().code != ENODEV) return r.error();
   return nlohmann::json::object();
+}
+
+}  // namespace
+
+namespace {
+
+void picture_address(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  auto& i = picture.add_interface(place_of(step), picture_param(p, "dev"));
+  const std::string cidr = picture_param(p, "cidr");
+  if (std::find(i.addresses.begin(), i.addresses.end(), cidr) == i.addresses.end()) i.addresses.push_back(cidr);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "steps/common/identity.h"
@@ -120,6 +121,7 @@ void validate_block(const nlohmann::json& p, const KindSpec::Complaint& complain
                         "' holds '*', which nftables reads as a wildcard matching other interfaces: name one "
                         "interface");
 }
+void picture_block(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -171,7 +173,9 @@ Kind block_kind() {
       "- revert: no-roce\n"
       "  expect: {packets: \">= 0\"}   # the count the rule reached\n";
   spec.validate = validate_block;
-  return Kind{std::move(spec), run_block, undo_block, {}, preclean_block};
+  Kind kind{std::move(spec), run_block, undo_block, {}, preclean_block};
+  kind.picture = picture_block;
+  return kind;
 }
 
 namespace {
@@ -388,6 +392,25 @@ Result<std::vector<std::string>> preclean_block(UndoContext& ctx) {
   auto r = nft.run(std::string("delete table ") + kFamily + " " + table);
   if (!r && !is_enoent(r.error())) return r.error();
   return std::vector<std::string>{"nftables table " + std::string(kFamily) + " " + table};
+}
+
+}  // namespace
+
+namespace {
+
+// A fault on the interface it names, or on its whole namespace: what it
+// matches, where and what it does.
+void picture_block(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  const std::string dev = picture_param(p, "dev");
+  if (dev.empty())
+    picture.add_namespace(place_of(step));
+  else
+    picture.add_interface(place_of(step), dev);
+  PictureFault f{.kind = "block", .step = step.name, .place = place_of(step), .dev = dev};
+  const std::string proto = picture_param(p, "proto"), port = picture_param(p, "port");
+  f.details.push_back(proto.empty() ? "all packets" : port.empty() ? proto : proto + " dport " + port);
+  f.details.push_back("hook " + picture_param(p, "hook") + ": " + picture_param(p, "action"));
+  picture.faults.push_back(std::move(f));
 }
 
 }  // namespace

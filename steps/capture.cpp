@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/files.h"
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "roce/opcodes.h"
@@ -38,6 +39,7 @@ void validate_capture(const nlohmann::json& p, const KindSpec::Complaint& compla
                        "' climbs out of --output-dir with '..': name a file under it, or an "
                        "absolute path");
 }
+void picture_capture(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -104,7 +106,9 @@ Kind capture_kind() {
       "  expect: {RC_RDMA_WRITE_ONLY: \"> 0\", RC_ACKNOWLEDGE: \"> 0\", icrc_bad: 0}\n";
   spec.default_timeout = Duration{10'000};
   spec.validate = validate_capture;
-  return Kind{std::move(spec), run_capture, undo_capture};
+  Kind kind{std::move(spec), run_capture, undo_capture};
+  kind.picture = picture_capture;
+  return kind;
 }
 
 namespace {
@@ -194,6 +198,25 @@ Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx
   auto facts = flat_facts(*stopped);
   facts["file"] = shown;
   return facts;
+}
+
+}  // namespace
+
+namespace {
+
+// A marker on the interface (on the namespace for `any`): its filter and file.
+void picture_capture(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  std::string dev = picture_param(p, "dev");
+  if (dev == "any") {
+    dev.clear();
+    picture.add_namespace(place_of(step));
+  } else {
+    picture.add_interface(place_of(step), dev);
+  }
+  PictureFault f{.kind = "capture", .step = step.name, .place = place_of(step), .dev = dev};
+  f.details.push_back(picture_param(p, "filter"));
+  if (const std::string file = picture_param(p, "file"); !file.empty()) f.details.push_back(file);
+  picture.faults.push_back(std::move(f));
 }
 
 }  // namespace

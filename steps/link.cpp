@@ -6,6 +6,7 @@
 // wrote; one changed since by somebody else is left, and the undo fails
 // naming the setting, its value now, the value written and the value found.
 
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -18,6 +19,7 @@ namespace {
 // Defined after the spec below, which names them.
 StepResult run_link(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_link(const nlohmann::json& args, UndoContext& ctx);
+void picture_link(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -43,7 +45,9 @@ Kind link_kind() {
       "- veth: {name: vB, peer: vA}\n"
       "- link: {dev: vB, up: true, mtu: 9000}\n"
       "  expect: {up: true, mtu: 9000}\n";
-  return Kind{std::move(spec), run_link, undo_link};
+  Kind kind{std::move(spec), run_link, undo_link};
+  kind.picture = picture_link;
+  return kind;
 }
 
 namespace {
@@ -144,6 +148,15 @@ Result<nlohmann::json> undo_link(const nlohmann::json& args, UndoContext& ctx) {
     if (auto r = links.set_mtu(dev, *mtu); !r) return r.error();
   if (!conflicts.empty()) return make_error(conflicts + ": changed by somebody else since, so left as it is");
   return facts;
+}
+
+}  // namespace
+
+namespace {
+
+void picture_link(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  auto& i = picture.add_interface(place_of(step), picture_param(p, "dev"));
+  if (const std::string mtu = picture_param(p, "mtu"); !mtu.empty()) i.mtu = mtu;
 }
 
 }  // namespace

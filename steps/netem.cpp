@@ -26,6 +26,7 @@
 #include <optional>
 
 #include "base/strings.h"
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -55,6 +56,7 @@ nlohmann::json stats_facts(const sys::QdiscStats& s) {
 // Defined after the spec below, which names them.
 StepResult run_netem(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_netem(const nlohmann::json& args, UndoContext& ctx);
+void picture_netem(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -95,7 +97,9 @@ Kind netem_kind() {
       "  netem: {dev: vB, loss: 30%, delay: 10ms, jitter: 2ms, rate: 10mbit}\n"
       "- name: lift\n"
       "  revert: lossy\n";
-  return Kind{std::move(spec), run_netem, undo_netem};
+  Kind kind{std::move(spec), run_netem, undo_netem};
+  kind.picture = picture_netem;
+  return kind;
 }
 
 namespace {
@@ -280,6 +284,27 @@ Result<nlohmann::json> undo_netem(const nlohmann::json& args, UndoContext& ctx) 
   if (auto stats = qdiscs.root_stats(dev)) facts = stats_facts(*stats);
   if (auto r = qdiscs.remove_root(dev); !r && r.error().code != ENOENT && r.error().code != ENODEV) return r.error();
   return facts;
+}
+
+}  // namespace
+
+namespace {
+
+// A fault on the interface's egress: each setting the step gives, as written.
+void picture_netem(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  const std::string dev = picture_param(p, "dev");
+  picture.add_interface(place_of(step), dev);
+  PictureFault f{.kind = "netem", .step = step.name, .place = place_of(step), .dev = dev};
+  auto percent = [](std::string v) { return v.empty() || v.back() == '%' ? v : v + "%"; };
+  for (const char* key : {"loss", "duplicate", "corrupt", "reorder"})
+    if (const std::string v = picture_param(p, key); !v.empty()) f.details.push_back(key + (" " + percent(v)));
+  if (const std::string delay = picture_param(p, "delay"); !delay.empty()) {
+    const std::string jitter = picture_param(p, "jitter");
+    f.details.push_back("delay " + delay + (jitter.empty() ? "" : " jitter " + jitter));
+  }
+  if (const std::string rate = picture_param(p, "rate"); !rate.empty()) f.details.push_back("rate " + rate);
+  f.details.push_back("egress");
+  picture.faults.push_back(std::move(f));
 }
 
 }  // namespace

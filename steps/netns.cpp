@@ -7,6 +7,7 @@
 // The journal also records the namespace's inode: a namespace deleted and
 // made again under the name (by somebody else) is left alone, marked or not.
 
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -19,6 +20,7 @@ namespace {
 // Defined after the spec below, which names them.
 StepResult run_netns(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_netns(const nlohmann::json& args, UndoContext& ctx);
+void picture_netns(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -40,7 +42,9 @@ Kind netns_kind() {
       "- netns: {name: lab}\n"
       "- link: {dev: lo, up: true}\n"
       "  netns: lab\n";
-  return Kind{std::move(spec), run_netns, undo_netns};
+  Kind kind{std::move(spec), run_netns, undo_netns};
+  kind.picture = picture_netns;
+  return kind;
 }
 
 namespace {
@@ -152,6 +156,14 @@ Result<nlohmann::json> undo_netns(const nlohmann::json& args, UndoContext& ctx) 
   }
   if (auto r = sys.netns.remove(name); !r && r.error().code != ENOENT) return r.error();
   return nlohmann::json::object();
+}
+
+}  // namespace
+
+namespace {
+
+void picture_netns(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  picture.add_namespace({"", picture_param(p, "name")}, step.name);
 }
 
 }  // namespace

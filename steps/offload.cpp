@@ -15,6 +15,7 @@
 
 #include "base/strings.h"
 #include "engine/diag.h"
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -56,6 +57,7 @@ std::string feature_value(const Request& r, const Features& f) {
 // Defined after the spec below, which names them.
 StepResult run_offload(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx);
+void picture_offload(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -85,7 +87,9 @@ Kind offload_kind() {
       "- veth: {name: vA, peer: vB}\n"
       "- offload: {dev: vB, gro: off, gso: off, tso: off}\n"
       "  expect: {gro.after: \"off\"}\n";
-  return Kind{std::move(spec), run_offload, undo_offload};
+  Kind kind{std::move(spec), run_offload, undo_offload};
+  kind.picture = picture_offload;
+  return kind;
 }
 
 namespace {
@@ -325,6 +329,14 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
   if (now->empty() && restore.empty() && ctx.sys().recorder)
     ctx.sys().recorder->record({"restore the offload features of " + dev + " to the values found", ""});
   return facts;
+}
+
+}  // namespace
+
+namespace {
+
+void picture_offload(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  picture.add_interface(place_of(step), picture_param(p, "dev"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // live rxe device) and report that step's final facts, so that an `expect`
 // on the revert proves what a fault hit.
 
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/kinds.h"
 
@@ -11,6 +12,7 @@ namespace {
 
 // Defined after the spec below, which names them.
 StepResult run_revert(const Params& params, StepContext& ctx);
+void picture_revert(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -24,7 +26,9 @@ Kind revert_kind() {
   spec.example =
       "- name: nap\n  sleep: {duration: 1s}\n"
       "- revert: nap    # a sleep changed nothing, so nothing is undone\n";
-  return Kind{std::move(spec), run_revert, {}};
+  Kind kind{std::move(spec), run_revert, {}};
+  kind.picture = picture_revert;
+  return kind;
 }
 
 namespace {
@@ -33,6 +37,15 @@ StepResult run_revert(const Params& params, StepContext& ctx) {
   auto facts = ctx.revert(params.scalar_str());
   if (!facts) return StepResult::error(facts.error());
   return StepResult::ok(std::move(facts).value());
+}
+
+}  // namespace
+
+namespace {
+
+// The faults of the step it reverts last only until this step.
+void picture_revert(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  picture.lift(picture_text(p), step.name);
 }
 
 }  // namespace

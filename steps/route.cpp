@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "engine/checks.h"
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "steps/common/identity.h"
@@ -113,6 +114,7 @@ void validate_route(const nlohmann::json& p, const KindSpec::Complaint& complain
   auto parsed = parse_route_spec(p);
   if (!parsed.route) complain(parsed.path, parsed.why);
 }
+void picture_route(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -163,7 +165,9 @@ Kind route_kind() {
       "# The forced wire (docs/kernel-notes.md): traffic for the peer's address leaves by vA.\n"
       "- route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}\n";
   spec.validate = validate_route;
-  return Kind{std::move(spec), run_route, undo_route};
+  Kind kind{std::move(spec), run_route, undo_route};
+  kind.picture = picture_route;
+  return kind;
 }
 
 namespace {
@@ -270,6 +274,22 @@ Result<nlohmann::json> undo_route(const nlohmann::json& args, UndoContext& ctx) 
     return removed.error();
   }
   return nlohmann::json{{"removed", true}};
+}
+
+}  // namespace
+
+namespace {
+
+// A route that leaves by a named interface, on that interface; one without
+// `dev` is not drawn (where it leaves is the kernel's choice).
+void picture_route(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  const std::string dev = picture_param(p, "dev");
+  if (dev.empty()) return;
+  std::string route = "route " + picture_param(p, "dst");
+  if (const std::string via = picture_param(p, "via"); !via.empty()) route += " via " + via;
+  if (const std::string table = picture_param(p, "table"); !table.empty() && table != "main")
+    route += " table " + table;
+  picture.add_interface(place_of(step), dev).routes.push_back(route);
 }
 
 }  // namespace

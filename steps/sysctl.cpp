@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "engine/diag.h"
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -84,6 +85,7 @@ std::string interface_of(const std::string& key) {
 // Defined after the spec below, which names them.
 StepResult run_sysctl(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_sysctl(const nlohmann::json& args, UndoContext& ctx);
+void picture_sysctl(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -111,7 +113,9 @@ Kind sysctl_kind() {
   spec.example =
       "- sysctl: {key: net.ipv4.conf.all.rp_filter, value: 0}\n"
       "  expect: {after: 0}\n";
-  return Kind{std::move(spec), run_sysctl, undo_sysctl};
+  Kind kind{std::move(spec), run_sysctl, undo_sysctl};
+  kind.picture = picture_sysctl;
+  return kind;
 }
 
 namespace {
@@ -197,6 +201,26 @@ Result<nlohmann::json> undo_sysctl(const nlohmann::json& args, UndoContext& ctx)
                       excerpt(value) + " before the run): changed by somebody else since, so left as it is");
   if (auto r = sys.sysctl.write(key, value); !r) return r.error();
   return nlohmann::json{{"after", *now}};
+}
+
+}  // namespace
+
+namespace {
+
+// The interface a per-interface key names (net.ipv4.conf.vA.rp_filter,
+// net/ipv6/conf/eth0.100/accept_ra); not all, default or a key of no interface.
+void picture_sysctl(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  const std::string key = picture_param(p, "key");
+  const bool slashes = key.find('/') != std::string::npos;
+  const char sep = slashes ? '/' : '.';
+  for (const char* family : {"ipv4", "ipv6"}) {
+    const std::string prefix = std::string("net") + sep + family + sep + "conf" + sep;
+    if (key.rfind(prefix, 0) != 0) continue;
+    const auto end = key.find(sep, prefix.size());
+    if (end == std::string::npos) return;
+    const std::string dev = key.substr(prefix.size(), end - prefix.size());
+    if (!dev.empty() && dev != "all" && dev != "default") picture.add_interface(place_of(step), dev);
+  }
 }
 
 }  // namespace

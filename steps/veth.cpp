@@ -20,6 +20,7 @@
 
 #include <algorithm>
 
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
@@ -55,6 +56,7 @@ StepResult run_veth(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_veth(const nlohmann::json& args, UndoContext& ctx);
 Result<void> undo_veth_batch(const std::vector<nlohmann::json>& all, UndoContext& ctx);
 Result<std::vector<std::string>> preclean_veth(UndoContext& ctx);
+void picture_veth(const nlohmann::json& p, const StepSpec& step, LabPicture& picture);
 
 }  // namespace
 
@@ -83,7 +85,9 @@ Kind veth_kind() {
   spec.example =
       "- netns: {name: lab}\n"
       "- veth: {name: vB, peer: vA, peer_netns: lab, mtu: 1500}\n";
-  return Kind{std::move(spec), run_veth, undo_veth, undo_veth_batch, preclean_veth};
+  Kind kind{std::move(spec), run_veth, undo_veth, undo_veth_batch, preclean_veth};
+  kind.picture = picture_veth;
+  return kind;
 }
 
 namespace {
@@ -280,6 +284,24 @@ Result<std::vector<std::string>> preclean_veth(UndoContext& ctx) {
   if (auto r = links.remove(names); !r) return r.error();
   for (const auto& n : names) removed.push_back("deleted interface " + n + " (marked " + mark + ")");
   return removed;
+}
+
+}  // namespace
+
+namespace {
+
+// Both ends, the peer in `peer_netns` when given, and the wire between them.
+void picture_veth(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+  const PicturePlace here = place_of(step);
+  PicturePlace there = here;
+  if (const std::string ns = picture_param(p, "peer_netns"); !ns.empty()) there.netns = ns;
+  const std::string name = picture_param(p, "name"), peer = picture_param(p, "peer"), mtu = picture_param(p, "mtu");
+  for (const auto& [place, end] : {std::pair{here, name}, std::pair{there, peer}}) {
+    auto& i = picture.add_interface(place, end);
+    i.kind = "veth";
+    if (!mtu.empty()) i.mtu = mtu;
+  }
+  picture.links.push_back({"veth", step.name, here, name, there, peer});
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "base/strings.h"
+#include "engine/picture.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_args.h"
 #include "steps/common/modules.h"
@@ -210,8 +211,15 @@ Kind soft_device_kind(const SoftDeviceType& t) {
       type + ": {name: " + type + "0, netdev: vA}\n";
   spec.default_timeout = Duration{30'000};
   const SoftDeviceType* kind = &t;
-  return Kind{std::move(spec), [kind](const Params& p, StepContext& ctx) { return run_soft_device(*kind, p, ctx); },
-              [kind](const nlohmann::json& args, UndoContext& ctx) { return undo_soft_device(*kind, args, ctx); }};
+  Kind k{std::move(spec), [kind](const Params& p, StepContext& ctx) { return run_soft_device(*kind, p, ctx); },
+         [kind](const nlohmann::json& args, UndoContext& ctx) { return undo_soft_device(*kind, args, ctx); }};
+  // The device, in the step's namespace, joined to the netdev under it.
+  k.picture = [type](const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
+    const std::string netdev = picture_param(p, "netdev");
+    picture.add_interface(place_of(step), netdev);
+    picture.devices.push_back({type, picture_param(p, "name"), place_of(step), netdev, step.name});
+  };
+  return k;
 }
 
 }  // namespace rxerun::steps

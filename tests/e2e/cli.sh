@@ -5,7 +5,7 @@ expect_exit 0 "--version" -- "$RXERUN" --version
 contains "$out" "rxerun 0." "version printed"
 expect_exit 0 "--help" -- "$RXERUN" --help
 top_help=$out
-for cmd in run validate plan cleanup steps schema decode; do
+for cmd in run validate plan graph cleanup steps schema decode; do
   contains "$top_help" "$cmd" "--help lists $cmd"
   expect_exit 0 "$cmd --help" -- "$RXERUN" $cmd --help
   contains "$out" "Usage" "$cmd --help shows usage"

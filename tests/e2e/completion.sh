@@ -84,7 +84,7 @@ contains "$kinds" "revert" "the binary lists revert"
 
 all_checks() {
   expect_completion "$WORK/empty" "pl" "plan"
-  expect_completion "$WORK/empty" "" "cleanup decode plan run schema steps validate vm"
+  expect_completion "$WORK/empty" "" "cleanup decode graph plan run schema steps validate vm"
   expect_completion "$SRC" "steps sl" "sleep"
   expect_completion "$SRC" "steps " "$kinds"
   complete_in "$SRC" "steps "
@@ -111,6 +111,11 @@ all_checks() {
   expect_completion "$SRC" "run --report ju" "junit:"
   expect_completion "$SRC" "run --report json:scenarios/sel" "scenarios/selftest.yaml"
   expect_completion "$WORK/empty" "de" "decode"
+  expect_completion "$WORK/empty" "gr" "graph"
+  expect_completion "$SRC" "graph scenarios/sel" "scenarios/selftest.yaml"
+  expect_completion "$SRC" "graph scenarios/selftest.yaml " ""
+  expect_completion "$WORK/captures" "graph -o no" "notes.txt"
+  expect_completion "$WORK/captures" "graph lab.yaml --output a" "a.pcap"
   expect_completion "$SRC" "decode --" "--help --json --summary"
   expect_completion "$WORK/captures" "decode " "a.pcap b.pcapng sub"
   expect_completion "$WORK/captures" "decode a.pcap " ""
@@ -120,7 +125,7 @@ all_checks() {
   lacks "$(tr ' ' '\n' <<<"$got")" "--keep" "$mode: 'validate --' does not offer --keep"
   # Each command's long options are exactly those its --help prints.
   local cmd want
-  for cmd in run validate plan cleanup steps schema decode; do
+  for cmd in run validate plan graph cleanup steps schema decode; do
     want="--help $(help_options "$cmd")"
     want=$(tr ' ' '\n' <<<"$want" | sed '/^$/d' | LC_ALL=C sort | tr '\n' ' ')
     expect_completion "$SRC" "$cmd --" "${want% }"

@@ -21,7 +21,7 @@ text=$(groff -man -Tutf8 -P-cbou "$MAN" 2>/dev/null | sed "s/\xe2\x80\x90/-/g; s
 
 expect_exit 0 "rxerun --help" -- "$RXERUN" --help
 commands=$(sed -n '/^Subcommands:/,/^$/p' <<<"$out" | awk 'NR > 1 && NF {print $1}')
-for cmd in run validate plan cleanup steps schema decode; do
+for cmd in run validate plan graph cleanup steps schema decode; do
   if grep -qx -- "$cmd" <<<"$commands"; then pass "--help lists $cmd"; else fail "--help does not list $cmd"; fi
 done
 [ -n "$commands" ] || fail "no commands found in rxerun --help"

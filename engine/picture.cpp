@@ -1,0 +1,96 @@
+#include "engine/picture.h"
+
+#include <algorithm>
+
+#include "engine/model.h"
+#include "engine/registry.h"
+
+namespace rxerun {
+
+PictureNamespace& LabPicture::add_namespace(const PicturePlace& place, const std::string& step) {
+  for (auto& ns : namespaces)
+    if (ns.place == place) {
+      if (ns.step.empty()) ns.step = step;
+      return ns;
+    }
+  namespaces.push_back({place, step});
+  return namespaces.back();
+}
+
+PictureInterface& LabPicture::add_interface(const PicturePlace& place, const std::string& name) {
+  add_namespace(place);
+  for (auto& i : interfaces)
+    if (i.place == place && i.name == name) return i;
+  interfaces.push_back({.place = place, .name = name});
+  return interfaces.back();
+}
+
+void LabPicture::lift(const std::string& target, const std::string& by) {
+  for (auto& f : faults)
+    if (f.step == target && f.lifted_by.empty()) f.lifted_by = by;
+}
+
+const PictureNamespace* LabPicture::find_namespace(const PicturePlace& place) const {
+  auto it = std::find_if(namespaces.begin(), namespaces.end(), [&](const auto& ns) { return ns.place == place; });
+  return it == namespaces.end() ? nullptr : &*it;
+}
+
+const PictureInterface* LabPicture::find_interface(const PicturePlace& place, const std::string& name) const {
+  auto it = std::find_if(interfaces.begin(), interfaces.end(),
+                         [&](const auto& i) { return i.place == place && i.name == name; });
+  return it == interfaces.end() ? nullptr : &*it;
+}
+
+PicturePlace place_of(const StepSpec& step) {
+  return {"", step.netns.value_or("")};
+}
+
+std::string picture_text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "";
+  return value.dump();
+}
+
+std::string picture_param(const nlohmann::json& params, const std::string& key) {
+  if (!params.is_object() || !params.contains(key)) return "";
+  return picture_text(params.at(key));
+}
+
+std::string picture_id(const PicturePlace& place) {
+  const std::string ns = place.netns.empty() ? "host" : "netns/" + place.netns;
+  return place.node.empty() ? ns : "node/" + place.node + "/" + ns;
+}
+
+std::string interface_id(const PicturePlace& place, const std::string& name) {
+  return picture_id(place) + "/" + name;
+}
+
+std::string picture_id(const PictureInterface& i) {
+  return interface_id(i.place, i.name);
+}
+
+// RDMA device names are global to a machine (not to a namespace).
+std::string picture_id(const PictureDevice& d) {
+  return (d.place.node.empty() ? "" : "node/" + d.place.node + "/") + "rdma/" + d.name;
+}
+
+std::string picture_id(const PictureFault& f) {
+  return f.kind + "/" + f.step;
+}
+
+std::string picture_id(const PictureLink& l) {
+  return l.kind + "/" + interface_id(l.a_place, l.a) + "--" + interface_id(l.b_place, l.b);
+}
+
+LabPicture picture_of(const Scenario& scenario, const Registry& registry) {
+  LabPicture picture;
+  picture.title = scenario.name;
+  picture.add_namespace({});
+  for (const auto& step : scenario.steps) {
+    const Kind* kind = registry.find(step.kind);
+    if (kind && kind->picture) kind->picture(step.params, step, picture);
+  }
+  return picture;
+}
+
+}  // namespace rxerun
