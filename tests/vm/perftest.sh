@@ -30,9 +30,18 @@ echo "$out" | grep -E '^lab VM:|perftest|^cleanup|^PASS|^FAIL'
 timed write-bw-cm bw_avg_mib_s "ib_write_bw -R: bandwidth parsed"
 same "$(step_fact "$r" write-bw-cm server_gid_index)/$(step_fact "$r" write-bw-cm client_gid_index)" "1/1" "the GID indexes found"
 # The client waited for rdma_cm to list the server's listener (RDMA netlink),
-# so it connected at its first try.
+# so it connected at its first try, or, when the machine is loaded (a
+# parallel build beside the VM's emulation), at its second: there the first
+# connect is sometimes rejected although the listener was listed, and the
+# step starts the client again (steps/common/tool_pair.h). Without the
+# probe, server_ready_s would be missing.
 positive "$(step_fact "$r" write-bw-cm server_ready_s)" "ib_write_bw -R: the server was seen listening"
-same "$(step_fact "$r" write-bw-cm attempts)" "1" "ib_write_bw -R: one client, no refusal"
+attempts=$(step_fact "$r" write-bw-cm attempts)
+case "$attempts" in
+  1) pass "ib_write_bw -R: one client, no refusal" ;;
+  2) pass "ib_write_bw -R: one refusal after the listener was listed (a loaded machine), then connected" ;;
+  *) fail "ib_write_bw -R: $attempts clients started, wanted 1 (2 on a loaded machine)" ;;
+esac
 same "$(step_fact "$r" write-bw-cm local_gid) $(step_fact "$r" write-bw-cm remote_gid)" "::ffff:10.85.0.2 ::ffff:10.85.0.1" "the GIDs from the banner"
 timed write-bw-tcp bw_avg_mib_s "ib_write_bw without rdma_cm: bandwidth parsed"
 timed read-lat lat_typical_us "ib_read_lat: latency parsed"
