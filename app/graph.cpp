@@ -8,6 +8,7 @@
 
 #include "base/files.h"
 #include "base/output.h"
+#include "base/utf8.h"
 #include "engine/exit_code.h"
 
 namespace rxerun {
@@ -33,24 +34,10 @@ void graph_set_html(Agraph_t* g, void* obj, const std::string& html) {
   agstrfree(g, s);
 }
 
-std::string graph_xml(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 // A label of a bold first line and smaller lines under it.
 std::string graph_label(const std::string& head, const std::vector<std::string>& lines) {
-  std::string html = "<B>" + graph_xml(head) + "</B>";
-  for (const auto& l : lines) html += "<BR/><FONT POINT-SIZE=\"9\">" + graph_xml(l) + "</FONT>";
+  std::string html = "<B>" + xml_escape(head, false) + "</B>";
+  for (const auto& l : lines) html += "<BR/><FONT POINT-SIZE=\"9\">" + xml_escape(l, false) + "</FONT>";
   return html;
 }
 
@@ -65,7 +52,7 @@ class Drawing {
     graph_set(graph_, "labelloc", "t");
     graph_set(graph_, "nodesep", "0.3");
     graph_set(graph_, "id", "lab");
-    graph_set_html(graph_, graph_, "<B>" + graph_xml(picture.title) + "</B>");
+    graph_set_html(graph_, graph_, "<B>" + xml_escape(picture.title, false) + "</B>");
     agattr(graph_, AGNODE, const_cast<char*>("fontname"), const_cast<char*>("Helvetica"));
     agattr(graph_, AGNODE, const_cast<char*>("fontsize"), const_cast<char*>("11"));
     agattr(graph_, AGNODE, const_cast<char*>("shape"), const_cast<char*>("box"));

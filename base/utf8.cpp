@@ -1,5 +1,7 @@
 #include "base/utf8.h"
 
+#include <cstdio>
+
 namespace rxerun {
 
 Utf8Char decode_utf8(std::string_view text, std::size_t i) {
@@ -43,6 +45,44 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
 std::string hex_escape(unsigned char byte) {
   static constexpr char kDigits[] = "0123456789abcdef";
   return {'\\', 'x', kDigits[byte >> 4], kDigits[byte & 0xf]};
+}
+
+namespace {
+
+// XML 1.0 "Char": anything else makes the whole file unparsable.
+bool xml_char(char32_t cp) {
+  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
+         (cp >= 0x10000 && cp <= 0x10FFFF);
+}
+
+// "\uXXXX": a character XML cannot hold, shown.
+std::string unicode_escape(char32_t cp) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+  return buf;
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view s, bool attribute) {
+  return escape_utf8(s, [attribute](char32_t cp, std::string_view bytes, std::string& out) {
+    switch (cp) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\n': out += attribute ? "&#10;" : "\n"; break;
+      case '\t': out += attribute ? "&#9;" : "\t"; break;
+      default:
+        if (!xml_char(cp)) {
+          out += cp < 0x100 ? hex_escape(static_cast<unsigned char>(cp)) : unicode_escape(cp);
+        } else {
+          out.append(bytes);
+        }
+    }
+  });
 }
 
 std::string excerpt(std::string_view text, std::size_t max) {

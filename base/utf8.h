@@ -54,6 +54,13 @@ std::string escape_utf8(std::string_view text, OnChar on_char) {
   return out;
 }
 
+// Text for XML: markup characters as references; characters XML 1.0 forbids
+// (most C0 controls) and bytes that are not UTF-8 become a visible "\xNN"
+// (or "\uXXXX") instead of vanishing, so the reader still sees that
+// something odd was there. In attributes (`attribute`), newlines and tabs
+// are written as references, which survive attribute normalisation.
+std::string xml_escape(std::string_view text, bool attribute);
+
 // A user's value as quoted in a message: cut to about `max` bytes (at a UTF-8
 // boundary, "..." appended) with control characters escaped, so that a
 // diagnostic stays one short line whatever the file holds.

@@ -4,6 +4,7 @@
 
 #include "engine/model.h"
 #include "engine/registry.h"
+#include "engine/step.h"
 
 namespace rxerun {
 
@@ -23,6 +24,14 @@ PictureInterface& LabPicture::add_interface(const PicturePlace& place, const std
     if (i.place == place && i.name == name) return i;
   interfaces.push_back({.place = place, .name = name});
   return interfaces.back();
+}
+
+void LabPicture::add_fault(PictureFault fault) {
+  if (fault.dev.empty())
+    add_namespace(fault.place);
+  else
+    add_interface(fault.place, fault.dev);
+  faults.push_back(std::move(fault));
 }
 
 void LabPicture::lift(const std::string& target, const std::string& by) {
@@ -46,9 +55,7 @@ PicturePlace place_of(const StepSpec& step) {
 }
 
 std::string picture_text(const nlohmann::json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_null()) return "";
-  return value.dump();
+  return value.is_null() ? "" : scalar_text(value);
 }
 
 std::string picture_param(const nlohmann::json& params, const std::string& key) {

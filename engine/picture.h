@@ -89,6 +89,8 @@ struct LabPicture {
   PictureNamespace& add_namespace(const PicturePlace& place, const std::string& step = "");
   // The interface `name` at `place`, added (with its namespace) when new.
   PictureInterface& add_interface(const PicturePlace& place, const std::string& name);
+  // A fault, with the interface it acts on (its namespace when `dev` is "").
+  void add_fault(PictureFault fault);
   // Marks the faults made by step `target` as lifted by step `by`.
   void lift(const std::string& target, const std::string& by);
 

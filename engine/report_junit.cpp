@@ -27,39 +27,6 @@
 namespace rxerun {
 namespace {
 
-// XML 1.0 "Char": anything else makes the whole file unparsable.
-bool xml_char(char32_t cp) {
-  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) ||
-         (cp >= 0x10000 && cp <= 0x10FFFF);
-}
-
-// Escapes text for XML. Characters XML 1.0 forbids (most C0 controls) and
-// bytes that are not UTF-8 become a visible "\xNN" instead of vanishing, so
-// the reader still sees that a tool printed something odd. In attributes,
-// newlines and tabs are written as references, which survive attribute
-// normalisation.
-std::string xml_escape(std::string_view s, bool attribute) {
-  return escape_utf8(s, [attribute](char32_t cp, std::string_view bytes, std::string& out) {
-    switch (cp) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\r': out += "&#13;"; break;
-      case '\n': out += attribute ? "&#10;" : "\n"; break;
-      case '\t': out += attribute ? "&#9;" : "\t"; break;
-      default:
-        if (!xml_char(cp)) {
-          out += cp < 0x100 ? hex_escape(static_cast<unsigned char>(cp))
-                            : fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
-        } else {
-          out.append(bytes);
-        }
-    }
-  });
-}
-
 std::string xml_text(std::string_view s) {
   return xml_escape(s, false);
 }

@@ -72,8 +72,8 @@ std::vector<std::string> unmet(const Expectation& expect, const StepResult& resu
 // What a running step sees of the engine.
 class Runner::Context final : public StepContext {
  public:
-  Context(Runner& runner, const StepSpec& step, sys::SteadyTime deadline)
-      : runner_(runner), step_(step), deadline_(deadline) {}
+  Context(Runner& runner, const StepSpec& step, const Kind& kind, sys::SteadyTime deadline)
+      : runner_(runner), step_(step), kind_(kind), deadline_(deadline) {}
 
   sys::System& sys() override { return runner_.sys_; }
   const std::string& scenario() const override { return runner_.scenario_name_; }
@@ -83,7 +83,7 @@ class Runner::Context final : public StepContext {
   Result<void> will_change(nlohmann::json args, std::string summary, Footprint footprint) override {
     JournalEntry e{
         0, step_.name, step_.kind, step_.netns.value_or(""), std::move(summary), std::move(args), std::move(footprint)};
-    if (const Kind* kind = runner_.registry_.find(step_.kind)) e.plugin = kind->plugin;
+    e.plugin = kind_.plugin;
     auto r = runner_.journal_.append(std::move(e));
     if (!r) return r.error();
     last_change_ = *r;
@@ -122,6 +122,7 @@ class Runner::Context final : public StepContext {
  private:
   Runner& runner_;
   const StepSpec& step_;
+  const Kind& kind_;
   sys::SteadyTime deadline_;
   long last_change_ = 0;  // the seq of this step's latest will_change()
 };
@@ -324,7 +325,7 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
       if (result.outcome != Outcome::Error) {
         const auto deadline = deadline_for(step, kind);
         reporter_.step_waiting(step, timeout_for(step, kind));
-        Context ctx(*this, step, deadline);
+        Context ctx(*this, step, kind, deadline);
         Params p(params, step, scenario.file);
         result = guarded("step kind '" + step.kind + "'", [&] { return kind.run(p, ctx); });
         // A step that overran its deadline timed out, whatever it says.

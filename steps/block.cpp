@@ -401,16 +401,11 @@ namespace {
 // A fault on the interface it names, or on its whole namespace: what it
 // matches, where and what it does.
 void picture_block(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
-  const std::string dev = picture_param(p, "dev");
-  if (dev.empty())
-    picture.add_namespace(place_of(step));
-  else
-    picture.add_interface(place_of(step), dev);
-  PictureFault f{.kind = "block", .step = step.name, .place = place_of(step), .dev = dev};
+  PictureFault f{.kind = "block", .step = step.name, .place = place_of(step), .dev = picture_param(p, "dev")};
   const std::string proto = picture_param(p, "proto"), port = picture_param(p, "port");
   f.details.push_back(proto.empty() ? "all packets" : port.empty() ? proto : proto + " dport " + port);
   f.details.push_back("hook " + picture_param(p, "hook") + ": " + picture_param(p, "action"));
-  picture.faults.push_back(std::move(f));
+  picture.add_fault(std::move(f));
 }
 
 }  // namespace

@@ -207,16 +207,11 @@ namespace {
 // A marker on the interface (on the namespace for `any`): its filter and file.
 void picture_capture(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
   std::string dev = picture_param(p, "dev");
-  if (dev == "any") {
-    dev.clear();
-    picture.add_namespace(place_of(step));
-  } else {
-    picture.add_interface(place_of(step), dev);
-  }
+  if (dev == "any") dev.clear();
   PictureFault f{.kind = "capture", .step = step.name, .place = place_of(step), .dev = dev};
   f.details.push_back(picture_param(p, "filter"));
   if (const std::string file = picture_param(p, "file"); !file.empty()) f.details.push_back(file);
-  picture.faults.push_back(std::move(f));
+  picture.add_fault(std::move(f));
 }
 
 }  // namespace

@@ -292,9 +292,7 @@ namespace {
 
 // A fault on the interface's egress: each setting the step gives, as written.
 void picture_netem(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
-  const std::string dev = picture_param(p, "dev");
-  picture.add_interface(place_of(step), dev);
-  PictureFault f{.kind = "netem", .step = step.name, .place = place_of(step), .dev = dev};
+  PictureFault f{.kind = "netem", .step = step.name, .place = place_of(step), .dev = picture_param(p, "dev")};
   auto percent = [](std::string v) { return v.empty() || v.back() == '%' ? v : v + "%"; };
   for (const char* key : {"loss", "duplicate", "corrupt", "reorder"})
     if (const std::string v = picture_param(p, key); !v.empty()) f.details.push_back(key + (" " + percent(v)));
@@ -304,7 +302,7 @@ void picture_netem(const nlohmann::json& p, const StepSpec& step, LabPicture& pi
   }
   if (const std::string rate = picture_param(p, "rate"); !rate.empty()) f.details.push_back("rate " + rate);
   f.details.push_back("egress");
-  picture.faults.push_back(std::move(f));
+  picture.add_fault(std::move(f));
 }
 
 }  // namespace
