@@ -44,4 +44,10 @@ const StepSpec* Scenario::find_step(const std::string& step_name) const {
   return nullptr;
 }
 
+const NodeSpec* Scenario::find_node(const std::string& node_name) const {
+  for (const auto& n : nodes)
+    if (n.name == node_name) return &n;
+  return nullptr;
+}
+
 }  // namespace rxerun

@@ -56,6 +56,10 @@ struct StepSpec {
   std::string name;    // given, or "KIND-N" (1-based) when not
   bool named = false;  // the user gave the name
   std::optional<std::string> netns;
+  // The node (lab VM) it runs on, in a scenario with nodes: `node:`, or,
+  // for a pair kind whose ends both name their node (rping server_node /
+  // client_node), unset. Always unset without nodes.
+  std::optional<std::string> node;
   Expectation expect;
   std::optional<Duration> timeout;  // unset: the kind's default
   int retries = 0;
@@ -68,6 +72,30 @@ struct StepSpec {
   Mark mark_of(const std::string& path) const;  // nearest known mark
 };
 
+// A lab VM of a scenario with `nodes:`: its name (what `node:` says) and the
+// lab kernel it boots (unset: vm.kernel's, else the newest prepared).
+struct NodeSpec {
+  std::string name;
+  std::optional<std::string> kernel;
+  Mark mark;
+};
+
+// One end of a wire: a NIC of a node, named and addressed as the scenario
+// says (the MAC is derived from the wire's and the node's positions when the
+// scenario gives none).
+struct WireEnd {
+  std::string node;
+  std::string nic;  // the interface's name in the node: "eth1"
+  std::string mac;  // "52:54:00:0a:01:01"
+  Mark mark;
+};
+
+// A wire joins a NIC of one node to a NIC of another (`wires:`).
+struct WireSpec {
+  WireEnd a, b;  // in the order the scenario names them
+  Mark mark;
+};
+
 struct Scenario {
   std::string file;
   std::string name;  // also the id used for the journal, lock and marks
@@ -78,9 +106,12 @@ struct Scenario {
   std::optional<Duration> vm_timeout;                           // vm: {timeout: 10m}: the whole run in the lab VM
   KernelHealthPolicy kernel_health = KernelHealthPolicy::Fail;  // kernel_health: fail|warn|off
   std::vector<std::string> plugins;                             // plugins: absolute paths, in order
+  std::vector<NodeSpec> nodes;                                  // nodes: lab VMs, in the order given; none: one machine
+  std::vector<WireSpec> wires;                                  // wires: between the nodes' NICs
   std::vector<StepSpec> steps;
 
   const StepSpec* find_step(const std::string& name) const;
+  const NodeSpec* find_node(const std::string& name) const;
 };
 
 }  // namespace rxerun
