@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include "app/agent.h"
 #include "app/cli_decode.h"
 #include "app/cli_vm.h"
 #include "app/graph.h"
@@ -251,8 +252,19 @@ int run_cli(int argc, char** argv, Registry& registry) {
 
   auto* schema = app.add_subcommand("schema", "print the JSON Schema of scenario files");
 
+  // A node's agent in a two-node lab (app/agent.h): the host starts it in
+  // the node's lab VM; not a command for people.
+  AgentOptions agent_o;
+  auto* agent = app.add_subcommand("__agent", "")->group("");
+  agent->add_option("scenario", agent_o.scenario)->required();
+  agent->add_option("--node", agent_o.node)->required();
+  add_common(agent, agent_o.common);
+  agent->add_flag("--force", agent_o.force);
+  agent->add_option("--kernel-health", agent_o.kernel_health);
+  agent->add_option("--output-dir", agent_o.output_dir);
+
   std::vector<std::string> plugin_args;
-  for (auto* cmd : {run, validate, plan, graph, cleanup, steps, schema})
+  for (auto* cmd : {run, validate, plan, graph, cleanup, steps, schema, agent})
     cmd->add_option("--plugin", plugin_args, "load step kinds from a plugin (a shared object; repeatable)")
         ->type_name("PATH")
         ->allow_extra_args(false);
@@ -304,8 +316,8 @@ int run_cli(int argc, char** argv, Registry& registry) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  for (const auto* vars :
-       {&run_o.common.vars, &validate_common.vars, &plan_common.vars, &graph_o.common.vars, &cleanup_o.common.vars}) {
+  for (const auto* vars : {&run_o.common.vars, &validate_common.vars, &plan_common.vars, &graph_o.common.vars,
+                           &cleanup_o.common.vars, &agent_o.common.vars}) {
     for (const auto& kv : *vars) {
       if (kv.find('=') == std::string::npos || kv.front() == '=') {
         print(stderr, "rxerun: --var {}: expected KEY=VALUE\n", kv);
@@ -322,11 +334,13 @@ int run_cli(int argc, char** argv, Registry& registry) {
       print(stderr, "rxerun: {}\n", loaded.error().message);
       return kExitUsage;
     }
-    for (auto* common : {&run_o.common, &validate_common, &plan_common, &graph_o.common, &cleanup_o.common})
+    for (auto* common :
+         {&run_o.common, &validate_common, &plan_common, &graph_o.common, &cleanup_o.common, &agent_o.common})
       common->plugins.push_back(path);
   }
 
   if (*run) return cmd_run(run_o, registry);
+  if (*agent) return cmd_agent(agent_o, registry);
   if (*vm_setup) return cmd_vm_setup(setup_kernels);
   if (*vm_status) return cmd_vm_status();
   if (*vm_exec) {

@@ -37,6 +37,8 @@ std::string errno_suffix(const Error& e) {
   return e.code ? std::string(": ") + std::strerror(e.code) : "";
 }
 
+}  // namespace
+
 // What a report says about the lab VM a run had.
 nlohmann::json vm_facts(const vm::PreparedKernel& kernel, const vm::LabRunResult& lab) {
   return {
@@ -44,8 +46,6 @@ nlohmann::json vm_facts(const vm::PreparedKernel& kernel, const vm::LabRunResult
       {"accel", lab.accel},     {"boot_s", lab.boot_seconds}, {"guest_uptime_at_start_s", lab.guest.uptime_at_start},
       {"boots", lab.boots},     {"dmesg", lab.guest.dmesg}};
 }
-
-}  // namespace
 
 std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& registry) {
   if (scenario.vm_timeout) return std::chrono::duration_cast<std::chrono::seconds>(*scenario.vm_timeout);
@@ -64,8 +64,6 @@ std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& re
   return std::chrono::duration_cast<std::chrono::seconds>(saturating_add(total, kLabMargin));
 }
 
-namespace {
-
 // The path of this binary, which the guest runs too.
 std::optional<std::string> own_binary() {
   char exe[4096];
@@ -78,10 +76,6 @@ std::optional<std::string> own_binary() {
   return std::string(exe);
 }
 
-// Boots the lab VM with `kernel` and runs `request` in it, its output live on
-// stdout, a spinner while it boots (on a terminal) and the boot line once it
-// is up. Returns the finished run, or rxerun's exit code when the VM could
-// not run it (the reason printed).
 // Why the lab VM did not finish the run, with the console's last lines.
 std::string crash_message(const vm::LabRunResult& lab, const std::string& which) {
   const char* what = lab.outcome == vm::LabOutcome::BootFailed ? "the lab VM did not boot"
@@ -95,6 +89,8 @@ std::string crash_message(const vm::LabRunResult& lab, const std::string& which)
   }
   return message;
 }
+
+namespace {
 
 struct BootIo {
   std::function<void(std::string_view)> output;  // the guest's output and the boot line; empty: stdout
@@ -113,6 +109,10 @@ struct BootFailure {
   std::string message;  // "the lab VM did not boot (kernel 6.1): ..." and the console's last lines
 };
 
+// Boots the lab VM with `kernel` and runs `request` in it, its output live on
+// stdout, a spinner while it boots (on a terminal) and the boot line once it
+// is up. Returns the finished run, or rxerun's exit code when the VM could
+// not run it (the reason printed).
 std::variant<vm::LabRunResult, BootFailure> boot_and_run(const vm::PreparedKernel& kernel, vm::GuestRequest request,
                                                          const fs::path& share, std::chrono::seconds budget, bool quiet,
                                                          const BootIo& io) {
@@ -186,6 +186,8 @@ std::variant<vm::LabRunResult, BootFailure> boot_and_run(const vm::PreparedKerne
   return std::move(*lab);
 }
 
+}  // namespace
+
 // Copies what the guest's steps wrote under the share's output directory to
 // the same relative paths under `to`, replacing files there (atomically,
 // never through a symbolic link: base/files.h). Links the guest made are
@@ -204,8 +206,6 @@ Result<void> bring_back_outputs(const fs::path& from, const fs::path& to) {
   if (ec) return make_error("cannot read the lab VM's output files: " + ec.message());
   return {};
 }
-
-}  // namespace
 
 namespace {
 

@@ -3,6 +3,7 @@
 // placed in the lab VM (`--vm`, or by default when the host cannot).
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -10,10 +11,13 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/model.h"
 #include "engine/registry.h"
 #include "engine/report.h"
 #include "vm/kernel/kernels.h"
+#include "vm/lab_vm.h"
 
 namespace rxerun {
 
@@ -56,6 +60,16 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& options, const std::vector<const
 // scenario's vm.timeout, else every step's timeout (times its attempts) plus
 // five minutes for preclean, cleanup and the rest.
 std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& registry);
+
+// Pieces a two-node lab (app/nodes.cpp) shares with a run in one lab VM:
+// what a report says of the lab VM, the path of this binary (which the guest
+// runs too; nullopt, with the reason printed, when it cannot be found), why
+// a lab VM did not finish (with its console's last lines), and the files the
+// guest's steps wrote, brought back from its share.
+nlohmann::json vm_facts(const vm::PreparedKernel& kernel, const vm::LabRunResult& lab);
+std::optional<std::string> own_binary();
+std::string crash_message(const vm::LabRunResult& lab, const std::string& which);
+Result<void> bring_back_outputs(const std::filesystem::path& from, const std::filesystem::path& to);
 
 // `rxerun vm exec [--kernel K] [--timeout D] -- PROGRAM [ARGS...]`: runs any
 // program in the lab VM (the host's root, read-only, with a throwaway layer),

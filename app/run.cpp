@@ -20,8 +20,10 @@
 
 #include "app/cli_vm.h"
 #include "app/kernel_health.h"
+#include "app/nodes.h"
 #include "app/placement.h"
 #include "app/plugins.h"
+#include "app/prefixed_lines.h"
 #include "app/suite.h"
 #include "base/output.h"
 #include "base/version.h"
@@ -273,40 +275,6 @@ int write_reports(const std::vector<ReportTarget>& targets, const SuiteReport& s
   return code;
 }
 
-// Lines of text from several lab VMs at once, each line whole and prefixed
-// with its VM's kernel ("[7.3] "), so that two streams stay readable.
-class PrefixedLines {
- public:
-  explicit PrefixedLines(std::mutex& lock, std::string prefix) : lock_(lock), prefix_(std::move(prefix)) {}
-  ~PrefixedLines() { flush(); }
-  PrefixedLines(const PrefixedLines&) = delete;
-  PrefixedLines& operator=(const PrefixedLines&) = delete;
-  void operator()(std::string_view bytes) {
-    partial_.append(bytes);
-    std::size_t nl;
-    std::string whole;
-    while ((nl = partial_.find('\n')) != std::string::npos) {
-      std::string line = partial_.substr(0, nl);
-      // A progress line's carriage returns: only what it ended with counts.
-      if (auto cr = line.rfind('\r'); cr != std::string::npos) line.erase(0, cr + 1);
-      whole += prefix_ + line + "\n";
-      partial_.erase(0, nl + 1);
-    }
-    if (whole.empty()) return;
-    std::lock_guard<std::mutex> hold(lock_);
-    write_out(stdout, whole);
-  }
-  void flush() {
-    if (partial_.empty()) return;
-    (*this)("\n");
-  }
-
- private:
-  std::mutex& lock_;
-  std::string prefix_;
-  std::string partial_;
-};
-
 }  // namespace
 
 int cmd_run(const RunCommandOptions& o, Registry& registry) {
@@ -396,6 +364,21 @@ int cmd_run(const RunCommandOptions& o, Registry& registry) {
   std::vector<PlannedRun> planned;
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
     const Scenario& s = scenarios[i];
+    if (!s.nodes.empty()) {
+      // Its nodes are lab VMs with the kernels it names (app/nodes.h): run
+      // from here, never placed.
+      const char* refused = o.host               ? "--host runs on this machine's kernel"
+                            : !o.kernel.empty()  ? "--kernel chooses one kernel"
+                            : !o.modules.empty() ? "--modules goes with a kernel of one's own"
+                            : o.keep             ? "--keep cannot keep a lab in lab VMs"
+                                                 : nullptr;
+      if (refused) {
+        print(stderr, "rxerun: {}: its nodes are lab VMs that name their own kernels: {}\n", s.file, refused);
+        return kExitUsage;
+      }
+      planned.push_back(PlannedRun{.scenario = i});
+      continue;
+    }
     std::vector<std::optional<std::string>> wanted;
     if (!kernels->labels.empty())
       wanted.assign(kernels->labels.begin(), kernels->labels.end());
@@ -512,7 +495,11 @@ int cmd_run(const RunCommandOptions& o, Registry& registry) {
       settle(i, not_run_report(s, kernel, planned[i].unavailable, true));
       continue;
     }
-    settle(i, suite ? run_in_child(o, s, *host_interrupt) : run_on_host(o, s, registry));
+    if (!s.nodes.empty())
+      settle(i, run_nodes(o, s, registry, prepared.empty() ? vm::prepared_kernels(vm::search_dirs()) : prepared,
+                          host_interrupt ? &*host_interrupt : nullptr));
+    else
+      settle(i, suite ? run_in_child(o, s, *host_interrupt) : run_on_host(o, s, registry));
     if (host_interrupt && host_interrupt->requested()) stop = interrupted = true;
     // Rewritten after every run: what finished is on record if rxerun dies.
     collect();

@@ -34,6 +34,7 @@ StepReport step_report_for(const StepSpec& step) {
           .name = step.name,
           .kind = step.kind,
           .netns = step.netns.value_or(""),
+          .node = step.node.value_or(""),
           .tags = step.tags,
           .status = StepStatus::NotRun,
           .expected = step.expect.outcome};

@@ -34,6 +34,7 @@ struct StepReport {
   std::string name;
   std::string kind;
   std::string netns;  // "" when the step ran in rxerun's own namespace
+  std::string node;   // the node (lab VM) it ran on; "" in a scenario without nodes
   std::vector<std::string> tags;
   StepStatus status = StepStatus::NotRun;
   Outcome outcome = Outcome::Ok;   // what the step did (last attempt)
@@ -226,6 +227,10 @@ nlohmann::json to_json(const SuiteReport& suite);
 // The run report to_json wrote, read back (the host reads the lab VM's this
 // way); an error names the first key that is missing or of the wrong type.
 Result<RunReport> run_report_from_json(const nlohmann::json& j);
+// One step's entry of the run report, and back (a two-node lab's agents
+// send their steps' reports to the host this way).
+nlohmann::json to_json(const StepReport& step);
+Result<StepReport> step_report_from_json(const nlohmann::json& j);
 // The runs of a JSON report of either shape (one run, or a suite's "runs").
 Result<std::vector<RunReport>> run_reports_from_json(const nlohmann::json& j);
 

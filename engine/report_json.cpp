@@ -90,6 +90,7 @@ nlohmann::json step_json(const StepReport& s) {
       {"name", s.name},
       {"kind", s.kind},
       {"netns", s.netns.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.netns)},
+      {"node", s.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.node)},
       {"tags", s.tags},
       {"status", std::string(to_string(s.status))},
       {"outcome", std::string(to_string(s.outcome))},
@@ -241,10 +242,11 @@ Result<CleanupReport> cleanup_from_json(const nlohmann::json& j, const char* pha
 
 Result<StepReport> step_from_json(const nlohmann::json& j) {
   StepReport s;
-  for (auto r : {read_key(j, "index", s.index), read_key(j, "name", s.name), read_key(j, "kind", s.kind),
-                 read_key(j, "netns", s.netns, false), read_key(j, "tags", s.tags, false),
-                 read_key(j, "attempts", s.attempts, false), read_key(j, "failures", s.failures, false),
-                 read_key(j, "message", s.message, false), read_key(j, "hints", s.hints, false)})
+  for (auto r :
+       {read_key(j, "index", s.index), read_key(j, "name", s.name), read_key(j, "kind", s.kind),
+        read_key(j, "netns", s.netns, false), read_key(j, "node", s.node, false), read_key(j, "tags", s.tags, false),
+        read_key(j, "attempts", s.attempts, false), read_key(j, "failures", s.failures, false),
+        read_key(j, "message", s.message, false), read_key(j, "hints", s.hints, false)})
     if (!r) return r.error();
   auto status = enum_key(j, "status",
                          {StepStatus::Passed, StepStatus::Flaky, StepStatus::Failed, StepStatus::Error,
@@ -262,6 +264,18 @@ Result<StepReport> step_from_json(const nlohmann::json& j) {
   s.duration = duration_key(j, "duration_s");
   return s;
 }
+
+}  // namespace
+
+nlohmann::json to_json(const StepReport& step) {
+  return step_json(step);
+}
+
+Result<StepReport> step_report_from_json(const nlohmann::json& j) {
+  return step_from_json(j);
+}
+
+namespace {
 
 Result<KernelHealth> kernel_health_from_json(const nlohmann::json& j) {
   KernelHealth h;

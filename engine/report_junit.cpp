@@ -115,6 +115,7 @@ Case step_case(const StepReport& s) {
       c.result = result_element("skipped", "", "not run: an earlier step failed or the run was interrupted", "");
       break;
   }
+  if (!s.node.empty()) out += fmt::format("node: {}\n", s.node);
   if (!s.netns.empty()) out += fmt::format("netns: {}\n", s.netns);
   if (s.attempts > 1 && s.status != StepStatus::Flaky) out += fmt::format("attempts: {}\n", s.attempts);
   out += fact_lines(s.facts);

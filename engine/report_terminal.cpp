@@ -295,6 +295,7 @@ void TerminalReporter::run_started(const Scenario& s) {
 void TerminalReporter::step_started(const StepSpec& s) {
   if (style_.verbosity != Verbosity::Verbose) return;
   std::string where = s.netns ? fmt::format(" in netns {}", printable(*s.netns)) : "";
+  if (s.node) where += fmt::format(" on node {}", printable(*s.node));
   emit(out_, paint(style_, Tone::Dim,
                    fmt::format("  ..    running {} ({}){}...", printable(s.name), printable(s.kind), where)));
 }
@@ -323,6 +324,7 @@ void TerminalReporter::step_finished(const StepReport& r) {
       break;
     case StepStatus::Interrupted: detail.push_back("interrupted"); break;
   }
+  if (!r.node.empty()) detail.insert(detail.begin(), "on " + printable(r.node));
   if (!r.netns.empty() && verbose) detail.push_back("netns=" + printable(r.netns));
   if (!verbose) {
     auto facts = key_facts(r.facts);

@@ -131,6 +131,24 @@ Runner::Runner(const Registry& registry, sys::System& sys, Journal& journal, Rep
     : registry_(registry), sys_(sys), journal_(journal), reporter_(reporter), options_(std::move(options)) {}
 
 RunReport Runner::run(const Scenario& scenario) {
+  RunReport report = start(scenario);
+  bool stop = !report.preclean.clean();
+  report.steps.reserve(scenario.steps.size());
+  for (const auto& step : scenario.steps) {
+    StepReport sr;
+    if (stop || sys_.interrupt.requested()) {
+      sr = not_reached(step);
+    } else {
+      sr = run_step(scenario, step);
+    }
+    if (!options_.planning && stops_run(sr.status)) stop = true;
+    record(report, std::move(sr));
+  }
+  finish(scenario, report);
+  return report;
+}
+
+RunReport Runner::start(const Scenario& scenario) {
   scenario_name_ = scenario.name;
   facts_.clear();
   statuses_.clear();
@@ -139,13 +157,13 @@ RunReport Runner::run(const Scenario& scenario) {
   report.file = scenario.file;
   report.scenario = scenario.name;
   report.description = scenario.description;
-  const auto start = sys_.clock.now();
+  run_start_ = sys_.clock.now();
   // The kernel's log of the run's own time window: read after cleanup.
   report.kernel_health.policy =
       options_.planning ? KernelHealthPolicy::Off : options_.kernel_health.value_or(scenario.kernel_health);
   watch_kernel_ = report.kernel_health.policy != KernelHealthPolicy::Off;
   kernel_windows_.clear();
-  const std::uint64_t kernel_since = kernel_now();
+  kernel_since_ = kernel_now();
   reporter_.run_started(scenario);
 
   report.preclean.phase = "preclean";
@@ -154,26 +172,33 @@ RunReport Runner::run(const Scenario& scenario) {
     report.preclean = cleanup(scenario.name, "preclean", &scenario);
     kernel_window("preclean", "", kernel_start);
   }
+  return report;
+}
 
-  bool stop = !report.preclean.clean();
-  report.steps.reserve(scenario.steps.size());
-  for (const auto& step : scenario.steps) {
-    StepReport sr;
-    if (stop || sys_.interrupt.requested()) {
-      sr = step_report_for(step);
-      sr.message =
-          sys_.interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
-    } else {
-      sr = run_step(scenario, step);
-    }
-    statuses_[step.name] = sr.status;
-    if (sr.status == StepStatus::Interrupted) report.interrupted = true;
-    if (!options_.planning &&
-        (sr.status == StepStatus::Failed || sr.status == StepStatus::Error || sr.status == StepStatus::Interrupted))
-      stop = true;
-    reporter_.step_finished(sr);
-    report.steps.push_back(std::move(sr));
-  }
+StepReport Runner::step(const Scenario& scenario, const StepSpec& step,
+                        const std::map<std::string, nlohmann::json>& facts_elsewhere) {
+  for (const auto& [name, facts] : facts_elsewhere) facts_[name] = facts;
+  return run_step(scenario, step);
+}
+
+StepReport Runner::not_reached(const StepSpec& step) const {
+  StepReport sr = step_report_for(step);
+  sr.message = sys_.interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
+  return sr;
+}
+
+bool Runner::stops_run(StepStatus status) {
+  return status == StepStatus::Failed || status == StepStatus::Error || status == StepStatus::Interrupted;
+}
+
+void Runner::record(RunReport& report, StepReport sr) {
+  statuses_[sr.name] = sr.status;
+  if (sr.status == StepStatus::Interrupted) report.interrupted = true;
+  reporter_.step_finished(sr);
+  report.steps.push_back(std::move(sr));
+}
+
+void Runner::finish(const Scenario& scenario, RunReport& report) {
   if (sys_.interrupt.requested()) report.interrupted = true;
 
   if (report.interrupted) {
@@ -193,12 +218,11 @@ RunReport Runner::run(const Scenario& scenario) {
   if (watch_kernel_) {
     report.kernel_health.kernel = sys_.kernel_log.release();
     report.kernel_health.findings =
-        place_kernel_reports(sys::find_kernel_reports(sys_.kernel_log.records(kernel_since)), kernel_windows_);
+        place_kernel_reports(sys::find_kernel_reports(sys_.kernel_log.records(kernel_since_)), kernel_windows_);
   }
-  report.duration = sys::elapsed_since(sys_.clock, start);
+  report.duration = sys::elapsed_since(sys_.clock, run_start_);
   report.exit_code = exit_code_for(report);
   reporter_.run_finished(report);
-  return report;
 }
 
 std::optional<std::string> Runner::skip_reason(const Scenario& scenario, const StepSpec& step) const {

@@ -47,6 +47,21 @@ class Runner {
   // Preclean, steps, cleanup; the report carries the exit code.
   RunReport run(const Scenario& scenario);
 
+  // run() in its parts, for a run driven step by step from outside: a node
+  // of a two-node lab, whose steps the host's rxerun hands out one at a time
+  // with the facts of steps that ran on other nodes. start() begins the run
+  // (preclean), step() runs one step, record() adds its report, finish()
+  // cleans up, reads the kernel's health and sets the exit code.
+  RunReport start(const Scenario& scenario);
+  StepReport step(const Scenario& scenario, const StepSpec& step,
+                  const std::map<std::string, nlohmann::json>& facts_elsewhere);
+  void record(RunReport& report, StepReport step_report);
+  void finish(const Scenario& scenario, RunReport& report);
+  // The report of a step that is not reached, and whether a step's status
+  // stops the run.
+  StepReport not_reached(const StepSpec& step) const;
+  static bool stops_run(StepStatus status);
+
   // Undoes every change pending in the journal, newest first (the cleanup
   // command, and a run's preclean and cleanup). With `marked`, then asks
   // every kind of that scenario with a preclean hook to remove what carries its
@@ -92,6 +107,8 @@ class Runner {
   RunningTools running_;
   // Kernel health: whether this run reads the kernel's log, and when each part of it ran.
   bool watch_kernel_ = false;
+  std::uint64_t kernel_since_ = 0;
+  sys::SteadyTime run_start_{};
   std::vector<KernelWindow> kernel_windows_;
 };
 

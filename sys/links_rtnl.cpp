@@ -427,6 +427,11 @@ Result<void> RtnlLinks::set_mtu(const std::string& name, unsigned mtu) {
                  [&](nl_msg* m) { return nla_put_u32(m, IFLA_MTU, mtu); });
 }
 
+Result<void> RtnlLinks::rename(const std::string& name, const std::string& new_name) {
+  return setlink(name, "cannot rename " + name + " to " + new_name, 0, 0,
+                 [&](nl_msg* m) { return nla_put_string(m, IFLA_IFNAME, new_name.c_str()); });
+}
+
 Result<void> RtnlLinks::set_alias(const std::string& name, const std::string& alias) {
   auto sock = RtnlSocket::current();
   if (!sock) return sock.error();

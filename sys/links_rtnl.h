@@ -20,6 +20,11 @@ class RtnlLinks final : public Links {
   Result<std::vector<std::string>> addresses(const std::string& dev, int* ifindex = nullptr) override;
   Result<void> add_address(const std::string& dev, const std::string& cidr, int ifindex = 0) override;
   Result<void> remove_address(const std::string& dev, const std::string& cidr) override;
+
+  // Not a step's business (steps never rename what they did not make): the
+  // lab VM's agent gives the wires' NICs the names the scenario uses. The
+  // link must be down.
+  Result<void> rename(const std::string& name, const std::string& new_name);
 };
 
 }  // namespace rxerun::sys

@@ -20,6 +20,7 @@
 #include "base/files.h"
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
+#include "vm/control.h"
 #include "vm/kernel/kernels.h"
 
 namespace rxerun::vm {
@@ -355,6 +356,10 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
                                "local,id=share,path=" + run.share.string() + ",security_model=none,multidevs=remap",
                                "-device",
                                "virtio-9p-device,fsdev=share,mount_tag=" + std::string(kShareTag)};
+  if (!run.control.empty())
+    cmd.insert(cmd.end(), {"-device", "virtio-serial-device", "-chardev",
+                           "socket,id=control,path=" + run.control.string() + ",server=on,wait=off", "-device",
+                           "virtserialport,chardev=control,name=" + std::string(kAgentPort)});
   for (std::size_t i = 0; i < run.wires.size(); ++i) {
     const WireNic& w = run.wires[i];
     const std::string id = "wire" + std::to_string(i);
@@ -369,6 +374,7 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
 Result<LabRunResult> run_lab(const LabRun& run) {
   std::vector<fs::path> paths{run.exe, run.kernel.modules, run.share};
   for (const auto& w : run.wires) paths.insert(paths.end(), {w.local, w.remote});
+  if (!run.control.empty()) paths.push_back(run.control);
   for (const auto& p : paths)
     if (p.string().find_first_of(" \t\n,") != std::string::npos)
       return make_error("the lab VM cannot use a path with a space or a comma: " + p.string());

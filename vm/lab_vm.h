@@ -50,7 +50,10 @@ struct WireNic {
 
 struct LabRun {
   PreparedKernel kernel;
-  std::vector<WireNic> wires;   // extra interfaces joined to other lab VMs; none by default
+  std::vector<WireNic> wires;  // extra interfaces joined to other lab VMs; none by default
+  // The control channel's socket (vm/control.h), made by qemu; empty: none.
+  // A virtio-serial port named kAgentPort in the guest.
+  std::filesystem::path control;
   std::filesystem::path exe;    // the rxerun binary the guest runs (this one)
   std::filesystem::path share;  // a ShareDir's path
   GuestRequest request;

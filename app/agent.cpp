@@ -1,0 +1,182 @@
+#include "app/agent.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "app/kernel_health.h"
+#include "app/plugins.h"
+#include "base/output.h"
+#include "base/version.h"
+#include "engine/runner.h"
+#include "sys/host_info.h"
+#include "sys/kernel_log.h"
+#include "sys/kernel_modules.h"
+#include "sys/links_rtnl.h"
+#include "sys/real.h"
+#include "vm/control.h"
+
+namespace rxerun {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kAgentProtocol = 1;
+
+// Waits up to two seconds for `ready`: a device a module just registered
+// shows in sysfs at once, or nearly.
+template <class F>
+bool settle(F ready) {
+  for (int i = 0; i < 100; ++i) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return ready();
+}
+
+Result<void> load_module(sys::KernelModules& modules, const std::string& name) {
+  if (auto loaded = modules.loaded(name); loaded && *loaded) return {};
+  return modules.load(name, "");
+}
+
+// The interface whose MAC address is `mac`, from sysfs; "" when none.
+std::string interface_with_mac(const std::string& mac) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/sys/class/net", ec)) {
+    std::ifstream in(entry.path() / "address");
+    std::string address;
+    std::getline(in, address);
+    if (address == mac) return entry.path().filename().string();
+  }
+  return "";
+}
+
+// Gives this node's wire NICs the scenario's names. The kernel named them
+// eth0, eth1, ... in probe order, which may be another wire's name: each
+// takes a name of its own first, then its final one.
+Result<void> name_wire_nics(const Scenario& scenario, const std::string& node) {
+  std::vector<const WireEnd*> ends;
+  for (const auto& w : scenario.wires)
+    for (const WireEnd* e : {&w.a, &w.b})
+      if (e->node == node) ends.push_back(e);
+  if (ends.empty()) return {};
+  auto modules = sys::KernelModules::open();
+  if (!modules) return modules.error();
+  if (auto r = load_module(*modules, "virtio_net"); !r)
+    return make_error("cannot load virtio_net: " + r.error().message, r.error().code);
+  sys::RtnlLinks links;
+  std::vector<std::string> found;
+  for (const WireEnd* e : ends) {
+    std::string name;
+    if (!settle([&] { return !(name = interface_with_mac(e->mac)).empty(); }))
+      return make_error("no interface has the MAC address " + e->mac + " of wire NIC " + e->nic);
+    found.push_back(name);
+  }
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    const std::string interim = "rxwire" + std::to_string(i);
+    if (auto r = links.rename(found[i], interim); !r) return r;
+    found[i] = interim;
+  }
+  for (std::size_t i = 0; i < ends.size(); ++i)
+    if (auto r = links.rename(found[i], ends[i]->nic); !r) return r;
+  return {};
+}
+
+Result<vm::ControlChannel> open_control() {
+  auto modules = sys::KernelModules::open();
+  if (!modules) return modules.error();
+  if (auto r = load_module(*modules, "virtio_console"); !r)
+    return make_error("cannot load virtio_console: " + r.error().message, r.error().code);
+  Result<vm::ControlChannel> port = make_error("not tried");
+  settle([&] { return static_cast<bool>(port = vm::open_agent_port()); });
+  return port;
+}
+
+}  // namespace
+
+int cmd_agent(const AgentOptions& o, Registry& registry) {
+  auto fail = [&](const std::string& why) {
+    print(stderr, "rxerun agent (node {}): {}\n", o.node, why);
+    return 3;
+  };
+  auto scenario = load(o.scenario, registry, o.common);
+  if (!scenario) return fail("cannot read the scenario " + o.scenario);
+  if (!scenario->find_node(o.node)) return fail("the scenario has no node '" + o.node + "'");
+  auto channel = open_control();
+  if (!channel) return fail(channel.error().message);
+  if (auto r = name_wire_nics(*scenario, o.node); !r) {
+    (void)channel->send({{"failed", r.error().message}});
+    return fail(r.error().message);
+  }
+  auto journal = open_journal(scenario->name);
+  if (!journal) {
+    (void)channel->send({{"failed", "cannot open the scenario's journal"}});
+    return fail("cannot open the scenario's journal");
+  }
+  load_journal_plugins(*journal, registry);
+
+  sys::RealSystem real;
+  real.interrupt().bind_signals();
+  RunOptions ro;
+  ro.force = o.force;
+  ro.only = o.common.only;
+  ro.skip = o.common.skip;
+  ro.output_dir = o.output_dir;
+  ro.outputs_return = !o.output_dir.empty();
+  ro.kernel_health = parse_kernel_health_policy(o.kernel_health);
+  MultiReporter reporters;
+  const auto running_note = guest_running_note(o.output_dir);  // for a kernel that dies: what it was doing
+  if (running_note) reporters.add(*running_note);
+  Runner runner(registry, real.system(), *journal, reporters, ro);
+  RunReport report = runner.start(*scenario);
+  nlohmann::json host = sys::host_facts();
+  host["rxerun"] = RXERUN_VERSION;
+  if (auto r = channel->send({{"hello",
+                               {{"protocol", kAgentProtocol},
+                                {"node", o.node},
+                                {"kernel", host.value("kernel", "")},
+                                {"rxerun", RXERUN_VERSION},
+                                {"preclean_clean", report.preclean.clean()}}}});
+      !r)
+    return fail(r.error().message);
+
+  for (;;) {
+    auto got = channel->receive();
+    if (!got) return fail(got.error().message);
+    // The host gone (it died, or closed the channel): clean up as after
+    // `finish`, though nobody reads the report.
+    const nlohmann::json message = got->message.value_or(nlohmann::json{{"finish", true}});
+    if (message.contains("step") && message["step"].is_string()) {
+      const std::string name = message["step"].get<std::string>();
+      const StepSpec* step = scenario->find_step(name);
+      if (!step) {
+        (void)channel->send({{"failed", "the scenario has no step '" + name + "'"}});
+        continue;
+      }
+      std::map<std::string, nlohmann::json> facts;
+      if (message.contains("facts") && message["facts"].is_object())
+        for (const auto& [k, v] : message["facts"].items()) facts[k] = v;
+      StepReport sr = runner.step(*scenario, *step, facts);
+      sr.node = o.node;
+      const nlohmann::json sent = to_json(sr);
+      runner.record(report, std::move(sr));
+      if (auto r = channel->send({{"step_report", sent}}); !r) return fail(r.error().message);
+    } else if (message.contains("finish")) {
+      runner.finish(*scenario, report);
+      report.host = host;
+      report.host["kernel_messages"] = sys::rdma_kernel_messages();
+      (void)channel->send({{"finished", to_json(report)}});
+      return 0;
+    } else {
+      (void)channel->send({{"failed", "the agent does not know the message " + message.dump().substr(0, 80)}});
+    }
+  }
+}
+
+}  // namespace rxerun

@@ -1,0 +1,387 @@
+#include "app/nodes.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "app/cli_vm.h"
+#include "app/prefixed_lines.h"
+#include "base/output.h"
+#include "base/strings.h"
+#include "base/version.h"
+#include "engine/exit_code.h"
+#include "engine/runner.h"
+#include "sys/host_info.h"
+#include "sys/interrupt.h"
+#include "sys/process.h"
+#include "vm/control.h"
+#include "vm/lab_vm.h"
+
+namespace rxerun {
+
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+// How long a node may take from qemu's start to its agent's hello. Two lab
+// VMs boot side by side in 10-30 s under software emulation.
+constexpr std::chrono::seconds kHelloLimit{240};
+
+// One node: its lab VM (run in a thread of its own) and its agent's channel.
+struct Node {
+  const NodeSpec* spec = nullptr;
+  vm::PreparedKernel kernel;
+  std::optional<vm::ShareDir> share;
+  std::vector<vm::WireNic> wires;
+  std::thread thread;
+  std::atomic<bool> ended{false};
+  std::optional<Result<vm::LabRunResult>> lab;  // once `ended`
+  std::optional<vm::ControlChannel> channel;
+  std::string release;  // the guest's kernel, from its agent's hello
+  bool gone = false;    // its lab VM ended before the run did
+  std::unique_ptr<PrefixedLines> output;
+
+  fs::path control() const { return share->path() / "control"; }
+  std::string name() const { return spec->name; }
+  // Why the node's lab VM ended, with its console's last lines (after `ended`).
+  std::string ended_because() const {
+    if (!lab) return "its lab VM is still running";
+    if (!*lab) return "its lab VM could not start: " + lab->error().message;
+    return crash_message(**lab, "node " + spec->name + ", kernel " + kernel.label);
+  }
+};
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The lab kernel of `node`: its own, else the scenario's vm.kernel, else the
+// newest prepared. nullopt when that one is not prepared (`why` says so).
+std::optional<vm::PreparedKernel> kernel_of(const NodeSpec& node, const Scenario& scenario,
+                                            const std::vector<vm::PreparedKernel>& prepared, std::string* why) {
+  const std::optional<std::string> wanted = node.kernel ? node.kernel : scenario.vm_kernel;
+  if (!wanted) {
+    if (!prepared.empty()) return prepared.front();
+    *why = "node " + node.name + ": no lab kernel is prepared: run `rxerun vm setup`";
+    return std::nullopt;
+  }
+  for (const auto& k : prepared)
+    if (k.label == *wanted) return k;
+  *why = fmt::format("node {}: lab kernel {} is not prepared: run `rxerun vm setup --kernel {}`", node.name, *wanted,
+                     *wanted);
+  return std::nullopt;
+}
+
+// The guest's command: this scenario's agent for `node`, with what the host
+// was given.
+std::vector<std::string> agent_args(const RunCommandOptions& o, const Scenario& scenario, const std::string& node) {
+  std::vector<std::string> args{"__agent", scenario.file,  "--node",
+                                node,      "--output-dir", std::string(vm::kShareMount) + "/output"};
+  for (const auto& p : o.common.plugins) args.insert(args.end(), {"--plugin", p});
+  for (const auto& v : o.common.vars) args.insert(args.end(), {"--var", v});
+  for (const auto& t : o.common.only) args.insert(args.end(), {"--only", t});
+  for (const auto& t : o.common.skip) args.insert(args.end(), {"--skip", t});
+  if (o.force) args.push_back("--force");
+  if (!o.kernel_health.empty()) args.insert(args.end(), {"--kernel-health", o.kernel_health});
+  return args;
+}
+
+// Connects to the node's control socket and waits for its agent's hello.
+// A boot that failed once and is tried again makes a new socket: the
+// connection is made again then.
+Result<nlohmann::json> await_hello(Node& node, int interrupt_fd) {
+  const auto until = SteadyClock::now() + kHelloLimit;
+  while (SteadyClock::now() < until) {
+    if (node.ended) return make_error(node.ended_because());
+    auto channel = vm::connect_control(node.control(), std::chrono::milliseconds(500));
+    if (!channel) continue;
+    node.channel.emplace(std::move(*channel));
+    auto got = node.channel->receive(interrupt_fd);
+    if (!got) return got.error();
+    if (got->stopped) return make_error("interrupted");
+    if (got->closed) {
+      node.channel.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    const nlohmann::json& m = *got->message;
+    if (m.contains("failed")) return make_error("its agent could not start: " + m["failed"].dump());
+    if (!m.contains("hello") || !m["hello"].is_object())
+      return make_error("its agent said " + m.dump().substr(0, 120) + " instead of hello");
+    return m["hello"];
+  }
+  return make_error(fmt::format("its agent did not say hello within {} s", kHelloLimit.count()));
+}
+
+// The node a step runs on: its `node:`, or the one node its ends name; a
+// step of a scenario's own (sleep) on the first node.
+Result<std::string> node_for(const StepSpec& step, const Registry& registry, const Scenario& scenario) {
+  (void)registry;  // TODO(merge): step_nodes(step, registry.find(step.kind))
+  std::vector<std::string> nodes;
+  if (step.node) nodes.push_back(*step.node);
+  if (nodes.size() > 1)
+    return make_error(fmt::format(
+        "step '{}' has its ends on nodes {}: a pair of tools across two nodes is not built yet; run both ends on one "
+        "node, or use exec steps in the background on each node",
+        step.name, join(nodes, " and ")));
+  if (nodes.empty()) return scenario.nodes.front().name;
+  return nodes.front();
+}
+
+}  // namespace
+
+RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const Registry& registry,
+                    const std::vector<vm::PreparedKernel>& prepared, const sys::Interrupt* given_interrupt) {
+  RunReport report;
+  report.file = scenario.file;
+  report.scenario = scenario.name;
+  report.description = scenario.description;
+  report.started_at = now_utc();
+  report.kernel_health.policy = parse_kernel_health_policy(o.kernel_health).value_or(scenario.kernel_health);
+  report.host = sys::host_facts();
+  report.host["rxerun"] = RXERUN_VERSION;
+  const auto start = SteadyClock::now();
+  auto failed = [&](std::string why) {
+    print(stderr, "rxerun: {}: {}\n", scenario.name, why);
+    report.error = std::move(why);
+    report.exit_code = kExitEnvironment;
+    return report;
+  };
+
+  const auto exe = own_binary();
+  if (!exe) return failed("cannot find its own binary (/proc/self/exe)");
+  std::vector<std::unique_ptr<Node>> nodes;
+  std::map<std::string, Node*> by_name;
+  for (const auto& spec : scenario.nodes) {
+    auto node = std::make_unique<Node>();
+    node->spec = &spec;
+    std::string why;
+    auto kernel = kernel_of(spec, scenario, prepared, &why);
+    if (!kernel) return failed(why);
+    node->kernel = *kernel;
+    auto share = vm::ShareDir::create();
+    if (!share) return failed(share.error().message);
+    node->share.emplace(std::move(*share));
+    by_name[spec.name] = node.get();
+    nodes.push_back(std::move(node));
+  }
+  // Each wire: a datagram socket in each end's share; each end sends to the other's.
+  for (std::size_t i = 0; i < scenario.wires.size(); ++i) {
+    const WireSpec& w = scenario.wires[i];
+    Node& a = *by_name.at(w.a.node);
+    Node& b = *by_name.at(w.b.node);
+    const std::string file = "wire" + std::to_string(i);
+    a.wires.push_back({w.a.mac, a.share->path() / file, b.share->path() / file});
+    b.wires.push_back({w.b.mac, b.share->path() / file, a.share->path() / file});
+  }
+
+  TerminalReporter terminal(stdout, terminal_style(o));
+  terminal.run_started(scenario);
+  std::optional<sys::Interrupt> own_interrupt;
+  if (!given_interrupt) {
+    own_interrupt.emplace();
+    own_interrupt->bind_signals();
+  }
+  const sys::Interrupt& interrupt = given_interrupt ? *given_interrupt : *own_interrupt;
+  std::mutex output_lock;
+  const vm::Accel accel = vm::choose_accel(vm::boot_image(nodes.front()->kernel));
+  const auto budget = lab_run_budget(scenario, registry);
+  for (auto& n : nodes) {
+    Node& node = *n;
+    node.output = std::make_unique<PrefixedLines>(output_lock, "[" + node.name() + "] ");
+    vm::LabRun run;
+    run.kernel = node.kernel;
+    run.kvm = accel.kvm;
+    run.wires = node.wires;
+    run.control = node.control();
+    run.exe = *exe;
+    run.share = node.share->path();
+    run.run_timeout = budget;
+    const char* term = std::getenv("TERM");
+    run.request = {.program = "",
+                   .args = agent_args(o, scenario, node.name()),
+                   .cwd = fs::current_path().string(),
+                   .term = term ? term : "dumb"};
+    run.output = [&node](std::string_view bytes) { (*node.output)(bytes); };
+    run.started = [&node, &o, accel](double secs) {
+      if (!o.quiet)
+        (*node.output)(fmt::format("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", node.kernel.label,
+                                   node.kernel.release, accel.kvm ? "kvm" : "tcg", secs));
+    };
+    run.notice = [&node](const std::string& line) { (*node.output)("rxerun: " + line + "\n"); };
+    run.interrupt_fd = interrupt.fd();
+    node.thread = std::thread([&node, run = std::move(run)]() {
+      node.lab.emplace(vm::run_lab(run));
+      node.ended = true;
+    });
+  }
+  // Whatever happens below, no lab VM outlives this function: a node still
+  // running is told to finish, or stopped with the others on Ctrl-C.
+  auto join_all = [&]() {
+    for (auto& n : nodes) {
+      n->channel.reset();  // the agent sees the host gone: it cleans up and its VM powers off
+      if (n->thread.joinable()) n->thread.join();
+    }
+  };
+
+  bool stop = false;
+  for (auto& n : nodes) {
+    auto hello = await_hello(*n, interrupt.fd());
+    if (!hello) {
+      report.error = "node " + n->name() + ": " + hello.error().message;
+      stop = true;
+      break;
+    }
+    n->release = hello->value("kernel", "");
+    if (!hello->value("preclean_clean", true)) {
+      report.error = "node " + n->name() + ": its preclean left something behind";
+      stop = true;
+    }
+  }
+  if (interrupt.requested()) report.interrupted = true;
+
+  std::map<std::string, nlohmann::json> facts;  // by step name, from every node
+  std::map<std::string, std::string> ran_on;    // step name -> node
+  for (const auto& step : scenario.steps) {
+    StepReport sr = step_report_for(step);
+    if (stop || interrupt.requested()) {
+      sr.message = interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
+    } else if (auto where = node_for(step, registry, scenario); !where) {
+      sr.status = StepStatus::Error;
+      sr.outcome = Outcome::Error;
+      sr.message = where.error().message;
+    } else {
+      Node& node = *by_name.at(*where);
+      sr.node = node.name();
+      terminal.step_started(step);
+      nlohmann::json elsewhere = nlohmann::json::object();
+      for (const auto& [name, f] : facts)
+        if (ran_on[name] != node.name()) elsewhere[name] = f;
+      Result<vm::ControlChannel::Received> got = make_error("node " + node.name() + " is gone");
+      if (node.channel && !node.gone) {
+        if (auto sent = node.channel->send({{"step", step.name}, {"facts", elsewhere}}); !sent)
+          got = sent.error();
+        else
+          got = node.channel->receive(interrupt.fd());
+      }
+      if (got && got->stopped) {
+        sr.status = StepStatus::Interrupted;
+        sr.failures = {"interrupted"};
+        report.interrupted = true;
+      } else if (got && got->message && got->message->contains("step_report")) {
+        auto read = step_report_from_json((*got->message)["step_report"]);
+        if (read) {
+          sr = std::move(*read);
+          sr.node = node.name();
+        } else {
+          sr.status = StepStatus::Error;
+          sr.message = "node " + node.name() + " sent a report rxerun cannot read: " + read.error().message;
+        }
+      } else if (got && got->message && got->message->contains("failed")) {
+        sr.status = StepStatus::Error;
+        sr.outcome = Outcome::Error;
+        sr.message = "node " + node.name() + ": " + (*got->message)["failed"].dump();
+      } else {
+        // The channel closed or broke: the node's lab VM is gone. Its
+        // console says why once qemu has ended.
+        node.gone = true;
+        if (node.thread.joinable()) node.thread.join();
+        sr.status = StepStatus::Error;
+        sr.outcome = Outcome::Error;
+        sr.message = "node " + node.name() + " died during the step: " + node.ended_because();
+      }
+    }
+    facts[step.name] = sr.facts;
+    ran_on[step.name] = sr.node;
+    if (sr.status == StepStatus::Interrupted) report.interrupted = true;
+    if (Runner::stops_run(sr.status)) stop = true;
+    terminal.step_finished(sr);
+    report.steps.push_back(std::move(sr));
+  }
+
+  // Each node cleans up its own lab and sends its whole report.
+  report.preclean.phase = "preclean";
+  report.cleanup.phase = "cleanup";
+  nlohmann::json vm_nodes = nlohmann::json::object();
+  std::vector<std::string> releases;
+  for (auto& n : nodes) {
+    Node& node = *n;
+    if (report.interrupted || node.gone || !node.channel) continue;
+    Result<vm::ControlChannel::Received> got = make_error("closed");
+    if (auto sent = node.channel->send({{"finish", true}}); sent) got = node.channel->receive(interrupt.fd());
+    if (!got || !got->message || !got->message->contains("finished")) {
+      if (got && got->stopped) {
+        report.interrupted = true;
+        continue;
+      }
+      node.gone = true;
+      report.cleanup.undos.push_back({.step = "",
+                                      .kind = "node",
+                                      .summary = "clean up node " + node.name(),
+                                      .ok = false,
+                                      .error = "node " + node.name() +
+                                               " died during cleanup (nothing of it outlives "
+                                               "its lab VM): " +
+                                               node.ended_because()});
+      continue;
+    }
+    auto run = run_report_from_json((*got->message)["finished"]);
+    if (!run) {
+      report.error = "node " + node.name() + " sent a report rxerun cannot read: " + run.error().message;
+      continue;
+    }
+    for (auto* phase : {&report.preclean, &report.cleanup}) {
+      const CleanupReport& theirs = phase == &report.preclean ? run->preclean : run->cleanup;
+      for (UndoReport u : theirs.undos) {
+        u.summary = "[" + node.name() + "] " + u.summary;
+        phase->undos.push_back(std::move(u));
+      }
+      phase->interrupted |= theirs.interrupted;
+    }
+    for (auto f : run->kernel_health.findings) {
+      f.lines.insert(f.lines.begin(), "node " + node.name() + " (kernel " + run->kernel_health.kernel + "):");
+      report.kernel_health.findings.push_back(std::move(f));
+    }
+    if (!run->kernel_health.kernel.empty()) releases.push_back(node.name() + ": " + run->kernel_health.kernel);
+    vm_nodes[node.name()]["kernel_messages"] = run->host.value("kernel_messages", nlohmann::json::array());
+  }
+  if (report.interrupted) terminal.note("interrupted: the lab VMs were stopped (nothing of them is left)");
+  join_all();
+  for (auto& n : nodes) {
+    Node& node = *n;
+    if (node.lab && *node.lab) {
+      nlohmann::json facts_of_vm = vm_facts(node.kernel, **node.lab);
+      facts_of_vm["kernel_messages"] = vm_nodes[node.name()].value("kernel_messages", nlohmann::json::array());
+      vm_nodes[node.name()] = std::move(facts_of_vm);
+    }
+    if (auto r = bring_back_outputs(node.share->path() / "output", o.output_dir.empty() ? "." : o.output_dir); !r)
+      print(stderr, "rxerun: node {}: {}\n", node.name(), r.error().message);
+  }
+  report.vm = {{"nodes", vm_nodes}};
+  report.kernel_health.kernel = join(releases, ", ");
+  terminal.cleanup_finished(report.cleanup);
+  report.duration = std::chrono::duration_cast<Duration>(SteadyClock::now() - start);
+  report.exit_code = exit_code_for(report);
+  if (!report.error.empty() && report.exit_code == kExitOk) report.exit_code = kExitEnvironment;
+  if (!report.error.empty()) print(stderr, "rxerun: {}: {}\n", scenario.name, report.error);
+  terminal.run_finished(report);
+  return report;
+}
+
+}  // namespace rxerun

@@ -1,0 +1,75 @@
+# Two-node labs (docs/nodes.md): two lab VMs booted at once, joined by a
+# wire, each step run by the agent of its node, facts flowing between them;
+# a node killed during a step; Ctrl-C. Every run leaves no qemu and no share
+# directory behind.
+source "$(dirname "$0")/lib.sh"
+
+case " $KERNELS " in
+  *" 6.1 "*) ;;
+  *) echo "skip: the two-node lab needs lab kernel 6.1 (rxerun vm setup --kernel 6.1)"; exit 77 ;;
+esac
+case " $KERNELS " in
+  *" 7.3 "*) ;;
+  *) echo "skip: the two-node lab needs lab kernel 7.3 (rxerun vm setup --kernel 7.3)"; exit 77 ;;
+esac
+
+# 6.1 on node a, 7.3 on node b: rping across the wire, a fact of a read on b.
+expect_exit 0 "two nodes (6.1 and 7.3), rping across the wire" -- "$RXERUN" run tests/vm/nodes/two-node-exec.yaml \
+  --report json:"$WORK/exec.json" --report junit:"$WORK/exec.xml"
+echo "$out" | grep -E '^\[a\] lab VM|^\[b\] lab VM|PASS|FAIL|ERROR'
+contains "$out" "[a] lab VM: kernel 6.1" "node a boots 6.1"
+contains "$out" "[b] lab VM: kernel 7.3" "node b boots 7.3"
+same "$(step_field "$WORK/exec.json" server node)" a "the rping server ran on node a"
+same "$(step_field "$WORK/exec.json" client node)" b "the rping client ran on node b"
+same "$(step_field "$WORK/exec.json" facts-from-a status)" passed "node b read a fact of a step on node a"
+positive "$(step_fact "$WORK/exec.json" counters-b rxe0.rcvd_pkts)" "node b's rxe0 received packets over the wire"
+same "$(json_field "$WORK/exec.json" "sorted(r['vm']['nodes'])")" "['a', 'b']" "the report has both nodes' lab VMs"
+same "$(json_field "$WORK/exec.json" "r['vm']['nodes']['a']['kernel']")" 6.1 "the report names node a's kernel"
+expect_exit 0 "JUnit: one passing testsuite" -- /usr/bin/python3 tests/tools/junit_check.py "$WORK/exec.xml" \
+  --expect-suites 1 --expect-failures 0 --expect-errors 0
+contains "$(cat "$WORK/exec.xml")" "node: b" "JUnit says which node ran a step"
+no_qemu_left "two nodes"
+[ -z "$(ls "$TMPDIR")" ] && pass "two nodes: share dirs removed" || fail "two nodes: left $(ls "$TMPDIR")"
+
+# The qemu of node NODE among this run's lab VMs: its share holds the
+# agent's request, which names the node.
+node_qemu() {
+  local pid share
+  for pid in $(lab_qemus); do
+    share=$(tr '\0' '\n' </proc/"$pid"/cmdline | sed -n 's/^local,id=share,path=\([^,]*\),.*/\1/p')
+    grep -q "\"--node\",\"$1\"" "$share/request.json" 2>/dev/null && { echo "$pid"; return; }
+  done
+}
+
+# Node b killed while its step sleeps: that step's error, with b's console;
+# node a still cleans up (its namespace deleted).
+"$RXERUN" run tests/vm/nodes/two-node-hang.yaml --report json:"$WORK/kill.json" >"$WORK/kill.out" 2>&1 &
+pid=$!
+for _ in $(seq 3000); do grep -q "nodes-a\|netns-1" "$WORK/kill.out" && break; sleep 0.1; done
+sleep 2
+victim=$(node_qemu b)
+[ -n "$victim" ] && pass "node b's qemu found" || fail "node b's qemu not found"
+[ -n "$victim" ] && kill -KILL "$victim"
+wait $pid
+code=$?
+same "$code" 3 "a node that dies: exit 3"
+same "$(step_field "$WORK/kill.json" sleeper status)" error "the step running on the dead node is an error"
+contains "$(step_field "$WORK/kill.json" sleeper message)" "node b died during the step" "its message names the node"
+same "$(step_field "$WORK/kill.json" after status)" not-run "later steps are not run"
+contains "$(json_field "$WORK/kill.json" "[u['summary'] for u in r['cleanup']['undos']]")" "[a] delete network namespace" \
+  "node a cleaned up its namespace"
+no_qemu_left "a node killed"
+[ -z "$(ls "$TMPDIR")" ] && pass "a node killed: share dirs removed" || fail "a node killed: left $(ls "$TMPDIR")"
+
+# Ctrl-C during the sleep: both VMs stop, exit 130.
+"$RXERUN" run tests/vm/nodes/two-node-hang.yaml >"$WORK/int.out" 2>&1 &
+pid=$!
+for _ in $(seq 3000); do grep -q "netns-1" "$WORK/int.out" && break; sleep 0.1; done
+sleep 2
+[ "$(lab_qemus | wc -l)" = 2 ] && pass "Ctrl-C: two qemus run" || fail "Ctrl-C: qemus: $(lab_qemus | wc -l)"
+kill -INT $pid
+wait $pid
+same "$?" 130 "Ctrl-C: exit 130"
+no_qemu_left "Ctrl-C"
+[ -z "$(ls "$TMPDIR")" ] && pass "Ctrl-C: share dirs removed" || { fail "Ctrl-C: left $(ls "$TMPDIR")"; cat "$WORK/int.out"; }
+finish
