@@ -94,21 +94,41 @@ class Drawing {
     if (node.empty()) return graph_;
     auto [it, added] = machines_.try_emplace(node, nullptr);
     if (added) {
-      const std::string id = "node/" + node;
+      const PictureNode* spec = find_node(node);
+      const std::string id = spec ? picture_id(*spec) : "node/" + node;
       it->second = agsubg(graph_, graph_cstr("cluster_" + id), 1);
       graph_set(it->second, "id", id);
-      graph_set(it->second, "style", "rounded");
-      graph_set_html(graph_, it->second, graph_label("node " + node, {}));
+      graph_set(it->second, "style", "rounded,bold");
+      graph_set(it->second, "color", "#404040");
+      graph_set(it->second, "fontname", "Helvetica");
+      graph_set(it->second, "fontsize", "12");
+      const std::string kernel = spec && !spec->kernel.empty() ? "kernel " + spec->kernel : "the newest kernel";
+      graph_set_html(graph_, it->second, graph_label(node, {"lab VM, " + kernel}));
     }
     return it->second;
   }
 
-  // rxerun's own namespace is drawn when something lives there, or when it
-  // is all there is; every namespace a step makes is drawn, empty or not.
+  const PictureNode* find_node(const std::string& name) const {
+    for (const auto& n : picture_.nodes)
+      if (n.name == name) return &n;
+    return nullptr;
+  }
+
+  // The namespaces of a machine (a node, or the one machine of a scenario
+  // without nodes).
+  std::size_t namespaces_of(const std::string& node) const {
+    std::size_t n = 0;
+    for (const auto& ns : picture_.namespaces) n += ns.place.node == node ? 1 : 0;
+    return n;
+  }
+
+  // rxerun's own namespace (of a node) is drawn when something lives there,
+  // or when it is all there is; every namespace a step makes is drawn, empty
+  // or not.
   void draw_namespace(const PictureNamespace& ns) {
     const bool own = ns.place.netns.empty();
     const bool occupied = lives_in(ns.place);
-    if (own && !occupied && picture_.namespaces.size() > 1) return;
+    if (own && !occupied && namespaces_of(ns.place.node) > 1) return;
     const std::string id = picture_id(ns.place);
     Agraph_t* c = agsubg(machine(ns.place.node), graph_cstr("cluster_" + id), 1);
     graph_set(c, "id", id);
@@ -201,10 +221,15 @@ class Drawing {
     Agnode_t* b = find(interface_id(l.b_place, l.b));
     if (!a || !b) return;
     Agedge_t* e = edge(a, b, picture_id(l));
-    graph_set(e, "penwidth", "2.5");
-    graph_set(e, "color", "#1f5fbf");
-    graph_set(e, "label", l.kind);
-    graph_set(e, "tooltip", l.kind + " " + l.a + " -- " + l.b);
+    const bool wire = l.kind == "wire";
+    graph_set(e, "penwidth", wire ? "3" : "2.5");
+    graph_set(e, "color", wire ? "#2b2b2b" : "#1f5fbf");
+    std::string label = xml_escape(l.kind, false);
+    for (const auto& d : l.details) label += "<BR/>" + xml_escape(d, false);
+    graph_set_html(graph_, e, label);
+    const std::string a_name = l.a_place.node.empty() ? l.a : l.a_place.node + " " + l.a;
+    const std::string b_name = l.b_place.node.empty() ? l.b : l.b_place.node + " " + l.b;
+    graph_set(e, "tooltip", l.kind + " " + a_name + " -- " + b_name);
   }
 
   const LabPicture& picture_;

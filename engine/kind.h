@@ -59,6 +59,14 @@ struct Kind {
   // built into rxerun). Its journal entries carry it, so that a later
   // `rxerun cleanup` can load the plugin to undo them.
   std::string plugin;
+
+  // A pair kind's parameters that name the node (lab VM) of each end, as
+  // dotted paths into its parameters: rping {"server_node", "client_node"},
+  // perftest and verbs {"server.node", "client.node"}. The loader checks that
+  // each names a declared node (and refuses them in a scenario without
+  // nodes); an end without one runs on the step's `node:`. Empty for every
+  // other kind (engine/nodes.h: step_nodes). Not in the plugin SDK.
+  std::vector<std::string> end_nodes;
 };
 
 }  // namespace rxerun

@@ -277,8 +277,8 @@ void Loader::load_top(const YAML::Node& root) {
   }
   scenario_.file = file_;
   scenario_.name = name_from_file(file_);
-  std::optional<YAML::Node> steps;
-  YAML::Node steps_key;
+  std::optional<YAML::Node> steps, nodes, wires;
+  YAML::Node steps_key, nodes_key, wires_key;
   // vars first: every other value may use them, whatever the order of keys.
   for_each_pair(root, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
     if (key == "vars") load_vars(value);
@@ -295,12 +295,24 @@ void Loader::load_top(const YAML::Node& root) {
       load_kernel_health(value, key_node);
     else if (key == "plugins")
       load_plugins(value, key_node);
-    else if (key == "steps") {
+    else if (key == "nodes") {
+      nodes = value;
+      nodes_key = key_node;
+    } else if (key == "wires") {
+      wires = value;
+      wires_key = key_node;
+    } else if (key == "steps") {
       steps = value;
       steps_key = key_node;
     } else if (key != "vars")
       error(key_node, fmt::format("unknown key '{}' at the top level{}", excerpt(key), did_you_mean(key, kTopKeys)));
   });
+  // Nodes before wires (which name them) and steps (which run on them).
+  if (nodes) load_nodes(*nodes, nodes_key);
+  if (wires && !nodes)
+    error(wires_key, "'wires' joins nodes' NICs, but the scenario declares no 'nodes' (nodes: {a: {}, b: {}})");
+  else if (wires)
+    load_wires(*wires, wires_key);
   if (!steps) {
     error(root, "missing 'steps': a scenario needs a list of steps");
     return;
@@ -381,6 +393,7 @@ void Loader::load_vm(const YAML::Node& value, const YAML::Node& key) {
       return;
     }
     if (k == "kernels") {
+      vm_kernels_mark_ = mark_of(key_node);
       load_vm_kernels(v, key_node);
       return;
     }
@@ -616,7 +629,7 @@ void Loader::load_step(const YAML::Node& node, int index) {
   }
   check_step_keys(node, step.mark);
   YAML::Node params_node, expect_node, expect_key;
-  bool has_expect = false;
+  bool has_expect = false, has_node = false;
   for_each_pair(node, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
     if (!head.kind.empty() && key == head.kind) {
       params_node = value;
@@ -625,6 +638,7 @@ void Loader::load_step(const YAML::Node& node, int index) {
       expect_key = key_node;
       has_expect = true;
     } else if (is_common_key(key)) {
+      has_node |= key == "node";
       load_common(step, key, key_node, value);
     }
   });
@@ -632,6 +646,7 @@ void Loader::load_step(const YAML::Node& node, int index) {
     step.marks[""] = mark_of(head.kind_key);
     load_params(step, params_node, head.kind_key);
   }
+  check_step_nodes(step, has_node);
   if (has_expect) load_expect(step, expect_node, expect_key);
   finish_step(std::move(step));
 }
@@ -692,6 +707,8 @@ void Loader::load_common(StepSpec& step, const std::string& key, const YAML::Nod
       error(value, fmt::format("'netns' is not a valid namespace name: {} ('{}')", why, excerpt(*s)));
     else if (s)
       step.netns = *s;
+  } else if (key == "node") {
+    load_step_node(step, key_node, value);
   } else if (key == "timeout" || key == "delay") {
     auto s = common_text(key_node, value, key);
     if (!s) return;

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/loader.h"
@@ -42,11 +43,14 @@ bool valid_scenario_name(std::string_view s);
 // "veth pair (copy).yaml" -> "veth-pair--copy"
 std::string name_from_file(const std::string& file);
 
-inline const std::vector<std::string> kTopKeys{"name",          "description", "vars", "vm",
-                                               "kernel_health", "plugins",     "steps"};
+inline const std::vector<std::string> kTopKeys{"name",    "description", "vars",  "vm",   "kernel_health",
+                                               "plugins", "nodes",       "wires", "steps"};
 inline const std::vector<std::string> kKernelHealthPolicies{"fail", "warn", "off"};
 inline const std::vector<std::string> kVmKeys{"kernel", "kernels", "timeout"};
-inline const std::vector<std::string> kCommonKeys{"name", "netns", "expect", "timeout", "retries", "delay", "tags"};
+inline const std::vector<std::string> kCommonKeys{"name",    "netns",   "node",  "expect",
+                                                  "timeout", "retries", "delay", "tags"};
+inline const std::vector<std::string> kNodeKeys{"kernel"};
+inline const std::vector<std::string> kWireEndKeys{"nic", "mac"};
 inline const std::vector<std::string> kOutcomes{"ok", "fail", "timeout"};
 bool is_common_key(const std::string& k);
 
@@ -130,6 +134,31 @@ class Loader {
   void load_kernel_health(const YAML::Node& value, const YAML::Node& key);
   void load_plugins(const YAML::Node& value, const YAML::Node& key);
 
+  // nodes and wires (engine/loader_nodes.cpp)
+  void load_nodes(const YAML::Node& value, const YAML::Node& key);
+  void load_node(const std::string& name, const YAML::Node& key, const YAML::Node& value);
+  void load_wires(const YAML::Node& value, const YAML::Node& key);
+  void load_wire(const YAML::Node& item, std::size_t index);
+  struct WireEndRead {
+    WireEnd end;
+    Mark nic_mark;
+    Mark mac_mark;  // where the MAC is given; the end's key when it is derived
+    bool mac_given = false;
+  };
+  std::optional<WireEndRead> load_wire_end(const std::string& node, const YAML::Node& key, const YAML::Node& value);
+  // A wire end's NIC and MAC, each used once in the scenario; `which` is 1
+  // for the wire's first end, 2 for its second.
+  void claim_wire_end(const WireEndRead& read, std::size_t index, int which);
+  // "unknown node 'c' in 'node' (did you mean 'a'?); 'nodes' declares a, b",
+  // or, in a scenario without nodes, why `what` cannot name one.
+  std::string unknown_node(const std::string& name, std::string_view what) const;
+  // A step's `node:`.
+  void load_step_node(StepSpec& step, const YAML::Node& key_node, const YAML::Node& value);
+  // The nodes of a step's ends (Kind::end_nodes), and its own `node:` where
+  // the scenario has nodes and the step needs one (or takes it from the step
+  // a `wait` or `revert` names); `node_given`: the step has a `node:` key.
+  void check_step_nodes(StepSpec& step, bool node_given);
+
   // vars
   static std::optional<std::string> bad_var_name(const std::string& name);
 
@@ -212,7 +241,12 @@ class Loader {
   ExpansionBudget expansion_;  // every {{variable}} substituted in the file
   Diagnostics diags_;
   Diagnostics warnings_;
-  bool lenient_kinds_ = false;  // a plugin could not be loaded: its kinds' steps are not errors of their own
+  bool has_nodes_ = false;                                    // the scenario has a `nodes:` key
+  std::map<std::string, std::pair<Mark, std::size_t>> nics_;  // "a/eth1" -> where a wire first joined it, the wire
+  std::map<std::string, std::pair<Mark, std::string>>
+      macs_;                             // a wire end's MAC -> where, and whose: "wire 1's first end (a)"
+  std::optional<Mark> vm_kernels_mark_;  // where `vm.kernels` is, when it is
+  bool lenient_kinds_ = false;           // a plugin could not be loaded: its kinds' steps are not errors of their own
   std::vector<StepHead> heads_;
   std::vector<std::string> loaded_names_;  // names of the steps loaded so far: the earlier steps
   long visited_ = 0;

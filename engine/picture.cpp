@@ -51,7 +51,7 @@ const PictureInterface* LabPicture::find_interface(const PicturePlace& place, co
 }
 
 PicturePlace place_of(const StepSpec& step) {
-  return {"", step.netns.value_or("")};
+  return {step.node.value_or(""), step.netns.value_or("")};
 }
 
 std::string picture_text(const nlohmann::json& value) {
@@ -66,6 +66,10 @@ std::string picture_param(const nlohmann::json& params, const std::string& key) 
 std::string picture_id(const PicturePlace& place) {
   const std::string ns = place.netns.empty() ? "host" : "netns/" + place.netns;
   return place.node.empty() ? ns : "node/" + place.node + "/" + ns;
+}
+
+std::string picture_id(const PictureNode& n) {
+  return "node/" + n.name;
 }
 
 std::string interface_id(const PicturePlace& place, const std::string& name) {
@@ -85,14 +89,27 @@ std::string picture_id(const PictureFault& f) {
   return f.kind + "/" + f.step;
 }
 
+// A wire between nodes joins NICs of their own namespaces: NODE/NIC says it.
 std::string picture_id(const PictureLink& l) {
+  if (l.kind == "wire") return "wire/" + l.a_place.node + "/" + l.a + "--" + l.b_place.node + "/" + l.b;
   return l.kind + "/" + interface_id(l.a_place, l.a) + "--" + interface_id(l.b_place, l.b);
 }
 
 LabPicture picture_of(const Scenario& scenario, const Registry& registry) {
   LabPicture picture;
   picture.title = scenario.name;
-  picture.add_namespace({});
+  if (scenario.nodes.empty()) picture.add_namespace({});
+  for (const auto& n : scenario.nodes) {
+    picture.nodes.push_back({n.name, n.kernel.value_or(scenario.vm_kernel.value_or(""))});
+    picture.add_namespace({n.name, ""});
+  }
+  for (const auto& w : scenario.wires) {
+    const PicturePlace a{w.a.node, ""}, b{w.b.node, ""};
+    picture.add_interface(a, w.a.nic).kind = "wire";
+    picture.add_interface(b, w.b.nic).kind = "wire";
+    picture.links.push_back(
+        {.kind = "wire", .a_place = a, .a = w.a.nic, .b_place = b, .b = w.b.nic, .details = {w.a.mac, w.b.mac}});
+  }
   for (const auto& step : scenario.steps) {
     const Kind* kind = registry.find(step.kind);
     if (kind && kind->picture) kind->picture(step.params, step, picture);

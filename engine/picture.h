@@ -8,7 +8,15 @@
 // interface's name cannot hold '/'), so that a test or a reader can find it
 // in the drawing: "host" (rxerun's own namespace), "netns/lab",
 // "netns/lab/vA" (an interface), "rdma/rxe0", "block/no-icmp" (a fault, by
-// its step's name), "veth/host/vA--netns/lab/vB" (a wire).
+// its step's name), "veth/host/vA--netns/lab/vB" (a veth pair).
+//
+// In a scenario with nodes (lab VMs) each node is a cluster, "node/a", and
+// what lives in it carries the node's prefix: "node/a/host" (rxerun's own
+// namespace in node a), "node/a/netns/lab", "node/a/host/eth1" (an
+// interface; a wire's NIC is one of kind "wire"), "node/a/rdma/rxe0",
+// "veth/node/a/host/vA--node/a/netns/lab/vB". A wire between two nodes is
+// "wire/a/eth1--b/eth1" (NODE/NIC of each end, in the order of `wires:`).
+// Faults keep "block/STEP": step names are unique in a scenario.
 
 #include <string>
 #include <vector>
@@ -45,15 +53,22 @@ struct PictureInterface {
   std::vector<std::string> routes;     // routes leaving by it: "10.10.0.2/32 table 100"
 };
 
-// A wire packets can cross between two interfaces: a veth pair (later, the
-// wire between two nodes).
+// A wire packets can cross between two interfaces: a veth pair, or a wire
+// between two nodes' NICs (`wires:`).
 struct PictureLink {
-  std::string kind;  // "veth"
-  std::string step;
+  std::string kind;  // "veth", "wire"
+  std::string step;  // the step that makes it; "" for a wire of `wires:`
   PicturePlace a_place;
   std::string a;
   PicturePlace b_place;
   std::string b;
+  std::vector<std::string> details;  // its label's lines under the kind: a wire's two MACs
+};
+
+// A node (lab VM) of a scenario with `nodes:`: a cluster of its own.
+struct PictureNode {
+  std::string name;
+  std::string kernel;  // the node's kernel, else vm.kernel's; "" when neither names one
 };
 
 // An RDMA device over a netdev of its namespace.
@@ -77,7 +92,8 @@ struct PictureFault {
 };
 
 struct LabPicture {
-  std::string title;  // the scenario's name
+  std::string title;               // the scenario's name
+  std::vector<PictureNode> nodes;  // none: the one machine of a scenario without nodes
   std::vector<PictureNamespace> namespaces;
   std::vector<PictureInterface> interfaces;
   std::vector<PictureLink> links;
@@ -98,7 +114,8 @@ struct LabPicture {
   const PictureInterface* find_interface(const PicturePlace& place, const std::string& name) const;
 };
 
-// Where a step runs: its `netns:` (rxerun's own namespace when unset).
+// Where a step runs: its `node:` and its `netns:` (rxerun's own namespace
+// when unset).
 PicturePlace place_of(const StepSpec& step);
 // A parameter's value as written: a string as it is ({{steps.X.Y}} too), a
 // number or a bool as YAML writes it.
@@ -109,6 +126,7 @@ std::string picture_param(const nlohmann::json& params, const std::string& key);
 
 // The ids (see the top of this file).
 std::string picture_id(const PicturePlace& place);
+std::string picture_id(const PictureNode& n);
 std::string picture_id(const PictureInterface& i);
 std::string picture_id(const PictureDevice& d);
 std::string picture_id(const PictureFault& f);
@@ -116,7 +134,9 @@ std::string picture_id(const PictureLink& l);
 std::string interface_id(const PicturePlace& place, const std::string& name);
 
 // What `scenario` builds, as its kinds describe it. rxerun's own namespace
-// comes first, whether anything lives there or not.
+// comes first, whether anything lives there or not; in a scenario with
+// nodes, each node's own namespace, in the order of `nodes:`, then each
+// wire's two NICs and the wire between them.
 LabPicture picture_of(const Scenario& scenario, const Registry& registry);
 
 }  // namespace rxerun

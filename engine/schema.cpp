@@ -1,5 +1,7 @@
 #include "engine/schema.h"
 
+#include "engine/nodes.h"
+
 namespace rxerun {
 
 namespace {
@@ -101,6 +103,7 @@ json step_schema(const KindSpec& k) {
       {"name",
        {{"type", "string"}, {"pattern", "^[A-Za-z0-9_.-]+$"}, {"description", "label; how later steps refer to it"}}},
       {"netns", {{"$ref", "#/definitions/netns"}}},
+      {"node", {{"$ref", "#/definitions/node"}, {"description", "the node (lab VM of `nodes:`) it runs on"}}},
       {"expect", {{"$ref", "#/definitions/expect"}}},
       {"timeout", {{"$ref", "#/definitions/duration"}}},
       {"retries", {{"type", "integer"}, {"minimum", 0}, {"maximum", 100}}},
@@ -122,6 +125,11 @@ json scenario_schema(const Registry& registry) {
       {"size", {{"type", "string"}, {"pattern", "^[0-9]+(B|KiB|MiB|GiB|TiB)?$"}}},
       {"ifname", {{"type", "string"}, {"pattern", "^([^/\\s]{1,15}|.*\\{\\{.*\\}\\}.*)$"}}},
       {"netns", {{"type", "string"}, {"pattern", "^[^/\\s]+$"}}},
+      {"node", {{"type", "string"}, {"pattern", "^([A-Za-z][A-Za-z0-9_-]{0,14}|.*\\{\\{.*\\}\\}.*)$"}}},
+      {"mac",
+       {{"type", "string"},
+        {"pattern", "^([0-9A-Fa-f][02468ACEace](:[0-9A-Fa-f]{2}){5}|.*\\{\\{.*\\}\\}.*)$"},
+        {"description", "a unicast MAC address: 52:54:00:12:34:56"}}},
       {"on_off",
        {{"anyOf",
          json::array({{{"type", "boolean"}}, {{"enum", {"on", "off"}}}, {{"$ref", "#/definitions/template"}}})}}},
@@ -171,7 +179,46 @@ json scenario_schema(const Registry& registry) {
           {"description",
            "plugins whose step kinds the scenario uses: shared objects built against rxerun's SDK, each path "
            "relative to the scenario file"}}},
+        {"nodes",
+         {{"type", "object"},
+          {"minProperties", 1},
+          {"maxProperties", kMaxLabNodes},
+          {"propertyNames", {{"pattern", "^[A-Za-z][A-Za-z0-9_-]{0,14}$"}}},
+          {"additionalProperties",
+           {{"type", json::array({"object", "null"})},
+            {"properties",
+             {{"kernel",
+               {{"type", "string"},
+                {"minLength", 1},
+                {"description", "the lab kernel the node boots (default: vm.kernel's, else the newest prepared)"}}}}},
+            {"additionalProperties", false}}},
+          {"description",
+           "the lab VMs of a two-node lab (at most 4, each about 1.4 GB of memory): a mapping from a node's name to "
+           "{kernel: \"6.1\"}; every step that touches a kernel names its node"}}},
+        {"wires",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"minProperties", 2},
+            {"maxProperties", 2},
+            {"propertyNames", {{"pattern", "^[A-Za-z][A-Za-z0-9_-]{0,14}$"}}},
+            {"additionalProperties",
+             {{"anyOf",
+               json::array({{{"$ref", "#/definitions/ifname"}},
+                            {{"type", "object"},
+                             {"properties",
+                              {{"nic", {{"$ref", "#/definitions/ifname"}}}, {"mac", {{"$ref", "#/definitions/mac"}}}}},
+                             {"required", json::array({"nic"})},
+                             {"additionalProperties", false}}})}}}}},
+          {"description",
+           "wires between the nodes' NICs: {a: eth1, b: eth1}, or {a: {nic: eth1, mac: \"52:54:00:12:34:56\"}, b: "
+           "eth1}; a MAC not given is 52:54:00:0a:WW:NN (WW: the wire's position, NN: 01 or 02, its end)"}}},
         {"steps", {{"type", "array"}, {"minItems", 1}, {"items", {{"oneOf", steps}}}}}}},
+      // wires join nodes; a node names its own kernel (no vm.kernels matrix).
+      {"dependencies", {{"wires", json::array({"nodes"})}}},
+      {"not",
+       {{"required", json::array({"nodes", "vm"})},
+        {"properties", {{"vm", {{"required", json::array({"kernels"})}}}}}}},
       {"definitions", definitions},
   };
 }

@@ -163,7 +163,7 @@ Result<nlohmann::json> undo_netns(const nlohmann::json& args, UndoContext& ctx) 
 namespace {
 
 void picture_netns(const nlohmann::json& p, const StepSpec& step, LabPicture& picture) {
-  picture.add_namespace({"", picture_param(p, "name")}, step.name);
+  picture.add_namespace({place_of(step).node, picture_param(p, "name")}, step.name);
 }
 
 }  // namespace

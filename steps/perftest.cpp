@@ -50,6 +50,9 @@ Kind perftest_kind() {
       "asked; the result table as facts (LC_ALL=C), the GID index found rather than assumed.";
   const ParamSpec netns{
       .name = "netns", .type = ParamType::NetnsName, .help = "its network namespace (default: the step's)"};
+  const ParamSpec node{.name = "node",
+                       .type = ParamType::String,
+                       .help = "with `nodes:`: the node (lab VM) it runs on (default: the step's `node:`)"};
   spec.params = {
       {.name = "test",
        .type = ParamType::Enum,
@@ -60,14 +63,17 @@ Kind perftest_kind() {
        .type = ParamType::Object,
        .required = true,
        .help = "the server",
-       .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"}, netns}},
+       .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"},
+                  netns,
+                  node}},
       {.name = "client",
        .type = ParamType::Object,
        .required = true,
        .help = "the client",
        .fields = {{.name = "dev", .type = ParamType::IfName, .required = true, .help = "its RDMA device (-d)"},
                   {.name = "to", .type = ParamType::Address, .required = true, .help = "the server's address"},
-                  netns}},
+                  netns,
+                  node}},
       {.name = "gid_index",
        .type = ParamType::Int,
        .help = "the GID index of both ends (-x); default: per device, the RoCE v2 entry of its IPv4 address (the "
@@ -138,7 +144,9 @@ Kind perftest_kind() {
       "  expect: {bw_avg_mib_s: \"> 0\", rxe1.sent_pkts: \"> 0\"}\n";
   spec.default_timeout = Duration{60'000};
   spec.validate = validate_perftest;
-  return Kind{std::move(spec), run_perftest, {}};
+  Kind kind{std::move(spec), run_perftest, {}};
+  kind.end_nodes = {"server.node", "client.node"};
+  return kind;
 }
 
 namespace {

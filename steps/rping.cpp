@@ -50,6 +50,12 @@ Kind rping_kind() {
       {.name = "client_netns",
        .type = ParamType::NetnsName,
        .help = "the client's network namespace (default: the step's)"},
+      {.name = "server_node",
+       .type = ParamType::String,
+       .help = "with `nodes:`: the node (lab VM) the server runs on (default: the step's `node:`)"},
+      {.name = "client_node",
+       .type = ParamType::String,
+       .help = "with `nodes:`: the node (lab VM) the client runs on (default: the step's `node:`)"},
       {.name = "count",
        .type = ParamType::Int,
        .default_value = 5,
@@ -84,7 +90,9 @@ Kind rping_kind() {
       "  timeout: 10s\n"
       "  expect: timeout\n";
   spec.default_timeout = Duration{30'000};
-  return Kind{std::move(spec), run_rping, {}};
+  Kind kind{std::move(spec), run_rping, {}};
+  kind.end_nodes = {"server_node", "client_node"};
+  return kind;
 }
 
 namespace {

@@ -64,6 +64,9 @@ Kind verbs_kind() {
       "byte for byte, latency and bandwidth per size; or two queue pairs on one device (mode self).";
   const ParamSpec netns{
       .name = "netns", .type = ParamType::NetnsName, .help = "its network namespace (default: the step's)"};
+  const ParamSpec node{.name = "node",
+                       .type = ParamType::String,
+                       .help = "with `nodes:`: the node (lab VM) it runs on (default: the step's `node:`)"};
   spec.params = {
       {.name = "mode",
        .type = ParamType::Enum,
@@ -74,12 +77,14 @@ Kind verbs_kind() {
        .type = ParamType::Object,
        .help = "cm: where rxerun's server listens",
        .fields = {{.name = "addr", .type = ParamType::Address, .required = true, .help = "the address it listens on"},
-                  netns}},
+                  netns,
+                  node}},
       {.name = "client",
        .type = ParamType::Object,
        .help = "cm: the client",
        .fields = {{.name = "addr", .type = ParamType::Address, .help = "its source address (default: the route's)"},
                   netns,
+                  node,
                   {.name = "to",
                    .type = ParamType::Address,
                    .help = "where it connects (default: the server's address); without a server nothing of "
@@ -148,7 +153,9 @@ Kind verbs_kind() {
       "  verbs: {mode: self, dev: rxe0, ops: [write]}\n";
   spec.default_timeout = Duration{60'000};
   spec.validate = validate_verbs;
-  return Kind{std::move(spec), run_verbs, {}};
+  Kind kind{std::move(spec), run_verbs, {}};
+  kind.end_nodes = {"server.node", "client.node"};
+  return kind;
 }
 
 namespace {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "app/graph.h"
 #include "engine/loader.h"
 #include "engine/picture.h"
@@ -198,19 +200,83 @@ TEST_CASE("graph: names are escaped as XML") {
 }
 
 TEST_CASE("graph: a node's namespaces are drawn inside the node's cluster") {
-  // No scenario has nodes yet; the model and the drawing are ready for them.
   LabPicture p;
   p.title = "two-nodes";
   const PicturePlace a{"a", ""}, b{"b", ""};
+  p.nodes = {{"a", "6.1"}, {"b", ""}};
   p.add_interface(a, "eth1").addresses.push_back("10.70.0.1/24");
   p.add_interface(b, "eth1").addresses.push_back("10.70.0.2/24");
-  p.links.push_back({"wire", "", a, "eth1", b, "eth1"});
+  p.links.push_back({.kind = "wire", .a_place = a, .a = "eth1", .b_place = b, .b = "eth1"});
   const std::string s = svg_of(p);
   CHECK(s.find("id=\"node/a\"") != std::string::npos);
   CHECK(s.find("id=\"node/a/host\"") != std::string::npos);
   CHECK(s.find("id=\"node/a/host/eth1\"") != std::string::npos);
   CHECK(s.find("id=\"node/b/host/eth1\"") != std::string::npos);
-  CHECK(s.find("id=\"wire/node/a/host/eth1--node/b/host/eth1\"") != std::string::npos);
+  CHECK(s.find("id=\"wire/a/eth1--b/eth1\"") != std::string::npos);
+  CHECK(s.find("kernel 6.1") != std::string::npos);
+  CHECK(s.find("the newest kernel") != std::string::npos);  // b names none, nor does vm.kernel
   // The node's cluster opens before its namespace's.
   CHECK(s.find("id=\"node/a\"") < s.find("id=\"node/a/host\""));
+}
+
+// Two nodes, a wire with one MAC given, steps on each node and a pair step
+// across them.
+const std::string kTwoNodeLab = R"(name: interop
+vm: {kernel: "7.3"}
+nodes:
+  a: {kernel: "6.1"}
+  b: {}
+  c: {}
+wires:
+  - {a: eth1, b: {nic: eth1, mac: "02:00:00:00:00:0b"}}
+steps:
+  - address: {dev: eth1, cidr: 10.70.0.1/24}
+    node: a
+  - netns: {name: lab}
+    node: b
+  - veth: {name: vA, peer: vB, peer_netns: lab}
+    node: b
+  - rxe: {name: rxe0, netdev: eth1}
+    node: b
+  - name: nap
+    sleep: {duration: 1s}
+  - rping: {server: 10.70.0.1, server_node: a, client_node: b}
+)";
+
+TEST_CASE("graph: a scenario with nodes draws each node, its namespaces and the wires between them") {
+  const LabPicture p = picture(kTwoNodeLab);
+  REQUIRE(p.nodes.size() == 3);
+  CHECK(p.nodes[0].name == "a");
+  CHECK(p.nodes[0].kernel == "6.1");
+  CHECK(p.nodes[1].kernel == "7.3");  // vm.kernel's
+  CHECK(picture_id(p.nodes[2]) == "node/c");
+  // No namespace outside the nodes; each node's own namespace first.
+  CHECK_FALSE(p.find_namespace(kHost));
+  REQUIRE(p.namespaces.size() == 4);
+  CHECK(picture_id(p.namespaces[0].place) == "node/a/host");
+  CHECK(picture_id(p.namespaces[1].place) == "node/b/host");
+  CHECK(picture_id(p.namespaces[2].place) == "node/c/host");
+  CHECK(picture_id(p.namespaces[3].place) == "node/b/netns/lab");
+  CHECK(p.namespaces[3].step == "netns-2");
+  const PictureInterface* a_eth1 = p.find_interface({"a", ""}, "eth1");
+  REQUIRE(a_eth1);
+  CHECK(a_eth1->kind == "wire");
+  CHECK(a_eth1->addresses == std::vector<std::string>{"10.70.0.1/24"});
+  CHECK(p.find_interface({"b", ""}, "vA"));
+  CHECK(p.find_interface({"b", "lab"}, "vB"));
+  REQUIRE(p.devices.size() == 1);
+  CHECK(picture_id(p.devices[0]) == "node/b/rdma/rxe0");
+  REQUIRE(p.links.size() == 2);
+  CHECK(picture_id(p.links[0]) == "wire/a/eth1--b/eth1");
+  CHECK(p.links[0].details == std::vector<std::string>{"52:54:00:0a:01:01", "02:00:00:00:00:0b"});
+  CHECK(picture_id(p.links[1]) == "veth/node/b/host/vA--node/b/netns/lab/vB");
+
+  const std::string s = svg_of(p);
+  for (const char* id : {"node/a", "node/b", "node/c", "node/a/host/eth1", "node/b/host/eth1", "node/b/netns/lab/vB",
+                         "wire/a/eth1--b/eth1", "node/b/rdma/rxe0", "node/c/host/empty"})
+    CHECK_MESSAGE(s.find(fmt::format("id=\"{}\"", id)) != std::string::npos, std::string(id));
+  CHECK(s.find("52:54:00:0a:01:01") != std::string::npos);
+  CHECK(s.find("02:00:00:00:00:0b") != std::string::npos);
+  CHECK(s.find("id=\"host\"") == std::string::npos);
+  CHECK(s.find("id=\"node/b\"") < s.find("id=\"node/b/netns/lab\""));
 }

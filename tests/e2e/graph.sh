@@ -110,6 +110,24 @@ graph_case netem-loss scenarios/netem-loss.yaml \
 graph_case capture-write scenarios/capture-write.yaml \
   netns/rxc-lab host/vB capture/wire capture/wire--host/vB -- "capture wire" "udp port 4791" "until step seen"
 
+# Two nodes (lab VMs): each a cluster with its kernel, its namespaces and
+# interfaces inside it, the wire between their NICs labelled with the MACs.
+graph_case two-nodes tests/data/e2e/two-nodes.yaml \
+  node/a node/b node/a/host node/b/host node/b/netns/lab node/a/host/eth1 node/b/host/eth1 node/b/host/vA \
+  node/b/netns/lab/vB node/a/rdma/rxe0 node/b/rdma/rxe0 wire/a/eth1--b/eth1 \
+  veth/node/b/host/vA--node/b/netns/lab/vB node/a/rdma/rxe0--node/a/host/eth1 -- \
+  "kernel 6.1" "kernel 7.3" eth1 10.70.0.1/24 10.70.0.2/24 "netns lab" rxe0 wire 52:54:00:0a:01:01 52:54:00:0a:01:02
+svg=$(cat "$WORK/two-nodes.svg")
+lacks "$svg" 'id="host"' "two-nodes: no machine outside the nodes"
+# The nodes' clusters hold their namespaces: each opens before them.
+if $PY - "$WORK/two-nodes.svg" <<'PYEOF'; then pass "two-nodes: each namespace is inside its node"; else fail "two-nodes: a namespace is outside its node"; fi
+import sys
+s = open(sys.argv[1]).read()
+pos = lambda i: s.index('id="' + i + '"')
+assert pos("node/a") < pos("node/a/host")
+assert pos("node/b") < pos("node/b/host") and pos("node/b") < pos("node/b/netns/lab")
+PYEOF
+
 # --var wins over the scenario's vars, as for validate.
 expect_exit 0 "graph --var" -- "$RXERUN" graph scenarios/veth-pair.yaml --var a=10.99.0.1
 contains "$out" "10.99.0.1/24" "graph --var: the address from --var"

@@ -28,5 +28,31 @@ cat >"$WORK/bad-mtu.yaml" <<'YEOF'
 steps:
   - perftest: {test: write_bw, server: {dev: rxe0}, client: {dev: rxe1, to: 10.0.0.1}, mtu: 1000}
 YEOF
-expect_exit 0 "the schema rejects broken scenarios" -- $PY "$SRC/tests/tools/schema_check.py" schemas/scenario.schema.json invalid "$WORK"/unknown-key.yaml "$WORK"/bad-duration.yaml "$WORK"/no-kind.yaml "$WORK"/bad-mtu.yaml
+cat >"$WORK/wires-without-nodes.yaml" <<'YEOF'
+wires:
+  - {a: eth1, b: eth1}
+steps:
+  - sleep: {duration: 1s}
+YEOF
+cat >"$WORK/nodes-and-matrix.yaml" <<'YEOF'
+vm: {kernels: ["6.1", "7.3"]}
+nodes: {a: {}, b: {}}
+steps:
+  - sleep: {duration: 1s}
+YEOF
+cat >"$WORK/multicast-mac.yaml" <<'YEOF'
+nodes: {a: {}, b: {}}
+wires:
+  - {a: {nic: eth1, mac: "01:00:5e:00:00:01"}, b: eth1}
+steps:
+  - sleep: {duration: 1s}
+YEOF
+cat >"$WORK/three-ends.yaml" <<'YEOF'
+nodes: {a: {}, b: {}, c: {}}
+wires:
+  - {a: eth1, b: eth1, c: eth1}
+steps:
+  - sleep: {duration: 1s}
+YEOF
+expect_exit 0 "the schema rejects broken scenarios" -- $PY "$SRC/tests/tools/schema_check.py" schemas/scenario.schema.json invalid "$WORK"/unknown-key.yaml "$WORK"/bad-duration.yaml "$WORK"/no-kind.yaml "$WORK"/bad-mtu.yaml "$WORK"/wires-without-nodes.yaml "$WORK"/nodes-and-matrix.yaml "$WORK"/multicast-mac.yaml "$WORK"/three-ends.yaml
 finish
