@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -16,10 +21,12 @@
 
 #include "app/cli_vm.h"
 #include "app/prefixed_lines.h"
+#include "base/fd.h"
 #include "base/output.h"
 #include "base/strings.h"
 #include "base/version.h"
 #include "engine/exit_code.h"
+#include "engine/nodes.h"
 #include "engine/runner.h"
 #include "sys/host_info.h"
 #include "sys/interrupt.h"
@@ -38,6 +45,43 @@ namespace {
 // VMs boot side by side in 10-30 s under software emulation.
 constexpr std::chrono::seconds kHelloLimit{240};
 
+// Stops every node's lab VM at once. run_lab stops qemu when its
+// interrupt_fd becomes readable: this pipe's read end is that fd for every
+// node. A watcher passes Ctrl-C on to it at once, whatever the run is
+// doing; the run itself stops the VMs that cannot end by themselves.
+class StopAll {
+ public:
+  explicit StopAll(const sys::Interrupt& interrupt) {
+    int fds[2], quit[2];
+    if (::pipe2(fds, O_CLOEXEC) == 0) {
+      read_.reset(fds[0]);
+      write_.reset(fds[1]);
+    }
+    if (::pipe2(quit, O_CLOEXEC) == 0) {
+      quit_read_.reset(quit[0]);
+      quit_write_.reset(quit[1]);
+    }
+    watcher_ = std::thread([this, fd = interrupt.fd()] {
+      pollfd p[2] = {{fd, POLLIN, 0}, {quit_read_.get(), POLLIN, 0}};
+      while (::poll(p, 2, -1) < 0 && errno == EINTR) {
+      }
+      if (p[0].revents & POLLIN) stop();
+    });
+  }
+  ~StopAll() {
+    (void)!::write(quit_write_.get(), "q", 1);
+    watcher_.join();
+  }
+  StopAll(const StopAll&) = delete;
+  StopAll& operator=(const StopAll&) = delete;
+  void stop() { (void)!::write(write_.get(), "s", 1); }
+  int fd() const { return read_.get(); }
+
+ private:
+  UniqueFd read_, write_, quit_read_, quit_write_;
+  std::thread watcher_;
+};
+
 // One node: its lab VM (run in a thread of its own) and its agent's channel.
 struct Node {
   const NodeSpec* spec = nullptr;
@@ -48,8 +92,9 @@ struct Node {
   std::atomic<bool> ended{false};
   std::optional<Result<vm::LabRunResult>> lab;  // once `ended`
   std::optional<vm::ControlChannel> channel;
-  std::string release;  // the guest's kernel, from its agent's hello
-  bool gone = false;    // its lab VM ended before the run did
+  std::string release;    // the guest's kernel, from its agent's hello
+  bool gone = false;      // its lab VM ended before the run did
+  bool finished = false;  // its agent cleaned up and said so: its VM powers off by itself
   std::unique_ptr<PrefixedLines> output;
 
   fs::path control() const { return share->path() / "control"; }
@@ -132,9 +177,7 @@ Result<nlohmann::json> await_hello(Node& node, int interrupt_fd) {
 // The node a step runs on: its `node:`, or the one node its ends name; a
 // step of a scenario's own (sleep) on the first node.
 Result<std::string> node_for(const StepSpec& step, const Registry& registry, const Scenario& scenario) {
-  (void)registry;  // TODO(merge): step_nodes(step, registry.find(step.kind))
-  std::vector<std::string> nodes;
-  if (step.node) nodes.push_back(*step.node);
+  const auto nodes = step_nodes(step, registry.find(step.kind));
   if (nodes.size() > 1)
     return make_error(fmt::format(
         "step '{}' has its ends on nodes {}: a pair of tools across two nodes is not built yet; run both ends on one "
@@ -178,6 +221,10 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
     auto share = vm::ShareDir::create();
     if (!share) return failed(share.error().message);
     node->share.emplace(std::move(*share));
+    // Files the node's steps write (captures) go here and come back after the run.
+    std::error_code ec;
+    fs::create_directories(node->share->path() / "output", ec);
+    if (ec) return failed("cannot create " + (node->share->path() / "output").string() + ": " + ec.message());
     by_name[spec.name] = node.get();
     nodes.push_back(std::move(node));
   }
@@ -199,6 +246,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
     own_interrupt->bind_signals();
   }
   const sys::Interrupt& interrupt = given_interrupt ? *given_interrupt : *own_interrupt;
+  StopAll stop_all(interrupt);
   std::mutex output_lock;
   const vm::Accel accel = vm::choose_accel(vm::boot_image(nodes.front()->kernel));
   const auto budget = lab_run_budget(scenario, registry);
@@ -225,19 +273,20 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
                                    node.kernel.release, accel.kvm ? "kvm" : "tcg", secs));
     };
     run.notice = [&node](const std::string& line) { (*node.output)("rxerun: " + line + "\n"); };
-    run.interrupt_fd = interrupt.fd();
+    run.interrupt_fd = stop_all.fd();
     node.thread = std::thread([&node, run = std::move(run)]() {
       node.lab.emplace(vm::run_lab(run));
       node.ended = true;
     });
   }
-  // Whatever happens below, no lab VM outlives this function: a node still
-  // running is told to finish, or stopped with the others on Ctrl-C.
+  // No lab VM outlives this function: the nodes that finished power off by
+  // themselves; then every one still running is stopped.
   auto join_all = [&]() {
-    for (auto& n : nodes) {
-      n->channel.reset();  // the agent sees the host gone: it cleans up and its VM powers off
+    for (auto& n : nodes)
+      if (n->finished && n->thread.joinable()) n->thread.join();
+    stop_all.stop();
+    for (auto& n : nodes)
       if (n->thread.joinable()) n->thread.join();
-    }
   };
 
   bool stop = false;
@@ -319,6 +368,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
   report.preclean.phase = "preclean";
   report.cleanup.phase = "cleanup";
   nlohmann::json vm_nodes = nlohmann::json::object();
+  std::map<std::string, nlohmann::json> kernel_messages;  // by node: what its RDMA stack logged
   std::vector<std::string> releases;
   for (auto& n : nodes) {
     Node& node = *n;
@@ -341,6 +391,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
                                                node.ended_because()});
       continue;
     }
+    node.finished = true;
     auto run = run_report_from_json((*got->message)["finished"]);
     if (!run) {
       report.error = "node " + node.name() + " sent a report rxerun cannot read: " + run.error().message;
@@ -359,7 +410,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
       report.kernel_health.findings.push_back(std::move(f));
     }
     if (!run->kernel_health.kernel.empty()) releases.push_back(node.name() + ": " + run->kernel_health.kernel);
-    vm_nodes[node.name()]["kernel_messages"] = run->host.value("kernel_messages", nlohmann::json::array());
+    kernel_messages[node.name()] = run->host.value("kernel_messages", nlohmann::json::array());
   }
   if (report.interrupted) terminal.note("interrupted: the lab VMs were stopped (nothing of them is left)");
   join_all();
@@ -367,7 +418,8 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
     Node& node = *n;
     if (node.lab && *node.lab) {
       nlohmann::json facts_of_vm = vm_facts(node.kernel, **node.lab);
-      facts_of_vm["kernel_messages"] = vm_nodes[node.name()].value("kernel_messages", nlohmann::json::array());
+      facts_of_vm["kernel_messages"] =
+          kernel_messages.count(node.name()) ? kernel_messages[node.name()] : nlohmann::json::array();
       vm_nodes[node.name()] = std::move(facts_of_vm);
     }
     if (auto r = bring_back_outputs(node.share->path() / "output", o.output_dir.empty() ? "." : o.output_dir); !r)

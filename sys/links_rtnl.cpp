@@ -428,8 +428,15 @@ Result<void> RtnlLinks::set_mtu(const std::string& name, unsigned mtu) {
 }
 
 Result<void> RtnlLinks::rename(const std::string& name, const std::string& new_name) {
-  return setlink(name, "cannot rename " + name + " to " + new_name, 0, 0,
-                 [&](nl_msg* m) { return nla_put_string(m, IFLA_IFNAME, new_name.c_str()); });
+  // By index: IFLA_IFNAME carries the new name.
+  auto sock = RtnlSocket::current();
+  if (!sock) return sock.error();
+  auto index = (*sock)->ifindex(name);
+  if (!index) return index.error();
+  return link_request(
+      **sock, RTM_SETLINK, ifinfomsg{.ifi_index = *index},
+      [&](nl_msg* m) { return nla_put_string(m, IFLA_IFNAME, new_name.c_str()); },
+      "cannot rename " + name + " to " + new_name);
 }
 
 Result<void> RtnlLinks::set_alias(const std::string& name, const std::string& alias) {
