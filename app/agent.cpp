@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "app/agent_tools.h"
 #include "app/kernel_health.h"
 #include "app/plugins.h"
 #include "base/output.h"
@@ -123,6 +124,15 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
 
   sys::RealSystem real;
   real.interrupt().bind_signals();
+  // Tools of a pair step whose other end is on another node run there
+  // (app/agent_tools.h); this node runs such tools for the others.
+  sys::System& local = real.system();
+  ToolLink link(*channel);
+  RoutingTools tools(local.tools, link, o.node, local.clock);
+  sys::System system{local.clock, local.netns,    local.interrupt, local.links,     local.ethtool, local.sysctl,
+                     local.nft,   local.qdiscs,   local.pinger,    local.rdma,      local.routes,  tools,
+                     local.verbs, local.captures, local.nvme,      local.kernel_log};
+  ToolService service(local);
   RunOptions ro;
   ro.force = o.force;
   ro.only = o.common.only;
@@ -133,7 +143,7 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
   MultiReporter reporters;
   const auto running_note = guest_running_note(o.output_dir);  // for a kernel that dies: what it was doing
   if (running_note) reporters.add(*running_note);
-  Runner runner(registry, real.system(), *journal, reporters, ro);
+  Runner runner(registry, system, *journal, reporters, ro);
   RunReport report = runner.start(*scenario);
   nlohmann::json host = sys::host_facts();
   host["rxerun"] = RXERUN_VERSION;
@@ -152,7 +162,9 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
     // The host gone (it died, or closed the channel): clean up as after
     // `finish`, though nobody reads the report.
     const nlohmann::json message = got->message.value_or(nlohmann::json{{"finish", true}});
-    if (message.contains("step") && message["step"].is_string()) {
+    if (message.contains("tool")) {
+      if (auto r = channel->send({{"tool_reply", service.handle(message["tool"])}}); !r) return fail(r.error().message);
+    } else if (message.contains("step") && message["step"].is_string()) {
       const std::string name = message["step"].get<std::string>();
       const StepSpec* step = scenario->find_step(name);
       if (!step) {

@@ -174,15 +174,49 @@ Result<nlohmann::json> await_hello(Node& node, int interrupt_fd) {
   return make_error(fmt::format("its agent did not say hello within {} s", kHelloLimit.count()));
 }
 
+// The node's next message, once every tool call it makes on another node
+// (app/agent_tools.h) has been passed on and answered.
+Result<vm::ControlChannel::Received> receive_serving_tools(Node& node, const std::map<std::string, Node*>& nodes,
+                                                           int interrupt_fd) {
+  for (;;) {
+    auto got = node.channel->receive(interrupt_fd);
+    if (!got || !got->message || !got->message->contains("tool")) return got;
+    const nlohmann::json& request = (*got->message)["tool"];
+    const std::string target = request.value("node", "");
+    nlohmann::json reply;
+    const auto it = nodes.find(target);
+    Node* other = it == nodes.end() ? nullptr : it->second;
+    if (!other || other == &node || !other->channel || other->gone) {
+      reply = {{"error", "node " + target + " cannot run a tool: " +
+                             (other ? std::string("it is gone") : std::string("no such node"))}};
+    } else if (auto sent = other->channel->send({{"tool", request}}); !sent) {
+      reply = {{"error", "node " + target + " is gone: " + sent.error().message}};
+    } else {
+      auto answer = other->channel->receive(interrupt_fd);
+      if (answer && answer->stopped) return answer;
+      if (answer && answer->message && answer->message->contains("tool_reply"))
+        reply = (*answer->message)["tool_reply"];
+      else
+        reply = {{"error", "node " + target + " died"}};
+    }
+    if (auto sent = node.channel->send({{"tool_reply", reply}}); !sent) return sent.error();
+  }
+}
+
 // The node a step runs on: its `node:`, or the one node its ends name; a
 // step of a scenario's own (sleep) on the first node.
 Result<std::string> node_for(const StepSpec& step, const Registry& registry, const Scenario& scenario) {
   const auto nodes = step_nodes(step, registry.find(step.kind));
-  if (nodes.size() > 1)
-    return make_error(fmt::format(
-        "step '{}' has its ends on nodes {}: a pair of tools across two nodes is not built yet; run both ends on one "
-        "node, or use exec steps in the background on each node",
-        step.name, join(nodes, " and ")));
+  // A pair across two nodes runs on its client's node (the last end), which
+  // starts the server's tool on the other.
+  if (nodes.size() > 1) {
+    if (step.kind != "rping")
+      return make_error(fmt::format(
+          "step '{}' has its ends on nodes {}: across two nodes, rping runs its ends there; {} does not yet: run "
+          "both ends on one node, or use exec steps in the background on each node",
+          step.name, join(nodes, " and "), step.kind));
+    return nodes.back();
+  }
   if (nodes.empty()) return scenario.nodes.front().name;
   return nodes.front();
 }
@@ -317,7 +351,10 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
       sr.message = where.error().message;
     } else {
       Node& node = *by_name.at(*where);
-      sr.node = node.name();
+      // Which node ran it: a pair across two nodes names both, server first ("a+b").
+      const auto ends = step_nodes(step, registry.find(step.kind));
+      const std::string ran_by = ends.size() > 1 ? join(ends, "+") : node.name();
+      sr.node = ran_by;
       terminal.step_started(step);
       nlohmann::json elsewhere = nlohmann::json::object();
       for (const auto& [name, f] : facts)
@@ -327,7 +364,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
         if (auto sent = node.channel->send({{"step", step.name}, {"facts", elsewhere}}); !sent)
           got = sent.error();
         else
-          got = node.channel->receive(interrupt.fd());
+          got = receive_serving_tools(node, by_name, interrupt.fd());
       }
       if (got && got->stopped) {
         sr.status = StepStatus::Interrupted;
@@ -337,7 +374,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
         auto read = step_report_from_json((*got->message)["step_report"]);
         if (read) {
           sr = std::move(*read);
-          sr.node = node.name();
+          sr.node = ran_by;
         } else {
           sr.status = StepStatus::Error;
           sr.message = "node " + node.name() + " sent a report rxerun cannot read: " + read.error().message;

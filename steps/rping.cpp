@@ -155,11 +155,23 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
   spec.server = pair_tool(rping_argv(params, ToolRole::Server), server_ns, "rping server on " + at);
   spec.client = pair_tool(rping_argv(params, ToolRole::Client), client_ns, "rping client to " + at);
   spec.cm_port = static_cast<std::uint16_t>(params.integer("port"));
+  // Across two nodes the step runs on the client's node; the server is
+  // started on its own node (docs/nodes.md).
+  const std::string step_node = ctx.step().node.value_or("");
+  const std::string server_node = params.has("server_node") ? params.str("server_node") : step_node;
+  const std::string client_node = params.has("client_node") ? params.str("client_node") : step_node;
+  if (server_node != client_node) {
+    spec.server.node = server_node;
+    spec.server_here = false;
+  }
   spec.refused = [](const std::string& out, const std::string& err) {
     return count_lines(out, "ping data:") == 0 && contains(err, "RDMA_CM_EVENT_REJECTED");
   };
 
-  auto window = CounterWindow::open(ctx, {server_ns, client_ns});
+  // The counters of this kernel's namespaces: the client's, and the server's when it runs here.
+  auto window =
+      CounterWindow::open(ctx, spec.server_here ? std::vector<std::optional<std::string>>{server_ns, client_ns}
+                                                : std::vector<std::optional<std::string>>{client_ns});
   if (!window) return StepResult::error(window.error());
   auto ran = run_tool_pair(ctx, spec);
   if (!ran) return StepResult::error(ran.error());

@@ -34,7 +34,11 @@ struct ToolSpec {
   std::map<std::string, std::string> env;  // set in the tool's environment (LC_ALL=C)
   std::string what;                        // in words, for `plan`: "rping server on 10.0.0.1:7174"
   std::string cwd;                         // its working directory; empty: rxerun's
-  std::optional<std::string> input;        // all of its stdin; unset: /dev/null
+  // In a two-node lab: the node it runs on, when that is not the node
+  // running the step (rping's server on node a, its client on node b). ""
+  // here.
+  std::string node;
+  std::optional<std::string> input;  // all of its stdin; unset: /dev/null
   // Each stream keeps at most about this many of its last bytes in memory
   // (between keep_bytes and twice that); 0: all of it.
   std::size_t keep_bytes = 0;

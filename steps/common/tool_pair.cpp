@@ -66,7 +66,7 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
     server = std::move(*started);
     run.server_pid = server->pid();
     const auto server_start = sys.clock.now();
-    if (!spec.cm_port) return {};
+    if (!spec.cm_port || !spec.server_here) return {};
     for (;;) {
       auto up = sys.rdma.cm_listening(*spec.cm_port);
       if (!up) {

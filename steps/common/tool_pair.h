@@ -49,6 +49,10 @@ struct ToolPairSpec {
   // rdma_cm), or when the probe fails, the client is started at once and
   // `refused` decides.
   std::optional<std::uint16_t> cm_port;
+  // Whether the server runs on this kernel, so that its listener can be
+  // looked up; false when it runs on another node of a two-node lab (then
+  // the client is started at once and `refused` decides).
+  bool server_here = true;
 };
 
 struct ToolPairRun {

@@ -31,6 +31,24 @@ contains "$(cat "$WORK/exec.xml")" "node: b" "JUnit says which node ran a step"
 no_qemu_left "two nodes"
 [ -z "$(ls "$TMPDIR")" ] && pass "two nodes: share dirs removed" || fail "two nodes: left $(ls "$TMPDIR")"
 
+# The shipped interop lab: rping both ways with each end on its own kernel
+# (the server's tool started on the other node), a capture on a's NIC that
+# comes back to the host with every ICRC right.
+expect_exit 0 "scenarios/two-node-interop.yaml" -- "$RXERUN" run scenarios/two-node-interop.yaml \
+  --report json:"$WORK/interop.json" --output-dir "$WORK/out"
+echo "$out" | grep -E 'rping|revert|PASS|FAIL|ERROR'
+same "$(step_field "$WORK/interop.json" a-serves node)" "a+b" "a-serves ran on both nodes, server on a"
+same "$(step_field "$WORK/interop.json" b-serves node)" "b+a" "b-serves ran on both nodes, server on b"
+same "$(step_fact "$WORK/interop.json" a-serves server_iterations)" 10 "the server on 6.1 saw all 10 round trips"
+same "$(step_fact "$WORK/interop.json" b-serves server_iterations)" 10 "the server on 7.3 saw all 10 round trips"
+positive "$(step_fact "$WORK/interop.json" revert-13 icrc_good)" "the capture on a's NIC saw RoCE packets with a good ICRC"
+same "$(step_fact "$WORK/interop.json" revert-13 icrc_bad)" 0 "no bad ICRC"
+[ -s "$WORK/out/two-node-interop-wire-a.pcap" ] && pass "the capture came back to the host" \
+  || fail "no pcap under --output-dir: $(ls "$WORK/out" 2>&1)"
+expect_exit 0 "rxerun decode reads the capture" -- "$RXERUN" decode "$WORK/out/two-node-interop-wire-a.pcap"
+contains "$out" "ICRC good" "decode counts the ICRCs"
+no_qemu_left "interop"
+
 # The qemu of node NODE among this run's lab VMs: its share holds the
 # agent's request, which names the node.
 node_qemu() {
