@@ -62,7 +62,9 @@ class RealRunningTool final : public RunningTool {
   pid_t pid() const override { return pid_; }
 
   std::optional<ExitStatus> poll() override {
-    if (!status_ && !released_) pump(0, -1);
+    // Everything its pipes hold now: a tool polled now and then (a server
+    // while its client is waited on) must never block on a full pipe.
+    if (!status_ && !released_) drain_all();
     return reap();
   }
 

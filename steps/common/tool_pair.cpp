@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/duration.h"
 #include "base/strings.h"
 #include "steps/common/traffic.h"
 
@@ -17,6 +18,10 @@ constexpr Duration kProbeEvery{20};       // how often to ask whether the server
 constexpr Duration kFirstBackoff{50};
 constexpr Duration kMaxBackoff{400};
 constexpr Duration kServerEnd{3'000};  // after a good client: time for the server to end by itself
+// While the client runs, the server's output is read this often: a server
+// that writes a line per round trip (rping -v) would otherwise fill its
+// pipe and block, and the pair would stall.
+constexpr Duration kDrainEvery{200};
 constexpr Duration kStopGrace{1'000};  // SIGTERM to SIGKILL
 
 std::string stuck_line(const std::string& name, const sys::RunningTool& t, const sys::ToolStop& s) {
@@ -99,7 +104,14 @@ Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
     client = std::move(*started);
     ++run.attempts;
     run.client_pid = client->pid();
-    const sys::ToolWait w = client->wait(ctx.deadline(), sys.interrupt);
+    sys::ToolWait w;
+    for (;;) {
+      const auto until = std::min(ctx.deadline(), saturating_deadline(sys.clock.now(), kDrainEvery));
+      w = client->wait(until, sys.interrupt);
+      // A wait that gave up before `until` will not do better next time.
+      if (w != sys::ToolWait::Deadline || until >= ctx.deadline() || sys.clock.now() < until) break;
+      (void)server->poll();
+    }
     if (w == sys::ToolWait::Interrupted) {
       run.end = ToolPairRun::End::Interrupted;
       break;

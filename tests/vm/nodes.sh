@@ -35,7 +35,7 @@ no_qemu_left "two nodes"
 # (the server's tool started on the other node), a capture on a's NIC that
 # comes back to the host with every ICRC right.
 expect_exit 0 "scenarios/two-node-interop.yaml" -- "$RXERUN" run scenarios/two-node-interop.yaml \
-  --report json:"$WORK/interop.json" --output-dir "$WORK/out"
+  --report json:"$WORK/interop.json" --output-dir "$WORK/pcaps"
 echo "$out" | grep -E 'rping|revert|PASS|FAIL|ERROR'
 same "$(step_field "$WORK/interop.json" a-serves node)" "a+b" "a-serves ran on both nodes, server on a"
 same "$(step_field "$WORK/interop.json" b-serves node)" "b+a" "b-serves ran on both nodes, server on b"
@@ -43,11 +43,20 @@ same "$(step_fact "$WORK/interop.json" a-serves server_iterations)" 10 "the serv
 same "$(step_fact "$WORK/interop.json" b-serves server_iterations)" 10 "the server on 7.3 saw all 10 round trips"
 positive "$(step_fact "$WORK/interop.json" revert-13 icrc_good)" "the capture on a's NIC saw RoCE packets with a good ICRC"
 same "$(step_fact "$WORK/interop.json" revert-13 icrc_bad)" 0 "no bad ICRC"
-[ -s "$WORK/out/two-node-interop-wire-a.pcap" ] && pass "the capture came back to the host" \
-  || fail "no pcap under --output-dir: $(ls "$WORK/out" 2>&1)"
-expect_exit 0 "rxerun decode reads the capture" -- "$RXERUN" decode "$WORK/out/two-node-interop-wire-a.pcap"
+[ -s "$WORK/pcaps/two-node-interop-wire-a.pcap" ] && pass "the capture came back to the host" \
+  || fail "no pcap under --output-dir: $(ls "$WORK/pcaps" 2>&1)"
+expect_exit 0 "rxerun decode reads the capture" -- "$RXERUN" decode "$WORK/pcaps/two-node-interop-wire-a.pcap"
 contains "$out" "ICRC good" "decode counts the ICRCs"
 no_qemu_left "interop"
+
+# The shipped loss lab: 5 % loss on a's NIC, every rping round trip still
+# completes, netem's drops and a's retries counted.
+expect_exit 0 "scenarios/two-node-loss.yaml" -- "$RXERUN" run scenarios/two-node-loss.yaml --report json:"$WORK/loss.json"
+echo "$out" | grep -E 'rping|lift|after|PASS|FAIL|ERROR'
+positive "$(step_fact "$WORK/loss.json" lift drops)" "netem dropped packets on the wire"
+positive "$(step_fact "$WORK/loss.json" after-a rxe0.completer_retry_err)" "node a's rxe retried what was lost"
+same "$(step_fact "$WORK/loss.json" through-loss iterations)" 100 "every round trip completed"
+no_qemu_left "loss"
 
 # The qemu of node NODE among this run's lab VMs: its share holds the
 # agent's request, which names the node.
