@@ -29,6 +29,7 @@ void PlanReporter::print_actions(const char* indent) {
 
 void PlanReporter::step_finished(const StepReport& r) {
   std::string where = r.netns.empty() ? "" : ", in netns " + r.netns;
+  if (!r.node.empty()) where += ", on node " + r.node;
   print(out_, "{:>3}. {} ({}{})\n", r.index + 1, r.name, r.kind, where);
   auto before = actions_;
   print_actions("       ");

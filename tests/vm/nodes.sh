@@ -58,6 +58,14 @@ positive "$(step_fact "$WORK/loss.json" after-a rxe0.completer_retry_err)" "node
 same "$(step_fact "$WORK/loss.json" through-loss iterations)" 100 "every round trip completed"
 no_qemu_left "loss"
 
+# The shipped NVMe lab: the target on 6.1, the host on 7.3, fio's blocks
+# verified across the wire.
+expect_exit 0 "scenarios/two-node-nvme.yaml" -- "$RXERUN" run scenarios/two-node-nvme.yaml --report json:"$WORK/nvme.json"
+echo "$out" | grep -E 'nvmet|nvme_connect|fio|PASS|FAIL|ERROR'
+same "$(step_field "$WORK/nvme.json" target node)" a "the target is on node a"
+same "$(step_fact "$WORK/nvme.json" fio jobs.0.read.io_bytes)" 4194304 "fio on node b read back all it wrote"
+no_qemu_left "nvme"
+
 # The qemu of node NODE among this run's lab VMs: its share holds the
 # agent's request, which names the node.
 node_qemu() {
