@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -106,15 +105,6 @@ struct Node {
     return crash_message(**lab, "node " + spec->name + ", kernel " + kernel.label);
   }
 };
-
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // The lab kernel of `node`: its own, else the scenario's vm.kernel, else the
 // newest prepared. nullopt when that one is not prepared (`why` says so).
@@ -229,7 +219,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
   report.file = scenario.file;
   report.scenario = scenario.name;
   report.description = scenario.description;
-  report.started_at = now_utc();
+  report.started_at = now_iso8601();
   report.kernel_health.policy = parse_kernel_health_policy(o.kernel_health).value_or(scenario.kernel_health);
   report.host = sys::host_facts();
   report.host["rxerun"] = RXERUN_VERSION;

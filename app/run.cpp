@@ -91,8 +91,6 @@ std::optional<Journal> open_journal(const std::string& scenario) {
   return std::move(journal).value();
 }
 
-namespace {
-
 std::string now_iso8601() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -101,6 +99,8 @@ std::string now_iso8601() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
+
+namespace {
 
 // Whether a step of the scenario needs rdma_rxe or siw: then a failed run shows
 // what the RDMA stack logged.

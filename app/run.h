@@ -62,6 +62,8 @@ TerminalStyle terminal_style(const RunCommandOptions& options);
 // be loaded is a warning.
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
                              bool plugins_may_fail = false);
+// Now, in UTC, as ISO 8601 ("2026-12-05T16:21:52Z"): a report's started_at.
+std::string now_iso8601();
 // The scenario's journal, locked for this process; prints why not.
 std::optional<Journal> open_journal(const std::string& scenario);
 
