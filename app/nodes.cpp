@@ -200,10 +200,10 @@ Result<std::string> node_for(const StepSpec& step, const Registry& registry, con
   // A pair across two nodes runs on its client's node (the last end), which
   // starts the server's tool on the other.
   if (nodes.size() > 1) {
-    if (step.kind != "rping")
+    if (step.kind != "rping" && step.kind != "perftest")
       return make_error(fmt::format(
-          "step '{}' has its ends on nodes {}: across two nodes, rping runs its ends there; {} does not yet: run "
-          "both ends on one node, or use exec steps in the background on each node",
+          "step '{}' has its ends on nodes {}: across two nodes, rping and perftest run their ends there; {} "
+          "does not yet: run both ends on one node, or use exec steps in the background on each node",
           step.name, join(nodes, " and "), step.kind));
     return nodes.back();
   }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Time to the first step of a two-node lab (two lab VMs booted at once,
-# joined by a wire, each with its agent: bench/data/two-node-idle.yaml)
-# against a one-node lab of the same kernel in the same run
-# (tests/data/vm/idle.yaml with --vm). Each run is timed from the command's
-# start to the line that reports its first step; runs alternate, REPEATS of
-# each; prints the medians and ranges and the ratio of the medians.
+# Two lab VMs against one, REPEATS runs of each, alternating; medians and
+# ranges, and the ratio of the medians:
+# - time to the first step of a two-node lab (two lab VMs booted at once,
+#   joined by a wire, each with its agent: bench/data/two-node-idle.yaml)
+#   against a one-node lab of the same kernel (tests/data/vm/idle.yaml with
+#   --vm), from the command's start to the line that reports its first step;
+# - ib_write_bw's bandwidth (64 KiB writes) across the wire between two lab
+#   VMs (bench/data/two-node-bw.yaml) against across a veth in one
+#   (bench/data/one-node-bw.yaml), both on 7.3.
 #
 # Usage: bench/nodes.sh [RXERUN] [REPEATS] [KERNEL]
 #   defaults: build/rxerun, 5 repeats, the newest prepared kernel
@@ -49,3 +52,21 @@ printf "kernel %s, %d runs each: seconds to the first step, median (range)\n" "$
 printf "  one node (one lab VM)    %s (%s-%s)\n" "$m1" "$lo1" "$hi1"
 printf "  two nodes (two lab VMs)  %s (%s-%s)\n" "$m2" "$lo2" "$hi2"
 printf "  ratio two/one            %.2f\n" "$(echo "$m2 / $m1" | bc -l)"
+
+# bw_avg_mib_s of the `bw` step of RUN's JSON report.
+bw() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([s["facts"]["bw_avg_mib_s"] for s in r["steps"] if s["name"] == "bw"][0])' "$1"; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+veth=() wire=()
+for ((r = 0; r < REPEATS; r++)); do
+  "$RXERUN" run -q --vm bench/data/one-node-bw.yaml --report json:"$WORK/one.json" >/dev/null
+  veth+=("$(bw "$WORK/one.json")")
+  "$RXERUN" run -q bench/data/two-node-bw.yaml --report json:"$WORK/two.json" >/dev/null
+  wire+=("$(bw "$WORK/two.json")")
+done
+read -r m1 lo1 hi1 < <(printf '%s\n' "${veth[@]}" | stats)
+read -r m2 lo2 hi2 < <(printf '%s\n' "${wire[@]}" | stats)
+printf "ib_write_bw, 64 KiB writes, kernel 7.3, %d runs each: MiB/s, median (range)\n" "$REPEATS"
+printf "  across a veth in one lab VM         %s (%s-%s)\n" "$m1" "$lo1" "$hi1"
+printf "  across a wire between two lab VMs   %s (%s-%s)\n" "$m2" "$lo2" "$hi2"
+printf "  ratio wire/veth                     %.2f\n" "$(echo "$m2 / $m1" | bc -l)"

@@ -154,13 +154,15 @@ namespace {
 struct PerftestSide {
   std::string dev;
   std::optional<std::string> netns;
-  std::string to;  // the client's: the server's address
+  std::string to;    // the client's: the server's address
+  std::string node;  // in a two-node lab: the node it runs on ("" for the step's)
 };
 
 PerftestSide side_of(const Params& p, const char* key) {
   const Params o = p.object(key);
-  PerftestSide s{o.str("dev"), std::nullopt, ""};
+  PerftestSide s{o.str("dev"), std::nullopt, "", ""};
   if (o.has("netns")) s.netns = o.str("netns");
+  if (o.has("node")) s.node = o.str("node");
   if (o.has("to")) s.to = o.str("to");
   return s;
 }
@@ -252,8 +254,17 @@ std::vector<std::string> perftest_hints(const ToolPairRun& r, const PerftestSide
 
 StepResult run_perftest(const Params& params, StepContext& ctx) {
   const std::string test = params.str("test");
-  const PerftestSide server = side_of(params, "server");
-  const PerftestSide client = side_of(params, "client");
+  PerftestSide server = side_of(params, "server");
+  PerftestSide client = side_of(params, "client");
+  // Across two nodes the step runs on the client's node and starts the
+  // server there (docs/nodes.md): the server's device, its GID table and
+  // its listener are in the other kernel.
+  if (server.node.empty()) server.node = ctx.step().node.value_or("");
+  if (client.node.empty()) client.node = ctx.step().node.value_or("");
+  const bool across = server.node != client.node;
+  if (across && !params.has("gid_index"))
+    return StepResult::error("across two nodes, give gid_index: the server's GID table (" + server.dev +
+                             ") is in node " + server.node + "'s kernel, which this step cannot read");
 
   const std::set<std::string> siw = siw_devices(ctx);
   const bool server_siw = siw.count(server.dev) > 0, client_siw = siw.count(client.dev) > 0;
@@ -289,8 +300,14 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
                           bin + " client on " + client.dev + " to " + at);
   spec.refused = refused;
   if (params.flag("rdma_cm")) spec.cm_port = static_cast<std::uint16_t>(params.integer("port"));
+  if (across) {
+    spec.server.node = server.node;
+    spec.server_here = false;
+  }
 
-  auto window = CounterWindow::open(ctx, {server.netns, client.netns});
+  // The counters of this kernel's namespaces: the client's, and the server's when it runs here.
+  auto window = CounterWindow::open(ctx, across ? std::vector<std::optional<std::string>>{client.netns}
+                                                : std::vector<std::optional<std::string>>{server.netns, client.netns});
   if (!window) return StepResult::error(window.error());
   auto ran = run_tool_pair(ctx, spec);
   if (!ran) return StepResult::error(ran.error());

@@ -23,6 +23,8 @@ same "$(step_field "$WORK/exec.json" server node)" a "the rping server ran on no
 same "$(step_field "$WORK/exec.json" client node)" b "the rping client ran on node b"
 same "$(step_field "$WORK/exec.json" facts-from-a status)" passed "node b read a fact of a step on node a"
 positive "$(step_fact "$WORK/exec.json" counters-b rxe0.rcvd_pkts)" "node b's rxe0 received packets over the wire"
+same "$(step_field "$WORK/exec.json" bw-across node)" "a+b" "ib_write_bw ran its ends on both nodes"
+positive "$(step_fact "$WORK/exec.json" bw-across bw_avg_mib_s)" "ib_write_bw measured a bandwidth across the wire"
 same "$(json_field "$WORK/exec.json" "sorted(r['vm']['nodes'])")" "['a', 'b']" "the report has both nodes' lab VMs"
 same "$(json_field "$WORK/exec.json" "r['vm']['nodes']['a']['kernel']")" 6.1 "the report names node a's kernel"
 expect_exit 0 "JUnit: one passing testsuite" -- /usr/bin/python3 tests/tools/junit_check.py "$WORK/exec.xml" \
