@@ -137,8 +137,10 @@ class Drawing {
     graph_set(c, "color", own ? "#9a9a9a" : "#6f8fbf");
     graph_set(c, "fontname", "Helvetica");
     graph_set(c, "fontsize", "11");
-    graph_set_html(graph_, c,
-                   own ? graph_label("host", {"rxerun's own namespace"}) : graph_label("netns " + ns.place.netns, {}));
+    // In a node, "its own" is the lab VM's initial namespace, not the host's.
+    const std::string own_title = ns.place.node.empty() ? "host" : "node " + ns.place.node;
+    const std::string own_line = ns.place.node.empty() ? "rxerun's own namespace" : "its initial namespace";
+    graph_set_html(graph_, c, own ? graph_label(own_title, {own_line}) : graph_label("netns " + ns.place.netns, {}));
     clusters_.push_back({ns.place, c});
     if (!occupied) {
       Agnode_t* n = node(ns.place, id + "/empty");

@@ -116,7 +116,8 @@ graph_case two-nodes tests/data/e2e/two-nodes.yaml \
   node/a node/b node/a/host node/b/host node/b/netns/lab node/a/host/eth1 node/b/host/eth1 node/b/host/vA \
   node/b/netns/lab/vB node/a/rdma/rxe0 node/b/rdma/rxe0 wire/a/eth1--b/eth1 \
   veth/node/b/host/vA--node/b/netns/lab/vB node/a/rdma/rxe0--node/a/host/eth1 -- \
-  "kernel 6.1" "kernel 7.3" eth1 10.70.0.1/24 10.70.0.2/24 "netns lab" rxe0 wire 52:54:00:0a:01:01 52:54:00:0a:01:02
+  "kernel 6.1" "kernel 7.3" eth1 10.70.0.1/24 10.70.0.2/24 "netns lab" rxe0 wire 52:54:00:0a:01:01 52:54:00:0a:01:02 \
+  "its initial namespace"
 svg=$(cat "$WORK/two-nodes.svg")
 lacks "$svg" 'id="host"' "two-nodes: no machine outside the nodes"
 # The nodes' clusters hold their namespaces: each opens before them.

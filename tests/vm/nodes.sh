@@ -1,6 +1,7 @@
 # Two-node labs (docs/nodes.md): two lab VMs booted at once, joined by a
 # wire, each step run by the agent of its node, facts flowing between them;
-# a node killed during a step; Ctrl-C. Every run leaves no qemu and no share
+# the three shipped two-node labs; a node killed during a step; Ctrl-C,
+# SIGHUP, SIGKILL and a closed pipe. Every run leaves no qemu and no share
 # directory behind.
 source "$(dirname "$0")/lib.sh"
 
@@ -98,15 +99,32 @@ contains "$(json_field "$WORK/kill.json" "[u['summary'] for u in r['cleanup']['u
 no_qemu_left "a node killed"
 [ -z "$(ls "$TMPDIR")" ] && pass "a node killed: share dirs removed" || fail "a node killed: left $(ls "$TMPDIR")"
 
-# Ctrl-C during the sleep: both VMs stop, exit 130.
-"$RXERUN" run tests/vm/nodes/two-node-hang.yaml >"$WORK/int.out" 2>&1 &
-pid=$!
-for _ in $(seq 3000); do grep -q "netns-1" "$WORK/int.out" && break; sleep 0.1; done
-sleep 2
-[ "$(lab_qemus | wc -l)" = 2 ] && pass "Ctrl-C: two qemus run" || fail "Ctrl-C: qemus: $(lab_qemus | wc -l)"
-kill -INT $pid
-wait $pid
-same "$?" 130 "Ctrl-C: exit 130"
-no_qemu_left "Ctrl-C"
-[ -z "$(ls "$TMPDIR")" ] && pass "Ctrl-C: share dirs removed" || { fail "Ctrl-C: left $(ls "$TMPDIR")"; cat "$WORK/int.out"; }
+# Ctrl-C, SIGHUP and SIGKILL during the sleep: both VMs stop. After
+# SIGKILL nothing ran to remove the share dirs: the next lab VM run does.
+for how in INT HUP KILL; do
+  "$RXERUN" run tests/vm/nodes/two-node-hang.yaml >"$WORK/sig.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 3000); do grep -q "netns-1" "$WORK/sig.out" && break; sleep 0.1; done
+  sleep 2
+  [ "$(lab_qemus | wc -l)" = 2 ] && pass "SIG$how: two qemus run" || fail "SIG$how: qemus: $(lab_qemus | wc -l)"
+  kill -$how $pid
+  wait $pid
+  code=$?
+  want=130; [ "$how" = KILL ] && want=137
+  same "$code" "$want" "SIG$how: exit $want"
+  no_qemu_left "SIG$how"
+  if [ "$how" = KILL ]; then
+    [ -n "$(ls "$TMPDIR")" ] && pass "SIGKILL: the share dirs stay (nothing ran to remove them)" || fail "SIGKILL: no share dir?"
+    expect_exit 0 "the next lab VM run" -- "$RXERUN" vm exec -q -- true
+  fi
+  [ -z "$(ls "$TMPDIR")" ] && pass "SIG$how: share dirs removed" || { fail "SIG$how: left $(ls "$TMPDIR")"; cat "$WORK/sig.out"; }
+done
+
+# The reader of the output leaves after two lines: the run goes on to its
+# end, cleans up and writes its report; nothing is left.
+"$RXERUN" run tests/vm/nodes/two-node-exec.yaml --report json:"$WORK/pipe.json" 2>&1 | head -n 2 >/dev/null
+same "${PIPESTATUS[0]}" 0 "a closed pipe: the run still passes"
+same "$(json_field "$WORK/pipe.json" "r['cleanup']['clean']")" True "a closed pipe: cleanup left nothing"
+no_qemu_left "a closed pipe"
+[ -z "$(ls "$TMPDIR")" ] && pass "a closed pipe: share dirs removed" || fail "a closed pipe: left $(ls "$TMPDIR")"
 finish
