@@ -15,7 +15,6 @@
 #include "base/output.h"
 #include "base/version.h"
 #include "engine/runner.h"
-#include "sys/host_info.h"
 #include "sys/kernel_log.h"
 #include "sys/kernel_modules.h"
 #include "sys/links_rtnl.h"
@@ -61,15 +60,13 @@ std::string interface_with_mac(const std::string& mac) {
 // Gives this node's wire NICs the scenario's names. The kernel named them
 // eth0, eth1, ... in probe order, which may be another wire's name: each
 // takes a name of its own first, then its final one.
-Result<void> name_wire_nics(const Scenario& scenario, const std::string& node) {
+Result<void> name_wire_nics(const Scenario& scenario, const std::string& node, sys::KernelModules& modules) {
   std::vector<const WireEnd*> ends;
   for (const auto& w : scenario.wires)
     for (const WireEnd* e : {&w.a, &w.b})
       if (e->node == node) ends.push_back(e);
   if (ends.empty()) return {};
-  auto modules = sys::KernelModules::open();
-  if (!modules) return modules.error();
-  if (auto r = load_module(*modules, "virtio_net"); !r)
+  if (auto r = load_module(modules, "virtio_net"); !r)
     return make_error("cannot load virtio_net: " + r.error().message, r.error().code);
   sys::RtnlLinks links;
   std::vector<std::string> found;
@@ -89,10 +86,8 @@ Result<void> name_wire_nics(const Scenario& scenario, const std::string& node) {
   return {};
 }
 
-Result<vm::ControlChannel> open_control() {
-  auto modules = sys::KernelModules::open();
-  if (!modules) return modules.error();
-  if (auto r = load_module(*modules, "virtio_console"); !r)
+Result<vm::ControlChannel> open_control(sys::KernelModules& modules) {
+  if (auto r = load_module(modules, "virtio_console"); !r)
     return make_error("cannot load virtio_console: " + r.error().message, r.error().code);
   Result<vm::ControlChannel> port = make_error("not tried");
   settle([&] { return static_cast<bool>(port = vm::open_agent_port()); });
@@ -109,9 +104,12 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
   auto scenario = load(o.scenario, registry, o.common);
   if (!scenario) return fail("cannot read the scenario " + o.scenario);
   if (!scenario->find_node(o.node)) return fail("the scenario has no node '" + o.node + "'");
-  auto channel = open_control();
+  // The module tree's indexes, read once for the control port's module and the wires'.
+  auto modules = sys::KernelModules::open();
+  if (!modules) return fail(modules.error().message);
+  auto channel = open_control(*modules);
   if (!channel) return fail(channel.error().message);
-  if (auto r = name_wire_nics(*scenario, o.node); !r) {
+  if (auto r = name_wire_nics(*scenario, o.node, *modules); !r) {
     (void)channel->send({{"failed", r.error().message}});
     return fail(r.error().message);
   }
@@ -145,8 +143,7 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
   if (running_note) reporters.add(*running_note);
   Runner runner(registry, system, *journal, reporters, ro);
   RunReport report = runner.start(*scenario);
-  nlohmann::json host = sys::host_facts();
-  host["rxerun"] = RXERUN_VERSION;
+  const nlohmann::json host = host_record();
   if (auto r = channel->send({{"hello",
                                {{"protocol", kAgentProtocol},
                                 {"node", o.node},

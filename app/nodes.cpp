@@ -17,17 +17,16 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "app/cli_vm.h"
 #include "app/prefixed_lines.h"
 #include "base/fd.h"
 #include "base/output.h"
 #include "base/strings.h"
-#include "base/version.h"
 #include "engine/exit_code.h"
 #include "engine/nodes.h"
 #include "engine/runner.h"
-#include "sys/host_info.h"
 #include "sys/interrupt.h"
 #include "sys/process.h"
 #include "vm/control.h"
@@ -193,10 +192,10 @@ Result<vm::ControlChannel::Received> receive_serving_tools(Node& node, const std
   }
 }
 
-// The node a step runs on: its `node:`, or the one node its ends name; a
-// step of a scenario's own (sleep) on the first node.
-Result<std::string> node_for(const StepSpec& step, const Registry& registry, const Scenario& scenario) {
-  const auto nodes = step_nodes(step, registry.find(step.kind));
+// The node a step runs on, from the nodes it touches (step_nodes): its
+// `node:`, or the one node its ends name; a step of a scenario's own (sleep)
+// on the first node.
+Result<std::string> node_for(const StepSpec& step, const std::vector<std::string>& nodes, const Scenario& scenario) {
   // A pair across two nodes runs on its client's node (the last end), which
   // starts the server's tool on the other.
   if (nodes.size() > 1) {
@@ -221,8 +220,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
   report.description = scenario.description;
   report.started_at = now_iso8601();
   report.kernel_health.policy = parse_kernel_health_policy(o.kernel_health).value_or(scenario.kernel_health);
-  report.host = sys::host_facts();
-  report.host["rxerun"] = RXERUN_VERSION;
+  report.host = host_record();
   const auto start = SteadyClock::now();
   auto failed = [&](std::string why) {
     print(stderr, "rxerun: {}: {}\n", scenario.name, why);
@@ -333,16 +331,16 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
   std::map<std::string, std::string> ran_on;    // step name -> node
   for (const auto& step : scenario.steps) {
     StepReport sr = step_report_for(step);
+    const auto ends = step_nodes(step, registry.find(step.kind));
     if (stop || interrupt.requested()) {
-      sr.message = interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
-    } else if (auto where = node_for(step, registry, scenario); !where) {
+      sr = Runner::not_reached(step, interrupt.requested());
+    } else if (auto where = node_for(step, ends, scenario); !where) {
       sr.status = StepStatus::Error;
       sr.outcome = Outcome::Error;
       sr.message = where.error().message;
     } else {
       Node& node = *by_name.at(*where);
       // Which node ran it: a pair across two nodes names both, server first ("a+b").
-      const auto ends = step_nodes(step, registry.find(step.kind));
       const std::string ran_by = ends.size() > 1 ? join(ends, "+") : node.name();
       sr.node = ran_by;
       terminal.step_started(step);

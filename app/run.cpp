@@ -91,6 +91,12 @@ std::optional<Journal> open_journal(const std::string& scenario) {
   return std::move(journal).value();
 }
 
+nlohmann::json host_record() {
+  nlohmann::json host = sys::host_facts();
+  host["rxerun"] = RXERUN_VERSION;
+  return host;
+}
+
 std::string now_iso8601() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -148,8 +154,7 @@ RunReport run_on_host(const RunCommandOptions& o, const Scenario& scenario, Regi
   RunReport report = runner.run(scenario);
   report.started_at = started;
   report.lab_kernel = o.lab_kernel;
-  report.host = sys::host_facts();
-  report.host["rxerun"] = RXERUN_VERSION;
+  report.host = host_record();
   if (uses_rdma(scenario, registry)) {
     // The kernel's side of a failure: its release and what rdma_rxe,
     // ib_core and rdma_cm logged during the run. In the lab VM the host

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/journal.h"
 #include "engine/model.h"
 #include "engine/registry.h"
@@ -62,6 +64,9 @@ TerminalStyle terminal_style(const RunCommandOptions& options);
 // be loaded is a warning.
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
                              bool plugins_may_fail = false);
+// A report's `host`: this machine's facts (kernel, hostname, ...) and this
+// rxerun's version.
+nlohmann::json host_record();
 // Now, in UTC, as ISO 8601 ("2026-12-05T16:21:52Z"): a report's started_at.
 std::string now_iso8601();
 // The scenario's journal, locked for this process; prints why not.

@@ -137,7 +137,7 @@ RunReport Runner::run(const Scenario& scenario) {
   for (const auto& step : scenario.steps) {
     StepReport sr;
     if (stop || sys_.interrupt.requested()) {
-      sr = not_reached(step);
+      sr = not_reached(step, sys_.interrupt.requested());
     } else {
       sr = run_step(scenario, step);
     }
@@ -181,9 +181,9 @@ StepReport Runner::step(const Scenario& scenario, const StepSpec& step,
   return run_step(scenario, step);
 }
 
-StepReport Runner::not_reached(const StepSpec& step) const {
+StepReport Runner::not_reached(const StepSpec& step, bool interrupted) {
   StepReport sr = step_report_for(step);
-  sr.message = sys_.interrupt.requested() ? "not reached: interrupted" : "not reached: an earlier step did not pass";
+  sr.message = interrupted ? "not reached: interrupted" : "not reached: an earlier step did not pass";
   return sr;
 }
 

@@ -57,9 +57,9 @@ class Runner {
                   const std::map<std::string, nlohmann::json>& facts_elsewhere);
   void record(RunReport& report, StepReport step_report);
   void finish(const Scenario& scenario, RunReport& report);
-  // The report of a step that is not reached, and whether a step's status
-  // stops the run.
-  StepReport not_reached(const StepSpec& step) const;
+  // The report of a step that is not reached (after Ctrl-C, or after a
+  // step that did not pass), and whether a step's status stops the run.
+  static StepReport not_reached(const StepSpec& step, bool interrupted);
   static bool stops_run(StepStatus status);
 
   // Undoes every change pending in the journal, newest first (the cleanup
