@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,10 +16,13 @@
 #include "base/output.h"
 #include "base/version.h"
 #include "engine/runner.h"
+#include "steps/common/traffic.h"
+#include "sys/interrupt.h"
 #include "sys/kernel_log.h"
 #include "sys/kernel_modules.h"
 #include "sys/links_rtnl.h"
 #include "sys/real.h"
+#include "sys/verbs/real.h"
 #include "vm/control.h"
 
 namespace rxerun {
@@ -125,7 +129,7 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
   // Tools of a pair step whose other end is on another node run there
   // (app/agent_tools.h); this node runs such tools for the others.
   sys::System& local = real.system();
-  ToolLink link(*channel);
+  ChannelToolLink link(*channel);
   RoutingTools tools(local.tools, link, o.node, local.clock);
   sys::System system{local.clock, local.netns,    local.interrupt, local.links,     local.ethtool, local.sysctl,
                      local.nft,   local.qdiscs,   local.pinger,    local.rdma,      local.routes,  tools,
@@ -142,14 +146,15 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
   const auto running_note = guest_running_note(o.output_dir);  // for a kernel that dies: what it was doing
   if (running_note) reporters.add(*running_note);
   Runner runner(registry, system, *journal, reporters, ro);
-  RunReport report = runner.start(*scenario);
   const nlohmann::json host = host_record();
+  AgentSession session(*scenario, o.node, runner, service, host);
+  const bool clean = session.start();
   if (auto r = channel->send({{"hello",
                                {{"protocol", kAgentProtocol},
                                 {"node", o.node},
                                 {"kernel", host.value("kernel", "")},
                                 {"rxerun", RXERUN_VERSION},
-                                {"preclean_clean", report.preclean.clean()}}}});
+                                {"preclean_clean", clean}}}});
       !r)
     return fail(r.error().message);
 
@@ -158,34 +163,85 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
     if (!got) return fail(got.error().message);
     // The host gone (it died, or closed the channel): clean up as after
     // `finish`, though nobody reads the report.
-    const nlohmann::json message = got->message.value_or(nlohmann::json{{"finish", true}});
-    if (message.contains("tool")) {
-      if (auto r = channel->send({{"tool_reply", service.handle(message["tool"])}}); !r) return fail(r.error().message);
-    } else if (message.contains("step") && message["step"].is_string()) {
-      const std::string name = message["step"].get<std::string>();
-      const StepSpec* step = scenario->find_step(name);
-      if (!step) {
-        (void)channel->send({{"failed", "the scenario has no step '" + name + "'"}});
-        continue;
-      }
-      std::map<std::string, nlohmann::json> facts;
-      if (message.contains("facts") && message["facts"].is_object())
-        for (const auto& [k, v] : message["facts"].items()) facts[k] = v;
-      StepReport sr = runner.step(*scenario, *step, facts);
-      sr.node = o.node;
-      const nlohmann::json sent = to_json(sr);
-      runner.record(report, std::move(sr));
-      if (auto r = channel->send({{"step_report", sent}}); !r) return fail(r.error().message);
-    } else if (message.contains("finish")) {
-      runner.finish(*scenario, report);
-      report.host = host;
-      report.host["kernel_messages"] = sys::rdma_kernel_messages();
-      (void)channel->send({{"finished", to_json(report)}});
+    nlohmann::json reply = session.answer(got->message.value_or(nlohmann::json{{"finish", true}}));
+    if (session.finished()) {
+      reply["finished"]["host"]["kernel_messages"] = sys::rdma_kernel_messages();
+      (void)channel->send(reply);
       return 0;
-    } else {
-      (void)channel->send({{"failed", "the agent does not know the message " + message.dump().substr(0, 80)}});
     }
+    if (auto r = channel->send(reply); !r) return fail(r.error().message);
   }
+}
+
+AgentSession::AgentSession(const Scenario& scenario, std::string node, Runner& runner, ToolService& tools,
+                           nlohmann::json host_record)
+    : scenario_(scenario), node_(std::move(node)), runner_(runner), tools_(tools), host_(std::move(host_record)) {}
+
+bool AgentSession::start() {
+  report_ = runner_.start(scenario_);
+  return report_.preclean.clean();
+}
+
+nlohmann::json AgentSession::answer(const nlohmann::json& message) {
+  if (message.contains("tool")) return {{"tool_reply", tools_.handle(message["tool"])}};
+  if (message.contains("step") && message["step"].is_string()) {
+    const std::string name = message["step"].get<std::string>();
+    const StepSpec* step = scenario_.find_step(name);
+    if (!step) return {{"failed", "the scenario has no step '" + name + "'"}};
+    std::map<std::string, nlohmann::json> facts;
+    if (message.contains("facts") && message["facts"].is_object())
+      for (const auto& [k, v] : message["facts"].items()) facts[k] = v;
+    StepReport sr = runner_.step(scenario_, *step, facts);
+    sr.node = node_;
+    nlohmann::json sent = to_json(sr);
+    runner_.record(report_, std::move(sr));
+    return {{"step_report", std::move(sent)}};
+  }
+  if (message.contains("finish")) {
+    runner_.finish(scenario_, report_);
+    report_.host = host_;
+    finished_ = true;
+    return {{"finished", to_json(report_)}};
+  }
+  return {{"failed", "the agent does not know the message " + message.dump().substr(0, 80)}};
+}
+
+int cmd_verbs_server() {
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  const nlohmann::json given = nlohmann::json::parse(text, nullptr, false);
+  if (given.is_discarded()) {
+    print(stderr,
+          "rxerun: __verbs-server: stdin is not JSON: it reads a verbs request, which a verbs step across two nodes "
+          "sends\n");
+    return 2;
+  }
+  Duration budget{0};
+  auto request = sys::verbs_request_from_json(given, &budget);
+  if (!request) {
+    print(stderr, "rxerun: __verbs-server: {}\n", request.error().message);
+    return 2;
+  }
+  sys::Interrupt interrupt;
+  interrupt.bind_signals();
+  return sys::serve_verbs(*request, std::chrono::steady_clock::now() + budget, interrupt.fd(), STDOUT_FILENO);
+}
+
+int cmd_counters(const std::optional<std::string>& netns) {
+  sys::RealSystem real;
+  auto counters = steps::CounterWindow::read(real.system(), {netns});
+  if (!counters) {
+    print(stderr, "rxerun: __counters: {}\n", counters.error().message);
+    return 1;
+  }
+  print(stdout, "{}\n", nlohmann::json(*counters).dump());
+  return 0;
 }
 
 }  // namespace rxerun

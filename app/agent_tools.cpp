@@ -87,7 +87,7 @@ class RemoteTool final : public sys::RunningTool {
 
 }  // namespace
 
-Result<nlohmann::json> ToolLink::call(nlohmann::json request) {
+Result<nlohmann::json> ChannelToolLink::call(nlohmann::json request) {
   if (auto sent = channel_.send({{"tool", std::move(request)}}); !sent) return sent.error();
   for (;;) {
     auto got = channel_.receive();

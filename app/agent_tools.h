@@ -18,12 +18,20 @@
 
 namespace rxerun {
 
-// The agent's side of a tool call: sends {"tool": REQUEST} and waits for the
-// {"tool_reply": ...} the host passes back.
+// The agent's side of a tool call: the request goes to the node it names
+// and its answer comes back (an Error: that node, or the way to it, is gone).
 class ToolLink {
  public:
-  explicit ToolLink(vm::ControlChannel& channel) : channel_(channel) {}
-  Result<nlohmann::json> call(nlohmann::json request);
+  virtual ~ToolLink() = default;
+  virtual Result<nlohmann::json> call(nlohmann::json request) = 0;
+};
+
+// Over the control channel: sends {"tool": REQUEST} and waits for the
+// {"tool_reply": ...} the host passes back.
+class ChannelToolLink final : public ToolLink {
+ public:
+  explicit ChannelToolLink(vm::ControlChannel& channel) : channel_(channel) {}
+  Result<nlohmann::json> call(nlohmann::json request) override;
 
  private:
   vm::ControlChannel& channel_;

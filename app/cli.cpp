@@ -263,6 +263,14 @@ int run_cli(int argc, char** argv, Registry& registry) {
   agent->add_option("--kernel-health", agent_o.kernel_health);
   agent->add_option("--output-dir", agent_o.output_dir);
 
+  // The server end of a verbs step across two nodes (app/agent.h), which
+  // that step starts on the server's node.
+  auto* verbs_server = app.add_subcommand("__verbs-server", "")->group("");
+  // A node's counters, for a pair step across two nodes (app/agent.h).
+  std::optional<std::string> counters_netns;
+  auto* counters_cmd = app.add_subcommand("__counters", "")->group("");
+  counters_cmd->add_option("--netns", counters_netns);
+
   std::vector<std::string> plugin_args;
   for (auto* cmd : {run, validate, plan, graph, cleanup, steps, schema, agent})
     cmd->add_option("--plugin", plugin_args, "load step kinds from a plugin (a shared object; repeatable)")
@@ -341,6 +349,8 @@ int run_cli(int argc, char** argv, Registry& registry) {
 
   if (*run) return cmd_run(run_o, registry);
   if (*agent) return cmd_agent(agent_o, registry);
+  if (*verbs_server) return cmd_verbs_server();
+  if (*counters_cmd) return cmd_counters(counters_netns);
   if (*vm_setup) return cmd_vm_setup(setup_kernels);
   if (*vm_status) return cmd_vm_status();
   if (*vm_exec) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "app/cli_vm.h"
+#include "app/node_steps.h"
 #include "app/prefixed_lines.h"
 #include "base/fd.h"
 #include "base/output.h"
@@ -192,23 +193,28 @@ Result<vm::ControlChannel::Received> receive_serving_tools(Node& node, const std
   }
 }
 
-// The node a step runs on, from the nodes it touches (step_nodes): its
-// `node:`, or the one node its ends name; a step of a scenario's own (sleep)
-// on the first node.
-Result<std::string> node_for(const StepSpec& step, const std::vector<std::string>& nodes, const Scenario& scenario) {
-  // A pair across two nodes runs on its client's node (the last end), which
-  // starts the server's tool on the other.
-  if (nodes.size() > 1) {
-    if (step.kind != "rping" && step.kind != "perftest")
-      return make_error(fmt::format(
-          "step '{}' has its ends on nodes {}: across two nodes, rping and perftest run their ends there; {} "
-          "does not yet: run both ends on one node, or use exec steps in the background on each node",
-          step.name, join(nodes, " and "), step.kind));
-    return nodes.back();
+// The lab VMs' control channels, as run_node_steps reaches the agents.
+class VmNodeLinks final : public NodeLinks {
+ public:
+  VmNodeLinks(const std::map<std::string, Node*>& nodes, int interrupt_fd)
+      : nodes_(nodes), interrupt_fd_(interrupt_fd) {}
+  Result<vm::ControlChannel::Received> ask(const std::string& name, const nlohmann::json& message) override {
+    Node& node = *nodes_.at(name);
+    if (!node.channel || node.gone) return make_error("node " + name + " is gone");
+    if (auto sent = node.channel->send(message); !sent) return sent.error();
+    return receive_serving_tools(node, nodes_, interrupt_fd_);
   }
-  if (nodes.empty()) return scenario.nodes.front().name;
-  return nodes.front();
-}
+  std::string gone_because(const std::string& name) override {
+    Node& node = *nodes_.at(name);
+    node.gone = true;
+    if (node.thread.joinable()) node.thread.join();
+    return node.ended_because();
+  }
+
+ private:
+  const std::map<std::string, Node*>& nodes_;
+  int interrupt_fd_;
+};
 
 }  // namespace
 
@@ -327,67 +333,9 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
   }
   if (interrupt.requested()) report.interrupted = true;
 
-  std::map<std::string, nlohmann::json> facts;  // by step name, from every node
-  std::map<std::string, std::string> ran_on;    // step name -> node
-  for (const auto& step : scenario.steps) {
-    StepReport sr = step_report_for(step);
-    const auto ends = step_nodes(step, registry.find(step.kind));
-    if (stop || interrupt.requested()) {
-      sr = Runner::not_reached(step, interrupt.requested());
-    } else if (auto where = node_for(step, ends, scenario); !where) {
-      sr.status = StepStatus::Error;
-      sr.outcome = Outcome::Error;
-      sr.message = where.error().message;
-    } else {
-      Node& node = *by_name.at(*where);
-      // Which node ran it: a pair across two nodes names both, server first ("a+b").
-      const std::string ran_by = ends.size() > 1 ? join(ends, "+") : node.name();
-      sr.node = ran_by;
-      terminal.step_started(step);
-      nlohmann::json elsewhere = nlohmann::json::object();
-      for (const auto& [name, f] : facts)
-        if (ran_on[name] != node.name()) elsewhere[name] = f;
-      Result<vm::ControlChannel::Received> got = make_error("node " + node.name() + " is gone");
-      if (node.channel && !node.gone) {
-        if (auto sent = node.channel->send({{"step", step.name}, {"facts", elsewhere}}); !sent)
-          got = sent.error();
-        else
-          got = receive_serving_tools(node, by_name, interrupt.fd());
-      }
-      if (got && got->stopped) {
-        sr.status = StepStatus::Interrupted;
-        sr.failures = {"interrupted"};
-        report.interrupted = true;
-      } else if (got && got->message && got->message->contains("step_report")) {
-        auto read = step_report_from_json((*got->message)["step_report"]);
-        if (read) {
-          sr = std::move(*read);
-          sr.node = ran_by;
-        } else {
-          sr.status = StepStatus::Error;
-          sr.message = "node " + node.name() + " sent a report rxerun cannot read: " + read.error().message;
-        }
-      } else if (got && got->message && got->message->contains("failed")) {
-        sr.status = StepStatus::Error;
-        sr.outcome = Outcome::Error;
-        sr.message = "node " + node.name() + ": " + (*got->message)["failed"].dump();
-      } else {
-        // The channel closed or broke: the node's lab VM is gone. Its
-        // console says why once qemu has ended.
-        node.gone = true;
-        if (node.thread.joinable()) node.thread.join();
-        sr.status = StepStatus::Error;
-        sr.outcome = Outcome::Error;
-        sr.message = "node " + node.name() + " died during the step: " + node.ended_because();
-      }
-    }
-    facts[step.name] = sr.facts;
-    ran_on[step.name] = sr.node;
-    if (sr.status == StepStatus::Interrupted) report.interrupted = true;
-    if (Runner::stops_run(sr.status)) stop = true;
-    terminal.step_finished(sr);
-    report.steps.push_back(std::move(sr));
-  }
+  VmNodeLinks links(by_name, interrupt.fd());
+  run_node_steps(
+      scenario, registry, links, terminal, [&] { return interrupt.requested(); }, stop, report);
 
   // Each node cleans up its own lab and sends its whole report.
   report.preclean.phase = "preclean";
@@ -431,7 +379,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
       phase->interrupted |= theirs.interrupted;
     }
     for (auto f : run->kernel_health.findings) {
-      f.lines.insert(f.lines.begin(), "node " + node.name() + " (kernel " + run->kernel_health.kernel + "):");
+      f.node = node.name();
       report.kernel_health.findings.push_back(std::move(f));
     }
     if (!run->kernel_health.kernel.empty()) releases.push_back(node.name() + ": " + run->kernel_health.kernel);

@@ -5,8 +5,9 @@
 #   joined by a wire, each with its agent: bench/data/two-node-idle.yaml)
 #   against a one-node lab of the same kernel (tests/data/vm/idle.yaml with
 #   --vm), from the command's start to the line that reports its first step;
-# - ib_write_bw's bandwidth (64 KiB writes) across the wire between two lab
-#   VMs (bench/data/two-node-bw.yaml) against across a veth in one
+# - the bandwidth of 64 KiB RDMA WRITEs, measured by rxerun's verbs check
+#   and by ib_write_bw, across the wire between two lab VMs
+#   (bench/data/two-node-bw.yaml) against across a veth in one
 #   (bench/data/one-node-bw.yaml), both on 7.3.
 #
 # Usage: bench/nodes.sh [RXERUN] [REPEATS] [KERNEL]
@@ -53,20 +54,25 @@ printf "  one node (one lab VM)    %s (%s-%s)\n" "$m1" "$lo1" "$hi1"
 printf "  two nodes (two lab VMs)  %s (%s-%s)\n" "$m2" "$lo2" "$hi2"
 printf "  ratio two/one            %.2f\n" "$(echo "$m2 / $m1" | bc -l)"
 
-# bw_avg_mib_s of the `bw` step of RUN's JSON report.
-bw() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([s["facts"]["bw_avg_mib_s"] for s in r["steps"] if s["name"] == "bw"][0])' "$1"; }
+# FACT of step STEP of a JSON report.
+fact() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([s["facts"][sys.argv[3]] for s in r["steps"] if s["name"] == sys.argv[2]][0])' "$@"; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-veth=() wire=()
+veth=() wire=() vveth=() vwire=()
 for ((r = 0; r < REPEATS; r++)); do
   "$RXERUN" run -q --vm bench/data/one-node-bw.yaml --report json:"$WORK/one.json" >/dev/null
-  veth+=("$(bw "$WORK/one.json")")
+  veth+=("$(fact "$WORK/one.json" bw bw_avg_mib_s)")
+  vveth+=("$(fact "$WORK/one.json" vbw bw_mib_65536)")
   "$RXERUN" run -q bench/data/two-node-bw.yaml --report json:"$WORK/two.json" >/dev/null
-  wire+=("$(bw "$WORK/two.json")")
+  wire+=("$(fact "$WORK/two.json" bw bw_avg_mib_s)")
+  vwire+=("$(fact "$WORK/two.json" vbw bw_mib_65536)")
 done
-read -r m1 lo1 hi1 < <(printf '%s\n' "${veth[@]}" | stats)
-read -r m2 lo2 hi2 < <(printf '%s\n' "${wire[@]}" | stats)
-printf "ib_write_bw, 64 KiB writes, kernel 7.3, %d runs each: MiB/s, median (range)\n" "$REPEATS"
-printf "  across a veth in one lab VM         %s (%s-%s)\n" "$m1" "$lo1" "$hi1"
-printf "  across a wire between two lab VMs   %s (%s-%s)\n" "$m2" "$lo2" "$hi2"
-printf "  ratio wire/veth                     %.2f\n" "$(echo "$m2 / $m1" | bc -l)"
+for tool in verbs ib_write_bw; do
+  if [ "$tool" = verbs ]; then a=("${vveth[@]}") b=("${vwire[@]}"); else a=("${veth[@]}") b=("${wire[@]}"); fi
+  read -r m1 lo1 hi1 < <(printf '%s\n' "${a[@]}" | stats)
+  read -r m2 lo2 hi2 < <(printf '%s\n' "${b[@]}" | stats)
+  printf "%s, 64 KiB RDMA WRITEs, kernel 7.3, %d runs each: MiB/s, median (range)\n" "$tool" "$REPEATS"
+  printf "  across a veth in one lab VM         %s (%s-%s)\n" "$m1" "$lo1" "$hi1"
+  printf "  across a wire between two lab VMs   %s (%s-%s)\n" "$m2" "$lo2" "$hi2"
+  printf "  ratio wire/veth                     %.2f\n" "$(echo "$m2 / $m1" | bc -l)"
+done

@@ -5,9 +5,10 @@
 namespace rxerun {
 
 std::string KernelFinding::where() const {
-  if (phase == "step") return "during step '" + step + "'";
-  if (phase == "preclean" || phase == "cleanup") return "during " + phase;
-  return "during the run";
+  const std::string on = node.empty() ? "" : "on node " + node + " ";
+  if (phase == "step") return on + "during step '" + step + "'";
+  if (phase == "preclean" || phase == "cleanup") return on + "during " + phase;
+  return on + "during the run";
 }
 
 std::vector<KernelFinding> place_kernel_reports(const std::vector<sys::KernelReport>& reports,

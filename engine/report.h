@@ -79,7 +79,10 @@ struct KernelFinding {
   std::string step;                // with phase "step": the step it appeared during
   std::vector<std::string> lines;  // the header first, then a bounded excerpt, as dmesg prints them
   double time = 0;                 // the header's time on the kernel's clock, seconds since boot
-  std::string where() const;       // "during step 'rping'", "during preclean", "during the run"
+  std::string node;                // in a two-node lab: the node whose kernel reported it; "" on one machine
+  // "during step 'rping'", "during preclean", "during the run"; with a node:
+  // "on node a during step 'rping'"
+  std::string where() const;
 };
 
 struct KernelHealth {

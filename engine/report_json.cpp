@@ -28,7 +28,8 @@
 //                     "kernel": "6.1.0-...",   the release the findings are of
 //                     "findings": [{"kind": "WARNING", "phase": "preclean" | "step" | "cleanup" | "run",
 //                                   "step": "rping" | null, "lines": ["[   12.3] WARNING: ..."],
-//                                   "time": 12.345678 (seconds on the kernel's clock)}]}
+//                                   "time": 12.345678 (seconds on the kernel's clock),
+//                                   "node": "a" | null (a two-node lab: whose kernel)}]}
 //     CLEANUP = {"kept": false, "clean": true,
 //                "undos": [{"step", "kind", "summary", "ok", "error", "duration_s",
 //                             "covered_by" (when it went with another undo),
@@ -66,7 +67,8 @@ nlohmann::json kernel_health_json(const KernelHealth& h) {
                         {"phase", f.phase},
                         {"step", f.step.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.step)},
                         {"lines", f.lines},
-                        {"time", f.time}});
+                        {"time", f.time},
+                        {"node", f.node.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.node)}});
   return {{"policy", to_string(h.policy)}, {"kernel", h.kernel}, {"findings", std::move(findings)}};
 }
 
@@ -292,7 +294,7 @@ Result<KernelHealth> kernel_health_from_json(const nlohmann::json& j) {
     KernelFinding finding;
     for (auto r : {read_key(f, "kind", finding.kind), read_key(f, "phase", finding.phase),
                    read_key(f, "step", finding.step, false), read_key(f, "lines", finding.lines, false),
-                   read_key(f, "time", finding.time, false)})
+                   read_key(f, "time", finding.time, false), read_key(f, "node", finding.node, false)})
       if (!r) return r.error();
     h.findings.push_back(std::move(finding));
   }

@@ -305,9 +305,11 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
     spec.server_here = false;
   }
 
-  // The counters of this kernel's namespaces: the client's, and the server's when it runs here.
-  auto window = CounterWindow::open(ctx, across ? std::vector<std::optional<std::string>>{client.netns}
-                                                : std::vector<std::optional<std::string>>{server.netns, client.netns});
+  // The counters of the client's namespace, and of the server's, here or on its node.
+  auto window = across
+                    ? CounterWindow::open(ctx, {client.netns},
+                                          OtherNode{.here = client.node, .there = server.node, .netns = server.netns})
+                    : CounterWindow::open(ctx, {server.netns, client.netns});
   if (!window) return StepResult::error(window.error());
   auto ran = run_tool_pair(ctx, spec);
   if (!ran) return StepResult::error(ran.error());

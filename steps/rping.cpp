@@ -168,10 +168,11 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
     return count_lines(out, "ping data:") == 0 && contains(err, "RDMA_CM_EVENT_REJECTED");
   };
 
-  // The counters of this kernel's namespaces: the client's, and the server's when it runs here.
-  auto window =
-      CounterWindow::open(ctx, spec.server_here ? std::vector<std::optional<std::string>>{server_ns, client_ns}
-                                                : std::vector<std::optional<std::string>>{client_ns});
+  // The counters of the client's namespace, and of the server's, here or on its node.
+  auto window = spec.server_here
+                    ? CounterWindow::open(ctx, {server_ns, client_ns})
+                    : CounterWindow::open(ctx, {client_ns},
+                                          OtherNode{.here = client_node, .there = server_node, .netns = server_ns});
   if (!window) return StepResult::error(window.error());
   auto ran = run_tool_pair(ctx, spec);
   if (!ran) return StepResult::error(ran.error());

@@ -8,6 +8,9 @@
 //   `client.to`, which is how a scenario checks a refusal.
 // - self: two queue pairs on one device, connected by hand (RESET, INIT,
 //   RTR, RTS): the single-device hand recipe's loopback RDMA WRITE.
+// With its ends on two nodes of a two-node lab, the step runs on the
+// client's node and starts the server on the other as a tool, `rxerun
+// __verbs-server` (sys/verbs.h); the two ends' results become one.
 //
 // The step turns parameters into a request and the answer into an outcome
 // and facts: refused, unreachable, a completion with an error or a byte that
@@ -18,8 +21,10 @@
 // packet crossed the wire). Changes nothing, so it has no undo.
 
 #include <algorithm>
+#include <chrono>
 
 #include "engine/step.h"
+#include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
 #include "steps/kinds.h"
 
@@ -139,6 +144,9 @@ Kind verbs_kind() {
       {"stage", "on failure: what it was doing (connect, write 4096, ...)"},
       {"cause", "on failure: the rdma_cm event, completion status or check that ended it"},
       {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
+      {"NODE.DEV.COUNTER",
+       "ends on two nodes: the same deltas on each node, named with the node in front (a.rxe0.rcvd_pkts, "
+       "b.eth1.tx_packets)"},
   };
   spec.dynamic_facts = true;
   spec.example =
@@ -250,14 +258,117 @@ std::vector<std::string> verbs_hints(const sys::VerbsRequest& req, const sys::Ve
   return {};
 }
 
+// Across two nodes: how much longer than the client the server may run, so
+// that a client that runs out of time is the one that says so; and how long
+// the server is given to end by itself once the client is through (its
+// goodbye).
+constexpr Duration kServerGrace{5000};
+constexpr Duration kServerEnd{5000};
+constexpr Duration kListenPoll{50};
+
+sys::VerbsResult ended_early(sys::VerbsStatus status, std::string message, std::string cause) {
+  sys::VerbsResult r;
+  r.status = status;
+  r.message = std::move(message);
+  r.stage = "wait for the server";
+  r.cause = std::move(cause);
+  return r;
+}
+
+// The server's result: the last line of its output that is a JSON object.
+Result<sys::VerbsResult> server_result(const sys::RunningTool& server, const std::string& node) {
+  const std::string& out = server.out();
+  std::size_t end = out.size();
+  while (end > 0) {
+    const std::size_t start = out.rfind('\n', end - 1);
+    const std::size_t from = start == std::string::npos ? 0 : start + 1;
+    auto line = nlohmann::json::parse(out.substr(from, end - from), nullptr, false);
+    if (line.is_object()) {
+      auto r = sys::verbs_result_from_json(line);
+      if (!r) return make_error("the verbs server on node " + node + ": " + r.error().message, r.error().code);
+      return r;
+    }
+    if (start == std::string::npos) break;
+    end = start;
+  }
+  return make_error("the verbs server on node " + node + " ended without a result" +
+                    (server.err().empty() ? std::string() : ": " + last_lines(server.err(), "")));
+}
+
+// Across two nodes (sys/verbs.h, docs/nodes.md): the server as a tool of
+// its own node, `rxerun __verbs-server`; the client here once it listens.
+Result<sys::VerbsResult> run_across(const sys::VerbsRequest& req, const std::string& server_node, StepContext& ctx) {
+  sys::Clock& clock = ctx.sys().clock;
+  sys::Interrupt& interrupt = ctx.sys().interrupt;
+  const sys::SteadyTime deadline = ctx.deadline();
+  const Duration budget =
+      deadline == sys::SteadyTime::max()
+          ? kMaxDuration
+          : std::chrono::duration_cast<Duration>(std::max(deadline - clock.now(), sys::SteadyTime::duration{0})) +
+                kServerGrace;
+  const std::string at = req.server.addr + ":" + std::to_string(req.port);
+  sys::ToolSpec spec;
+  spec.argv = {"/proc/self/exe", "__verbs-server"};
+  spec.node = server_node;
+  spec.input = sys::verbs_request_json(req, budget).dump();
+  spec.what = "rxerun's verbs server on " + at + " (node " + server_node + ")";
+  auto started = ctx.sys().tools.start(spec);
+  if (!started) return started.error();
+  sys::RunningTool& server = **started;
+
+  // Until it listens: a server that ends first could not listen (its result says why).
+  for (;;) {
+    const bool ended = server.poll().has_value();
+    if (server.out().starts_with(std::string(sys::kVerbsListening) + "\n")) break;
+    if (ended) return server_result(server, server_node);
+    if (clock.now() >= deadline) {
+      (void)server.stop(Duration(1000));
+      return ended_early(sys::VerbsStatus::TimedOut,
+                         "the server on node " + server_node + " did not listen on " + at + " in time", "deadline");
+    }
+    if (clock.wait_until(std::min(deadline, clock.now() + kListenPoll), interrupt) == sys::WaitResult::Interrupted) {
+      (void)server.stop(Duration(1000));
+      return ended_early(sys::VerbsStatus::Interrupted, "interrupted", "interrupt");
+    }
+  }
+
+  sys::VerbsRequest client = req;
+  if (client.client.to.empty()) client.client.to = req.server.addr;
+  client.server = {};
+  auto ran = ctx.sys().verbs.run(client, deadline, interrupt);
+  // After a goodbye the server ends by itself; after a client that failed
+  // it may still wait for one: it is stopped, and says how it ended.
+  if (ran && ran->status == sys::VerbsStatus::Ok) (void)server.wait(clock.now() + kServerEnd, interrupt);
+  if (!server.poll()) (void)server.stop(Duration(1000));
+  if (!ran) return ran;
+  auto served = server_result(server, server_node);
+  if (!served) {
+    // A client that failed says more than a server that left no result.
+    if (ran->status != sys::VerbsStatus::Ok) return ran;
+    return served.error();
+  }
+  return sys::merge_verbs_ends(*ran, *served);
+}
+
 StepResult run_verbs(const Params& params, StepContext& ctx) {
   const sys::VerbsRequest req = request_from(params);
-  std::vector<std::optional<std::string>> netns;
-  if (req.mode == sys::VerbsMode::Cm) netns = {req.server.netns, req.client.netns};
-  auto window = CounterWindow::open(ctx, netns);
+  // Across two nodes the step runs on the client's node and starts the
+  // server on its own (docs/nodes.md).
+  const std::string step_node = ctx.step().node.value_or("");
+  auto node_of = [&](const char* end) {
+    return params.has(end) && params.object(end).has("node") ? params.object(end).str("node") : step_node;
+  };
+  const std::string server_node = node_of("server");
+  const bool across = req.mode == sys::VerbsMode::Cm && !req.server.addr.empty() && server_node != node_of("client");
+  // The counters of both ends' namespaces: here, or the server's on its node.
+  auto window = req.mode == sys::VerbsMode::Self ? CounterWindow::open(ctx, {})
+                : across                         ? CounterWindow::open(
+                                                       ctx, {req.client.netns},
+                                                       OtherNode{.here = node_of("client"), .there = server_node, .netns = req.server.netns})
+                         : CounterWindow::open(ctx, {req.server.netns, req.client.netns});
   if (!window) return StepResult::error(window.error());
 
-  auto ran = ctx.sys().verbs.run(req, ctx.deadline(), ctx.sys().interrupt);
+  auto ran = across ? run_across(req, server_node, ctx) : ctx.sys().verbs.run(req, ctx.deadline(), ctx.sys().interrupt);
   if (!ran) return StepResult::error(ran.error());
   const sys::VerbsResult& r = *ran;
   nlohmann::json facts = verbs_facts(req, r);
@@ -268,7 +379,7 @@ StepResult run_verbs(const Params& params, StepContext& ctx) {
   switch (r.status) {
     case sys::VerbsStatus::Ok: {
       StepResult ok = StepResult::ok(facts);
-      if (req.mode == sys::VerbsMode::Cm && !r.server_device.empty() && r.server_device == r.client_device)
+      if (req.mode == sys::VerbsMode::Cm && !across && !r.server_device.empty() && r.server_device == r.client_device)
         ok.hints.push_back("both ends ran on " + r.server_device +
                            ": rdma_cm looped the traffic back inside the device and nothing crossed the wire "
                            "(put the ends in two namespaces, kernel 7.3)");

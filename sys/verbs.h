@@ -21,8 +21,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "base/duration.h"
 #include "base/result.h"
 #include "sys/clock.h"
 
@@ -105,5 +109,29 @@ class Verbs {
   // enter a namespace); what happened on the wire is in the VerbsResult.
   virtual Result<VerbsResult> run(const VerbsRequest& request, SteadyTime deadline, Interrupt& interrupt) = 0;
 };
+
+// Across two nodes of a two-node lab (docs/nodes.md) the two ends cannot
+// share a process: the step runs the client on its own node and the server
+// on the other node as a tool, `rxerun __verbs-server`, which reads its
+// request on stdin as JSON (verbs_request_json), writes kVerbsListening on
+// a line of its own once it listens, serves one client, and ends with its
+// result as one line of JSON (verbs_result_json).
+inline constexpr std::string_view kVerbsListening = "listening";
+
+// The request, with how long the server may wait for its client and serve it.
+nlohmann::json verbs_request_json(const VerbsRequest& request, Duration budget);
+// An Error names what is missing or wrong; *budget gets the budget.
+Result<VerbsRequest> verbs_request_from_json(const nlohmann::json& j, Duration* budget);
+// A result, or why the check could not run ({"error": ..., "code": ...}).
+nlohmann::json verbs_result_json(const Result<VerbsResult>& result);
+Result<VerbsResult> verbs_result_from_json(const nlohmann::json& j);
+
+// One result from the two ends' own: the client's (it drove the exchange:
+// its operations done, its GIDs, MTU and measurements), with the server's
+// device and the bytes the server verified added. The server's failure is
+// the check's when the client passed, or when it is the server's own
+// finding (a byte that differs, a message it did not expect): then the
+// client saw only the connection end.
+VerbsResult merge_verbs_ends(VerbsResult client, const VerbsResult& server);
 
 }  // namespace rxerun::sys

@@ -196,6 +196,9 @@ std::vector<FactSpec> tool_pair_fact_specs() {
       {"client_pid", "the last client's process id (gone when the step ends)"},
       {"stuck", "tools that did not die after SIGKILL (asleep in the kernel); absent when none"},
       {"DEV.COUNTER", "deltas across the step of every rxe device's counters and of the netdevs of its namespaces"},
+      {"NODE.DEV.COUNTER",
+       "ends on two nodes: the same deltas on each node, named with the node in front (a.rxe0.rcvd_pkts, "
+       "b.eth1.tx_packets)"},
   };
 }
 

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <set>
 
+#include "base/duration.h"
+#include "base/strings.h"
+
 namespace rxerun::steps {
 
 nlohmann::json rounded(double v, int decimals) {
@@ -22,14 +25,14 @@ std::string unanswered_hint(const std::string& address) {
 namespace {
 
 // The netdevs of one namespace, read inside it.
-Result<std::vector<sys::LinkStats>> netdev_stats(StepContext& ctx, const std::optional<std::string>& netns) {
+Result<std::vector<sys::LinkStats>> netdev_stats(sys::System& sys, const std::optional<std::string>& netns) {
   std::unique_ptr<sys::NetnsScope> inside;
   if (netns) {
-    auto entered = ctx.sys().netns.enter(*netns);
+    auto entered = sys.netns.enter(*netns);
     if (!entered) return entered.error();
     inside = std::move(*entered);
   }
-  return ctx.sys().links.statistics();
+  return sys.links.statistics();
 }
 
 // The namespaces, each once, in the order given.
@@ -41,12 +44,59 @@ std::vector<std::optional<std::string>> distinct(const std::vector<std::optional
   return out;
 }
 
-Result<CounterWindow::Snapshot> snapshot(StepContext& ctx, const std::vector<std::optional<std::string>>& netns) {
+// The other node's counters, read there by `rxerun __counters` (a tool of
+// that node) within kRemoteRead.
+constexpr Duration kRemoteRead{15000};
+
+Result<CounterWindow::Snapshot> read_there(StepContext& ctx, const OtherNode& other) {
+  sys::ToolSpec spec;
+  spec.argv = {"/proc/self/exe", "__counters"};
+  if (other.netns) spec.argv.insert(spec.argv.end(), {"--netns", *other.netns});
+  spec.node = other.there;
+  spec.what = "read node " + other.there + "'s counters";
+  auto started = ctx.sys().tools.start(spec);
+  if (!started) return started.error();
+  sys::RunningTool& tool = **started;
+  const auto ended = tool.wait(ctx.sys().clock.now() + kRemoteRead, ctx.sys().interrupt);
+  if (ended != sys::ToolWait::Exited) {
+    (void)tool.stop(Duration(1000));
+    return make_error(ended == sys::ToolWait::Interrupted
+                          ? std::string("interrupted")
+                          : "node " + other.there + "'s counters: no answer within " + format_duration(kRemoteRead));
+  }
+  const auto status = tool.poll();
+  const std::string why = "node " + other.there + "'s counters: ";
+  if (!status || status->code != 0 || status->signal != 0)
+    return make_error(why + (tool.err().empty() ? std::string("the reader failed") : std::string(trim(tool.err()))));
+  const auto j = nlohmann::json::parse(tool.out(), nullptr, false);
+  if (!j.is_object()) return make_error(why + "not a JSON object: " + tool.out().substr(0, 80));
   CounterWindow::Snapshot out;
-  auto devs = ctx.sys().rdma.soft_devices();
+  for (const auto& [name, value] : j.items()) {
+    if (!value.is_number_unsigned()) return make_error(why + name + " is not a count");
+    out[name] = value.get<std::uint64_t>();
+  }
+  return out;
+}
+
+// The deltas from `before` to `after` as facts, each name after `prefix`.
+void add_deltas(const CounterWindow::Snapshot& before, const CounterWindow::Snapshot& after, const std::string& prefix,
+                nlohmann::json& facts) {
+  for (const auto& [name, value] : after) {
+    auto it = before.find(name);
+    const std::uint64_t from = it == before.end() || it->second > value ? 0 : it->second;
+    facts[prefix + name] = value - from;
+  }
+}
+
+}  // namespace
+
+Result<CounterWindow::Snapshot> CounterWindow::read(sys::System& sys,
+                                                    const std::vector<std::optional<std::string>>& netns) {
+  Snapshot out;
+  auto devs = sys.rdma.soft_devices();
   if (!devs) return devs.error();
   for (const auto& d : *devs) {
-    auto counters = ctx.sys().rdma.counters(d.name, sys::kRxePort);
+    auto counters = sys.rdma.counters(d.name, sys::kRxePort);
     if (!counters) {
       if (counters.error().code == ENODEV || counters.error().code == ENOENT) continue;  // went meanwhile
       return counters.error();
@@ -59,7 +109,7 @@ Result<CounterWindow::Snapshot> snapshot(StepContext& ctx, const std::vector<std
   std::vector<std::pair<std::optional<std::string>, std::vector<sys::LinkStats>>> per_ns;
   std::map<std::string, int> seen;
   for (const auto& n : netns) {
-    auto stats = netdev_stats(ctx, n);
+    auto stats = netdev_stats(sys, n);
     if (!stats) return stats.error();
     for (const auto& s : *stats) ++seen[s.name];
     per_ns.emplace_back(n, std::move(*stats));
@@ -72,25 +122,33 @@ Result<CounterWindow::Snapshot> snapshot(StepContext& ctx, const std::vector<std
   return out;
 }
 
-}  // namespace
-
-Result<CounterWindow> CounterWindow::open(StepContext& ctx, const std::vector<std::optional<std::string>>& netns) {
+Result<CounterWindow> CounterWindow::open(StepContext& ctx, const std::vector<std::optional<std::string>>& netns,
+                                          std::optional<OtherNode> other) {
   CounterWindow w;
   w.netns_ = distinct(netns);
-  auto before = snapshot(ctx, w.netns_);
+  w.other_ = std::move(other);
+  auto before = read(ctx.sys(), w.netns_);
   if (!before) return before.error();
   w.before_ = std::move(*before);
+  if (w.other_) {
+    auto there = read_there(ctx, *w.other_);
+    if (!there) return there.error();
+    w.other_before_ = std::move(*there);
+  }
   return w;
 }
 
 Result<void> CounterWindow::close(StepContext& ctx, nlohmann::json& facts) const {
-  auto after = snapshot(ctx, netns_);
+  auto after = read(ctx.sys(), netns_);
   if (!after) return after.error();
-  for (const auto& [name, value] : *after) {
-    auto it = before_.find(name);
-    const std::uint64_t from = it == before_.end() || it->second > value ? 0 : it->second;
-    facts[name] = value - from;
+  if (!other_) {
+    add_deltas(before_, *after, "", facts);
+    return {};
   }
+  auto there = read_there(ctx, *other_);
+  if (!there) return there.error();
+  add_deltas(before_, *after, other_->here + ".", facts);
+  add_deltas(other_before_, *there, other_->there + ".", facts);
   return {};
 }
 

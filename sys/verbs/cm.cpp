@@ -20,6 +20,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -200,7 +201,9 @@ struct CmSide {
   Outcome outcome;
 };
 
-void server_side(const VerbsRequest& req, Waiter& w, int ready_fd, Shared& shared, CmSide& side) {
+// `listening` is called once the server listens (the client may connect).
+void server_side(const VerbsRequest& req, Waiter& w, const std::function<void()>& listening, Shared& shared,
+                 CmSide& side) {
   const std::string here = endpoint_text(req.server.addr, req.port);
   auto fail_setup = [&](Error e) {
     side.error = std::move(e);
@@ -226,8 +229,7 @@ void server_side(const VerbsRequest& req, Waiter& w, int ready_fd, Shared& share
   }
   if (rdma_listen(listen_id->get(), 4) != 0)
     return fail_setup(make_error("the server cannot listen on " + here + ": " + std::strerror(errno), errno));
-  const std::uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(ready_fd, &one, sizeof one);
+  listening();
 
   CmEvent ev;
   if (auto o = expect(ch->get(), w, RDMA_CM_EVENT_CONNECT_REQUEST, "accept", "waiting for the client on " + here, &ev);
@@ -387,7 +389,13 @@ Result<VerbsResult> run_cm(const VerbsRequest& req, Waiter& waiter) {
   try {
     if (with_server)
       server_thread = std::thread([&] {
-        server_side(req, waiter, ready.get(), shared, server);
+        server_side(
+            req, waiter,
+            [&] {
+              const std::uint64_t one = 1;
+              [[maybe_unused]] auto n = ::write(ready.get(), &one, sizeof one);
+            },
+            shared, server);
         failure.report(server.outcome, waiter, false);
       });
     client_thread = std::thread([&] {
@@ -405,6 +413,21 @@ Result<VerbsResult> run_cm(const VerbsRequest& req, Waiter& waiter) {
   if (client.error) return *client.error;
   const Outcome first = failure.get();
   if (!first.ok()) apply(first, result);
+  return result;
+}
+
+}  // namespace rxerun::sys::verbs
+
+namespace rxerun::sys::verbs {
+
+Result<VerbsResult> serve_cm(const VerbsRequest& req, Waiter& waiter, const std::function<void()>& listening) {
+  VerbsResult result;
+  FirstFailure failure;
+  Shared shared{req, waiter, failure, {}, result};
+  CmSide server;
+  server_side(req, waiter, listening, shared, server);
+  if (server.error) return *server.error;
+  if (!server.outcome.ok()) apply(server.outcome, result);
   return result;
 }
 

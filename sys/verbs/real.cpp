@@ -62,57 +62,14 @@ using json = nlohmann::json;
 constexpr auto kGrace = std::chrono::seconds(5);
 constexpr auto kReap = std::chrono::seconds(3);
 
-json result_to_json(const Result<VerbsResult>& r) {
-  if (!r) return {{"error", r.error().message}, {"code", r.error().code}};
-  const VerbsResult& v = *r;
-  json ops = json::array();
-  for (VerbsOp op : v.ops_done) ops.push_back(static_cast<int>(op));
-  json sizes = json::array();
-  for (const auto& s : v.sizes)
-    sizes.push_back({{"size", s.size},
-                     {"lat_iterations", s.lat_iterations},
-                     {"lat_min_us", s.lat_min_us},
-                     {"lat_avg_us", s.lat_avg_us},
-                     {"lat_p99_us", s.lat_p99_us},
-                     {"bw_iterations", s.bw_iterations},
-                     {"bw_mib", s.bw_mib}});
-  json j = {{"status", static_cast<int>(v.status)},
-            {"message", v.message},
-            {"stage", v.stage},
-            {"cause", v.cause},
-            {"ops_done", ops},
-            {"bytes_verified", v.bytes_verified},
-            {"server_device", v.server_device},
-            {"client_device", v.client_device},
-            {"local_gid", v.local_gid},
-            {"remote_gid", v.remote_gid},
-            {"active_mtu", v.active_mtu},
-            {"sizes", sizes}};
-  if (v.gid_index) j["gid_index"] = *v.gid_index;
-  return j;
-}
-
-Result<VerbsResult> result_from_json(const json& j) {
-  if (j.contains("error")) return make_error(j.at("error").get<std::string>(), j.value("code", 0));
-  VerbsResult v;
-  v.status = static_cast<VerbsStatus>(j.at("status").get<int>());
-  v.message = j.at("message").get<std::string>();
-  v.stage = j.at("stage").get<std::string>();
-  v.cause = j.at("cause").get<std::string>();
-  for (const auto& op : j.at("ops_done")) v.ops_done.push_back(static_cast<VerbsOp>(op.get<int>()));
-  v.bytes_verified = j.at("bytes_verified").get<std::uint64_t>();
-  v.server_device = j.at("server_device").get<std::string>();
-  v.client_device = j.at("client_device").get<std::string>();
-  v.local_gid = j.at("local_gid").get<std::string>();
-  v.remote_gid = j.at("remote_gid").get<std::string>();
-  v.active_mtu = j.at("active_mtu").get<unsigned>();
-  if (j.contains("gid_index")) v.gid_index = j.at("gid_index").get<unsigned>();
-  for (const auto& s : j.at("sizes"))
-    v.sizes.push_back({s.at("size").get<unsigned>(), s.at("lat_iterations").get<unsigned>(),
-                       s.at("lat_min_us").get<double>(), s.at("lat_avg_us").get<double>(),
-                       s.at("lat_p99_us").get<double>(), s.at("bw_iterations").get<unsigned>(),
-                       s.at("bw_mib").get<double>()});
-  return v;
+bool write_all(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 // The worker's body (sys/process.h fork_worker: tied to rxerun's life, and
@@ -123,14 +80,7 @@ int worker(const VerbsRequest& req, SteadyTime deadline, int interrupt_fd, int o
   // with rxerun: every wait polls it.
   verbs::Waiter waiter(deadline, interrupt_fd);
   const Result<VerbsResult> r = req.mode == VerbsMode::Self ? verbs::run_self(req, waiter) : verbs::run_cm(req, waiter);
-  const std::string text = result_to_json(r).dump();
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(out, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return 1;
-    done += static_cast<std::size_t>(n);
-  }
-  return 0;
+  return write_all(out, verbs_result_json(r).dump()) ? 0 : 1;
 }
 
 // Reaps the worker within `bound`; false when it does not end (stuck in the kernel).
@@ -207,10 +157,18 @@ Result<VerbsResult> RealVerbs::run(const VerbsRequest& request, SteadyTime deadl
     return make_error("the verbs worker ended without a result (exit " + std::to_string(WEXITSTATUS(status)) + ")");
   }
   try {
-    return result_from_json(json::parse(text));
+    return verbs_result_from_json(json::parse(text));
   } catch (const json::exception& e) {
     return make_error(std::string("cannot read the verbs worker's result: ") + e.what());
   }
+}
+
+int serve_verbs(const VerbsRequest& request, SteadyTime deadline, int interrupt_fd, int out) {
+  ::signal(SIGPIPE, SIG_IGN);
+  verbs::Waiter waiter(deadline, interrupt_fd);
+  const std::string listening = std::string(kVerbsListening) + "\n";
+  const Result<VerbsResult> r = verbs::serve_cm(request, waiter, [&] { (void)write_all(out, listening); });
+  return write_all(out, verbs_result_json(r).dump() + "\n") ? 0 : 1;
 }
 
 }  // namespace rxerun::sys

@@ -18,4 +18,11 @@ class RealVerbs final : public Verbs {
   Result<VerbsResult> run(const VerbsRequest& request, SteadyTime deadline, Interrupt& interrupt) override;
 };
 
+// `rxerun __verbs-server` (sys/verbs.h): the server end alone, in this
+// process, for a client on another node. Writes kVerbsListening and a line
+// end to `out` once it listens, then its result as one line of JSON. Ends
+// at the deadline or when `interrupt_fd` turns readable (SIGTERM: the step
+// stops it). Returns the process's exit code: 0 once the result is written.
+int serve_verbs(const VerbsRequest& request, SteadyTime deadline, int interrupt_fd, int out);
+
 }  // namespace rxerun::sys

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -190,6 +191,9 @@ Result<DeviceList> device_list();
 // (verbs_real.cpp). An Error: the check could not run.
 Result<VerbsResult> run_self(const VerbsRequest& request, Waiter& waiter);
 Result<VerbsResult> run_cm(const VerbsRequest& request, Waiter& waiter);
+// Cm mode's server alone, for a client elsewhere (serve_verbs): `listening`
+// is called once it listens.
+Result<VerbsResult> serve_cm(const VerbsRequest& request, Waiter& waiter, const std::function<void()>& listening);
 
 // Folds an outcome into the result (status, message, stage, cause).
 void apply(const Outcome& o, VerbsResult& result);

@@ -263,3 +263,21 @@ TEST_CASE("report: write_report fails with errno and the path, creating nothing"
   CHECK(res.error().message.find(taken.string()) != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path / "taken.tmp"));
 }
+
+TEST_CASE("report: a kernel health finding of a two-node lab names its node, and comes back with it") {
+  RunReport r = json_run();
+  KernelFinding one{.kind = "WARNING", .phase = "step", .step = "rping", .lines = {"[ 1.0] WARNING: x"}, .time = 1.0};
+  KernelFinding other = one;
+  other.node = "b";
+  r.kernel_health.findings = {one, other};
+  const nlohmann::json j = to_json(r);
+  CHECK(j["kernel_health"]["findings"][0]["node"].is_null());
+  CHECK(j["kernel_health"]["findings"][1]["node"] == "b");
+  CHECK(one.where() == "during step 'rping'");
+  CHECK(other.where() == "on node b during step 'rping'");
+  auto back = run_report_from_json(j);
+  REQUIRE(back);
+  REQUIRE(back->kernel_health.findings.size() == 2);
+  CHECK(back->kernel_health.findings[0].node.empty());
+  CHECK(back->kernel_health.findings[1].node == "b");
+}

@@ -242,3 +242,37 @@ TEST_CASE("rping: the plan shows the two command lines a person would type") {
   const std::string in_step = h.plan("steps:\n  - rping: {server: 10.10.0.1}\n    netns: a\n");
   CHECK(contains(in_step, "ip netns exec a rping -c -a 10.10.0.1"));
 }
+
+TEST_CASE("rping across two nodes: the server on its node, no listener lookup, each node's counters named") {
+  Harness h;
+  int reads = 0;
+  auto pair = h.fake.tools.on_start;
+  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
+    if (s.argv.at(1) == "__counters") {
+      CHECK(s.node == "a");
+      CHECK(s.argv == std::vector<std::string>{"/proc/self/exe", "__counters", "--netns", "a"});
+      const nlohmann::json c = {{"rxe0.rcvd_pkts", reads++ == 0 ? 5 : 38}};
+      return FakeRun{.out = c.dump(), .exit = sys::ExitStatus{}};
+    }
+    return pair(s);
+  };
+  auto r = h.run(
+      "nodes: {a: {kernel: \"6.1\"}, b: {kernel: \"7.3\"}}\n"
+      "steps:\n"
+      "  - name: r\n"
+      "    rping: {server: 10.10.0.1, server_netns: a, server_node: a, client: 10.10.0.2, client_netns: b, "
+      "client_node: b}\n"
+      "    expect: {a.rxe0.rcvd_pkts: 33, b.rxe1.sent_pkts: \"> 0\"}\n");
+  REQUIRE(r.exit_code == 0);
+  // a's counters, the server (on a), the client (here, on b), a's counters.
+  REQUIRE(h.fake.tools.started.size() == 4);
+  CHECK(h.fake.tools.started[1].node == "a");
+  CHECK(is_server(h.fake.tools.started[1]));
+  CHECK(h.fake.tools.started[2].node.empty());
+  CHECK(h.fake.tools.probes == 0);  // a listener on another kernel is not looked up
+  const auto& s = step_named(r, "r");
+  CHECK(s.facts.at("a.rxe0.rcvd_pkts") == 33);
+  CHECK(s.facts.at("b.rxe1.sent_pkts") == 33);
+  CHECK(s.facts.at("b.vB.tx_packets") == 65);
+  CHECK(h.fake.tools.alive.empty());
+}

@@ -325,3 +325,206 @@ TEST_CASE("verbs: plan shows the check in words, with no shell equivalent") {
         "verbs check rxe0 -> rxe0 (two queue pairs, GID of its IPv4 address): write; sizes 4096 "
         "(librdmacm/libibverbs in rxerun: no shell equivalent)");
 }
+
+// Across two nodes (docs/nodes.md): the server is `rxerun __verbs-server`, a
+// tool of its own node; the client runs here once the server says it
+// listens; the two results become one.
+namespace {
+
+const char* kTwoNodes =
+    "nodes: {a: {kernel: \"6.1\"}, b: {kernel: \"7.3\"}}\n"
+    "steps:\n"
+    "  - name: v\n"
+    "    verbs:\n"
+    "      server: {addr: 10.70.0.1, node: a}\n"
+    "      client: {addr: 10.70.0.2, node: b}\n"
+    "      sizes: [64]\n";
+
+bool is_verbs_server(const sys::ToolSpec& s) {
+  return s.argv == std::vector<std::string>{"/proc/self/exe", "__verbs-server"};
+}
+
+// Node a's counters, as `rxerun __counters` there prints them: its rxe0
+// received 65 packets between the first reading and the second.
+struct NodeACounters {
+  int reads = 0;
+  std::optional<fakes::FakeRun> answer(const sys::ToolSpec& s) {
+    if (s.argv.size() < 2 || s.argv[1] != "__counters") return std::nullopt;
+    CHECK(s.node == "a");
+    const nlohmann::json c = {{"rxe0.rcvd_pkts", reads++ == 0 ? 10 : 75}, {"eth1.rx_packets", 100 + 65 * reads}};
+    return fakes::FakeRun{.out = c.dump() + "\n", .exit = sys::ExitStatus{}, .takes = Duration(20)};
+  }
+};
+
+// What the server writes: the line that says it listens, then its result.
+std::string served(const sys::VerbsResult& r, bool listening = true) {
+  return (listening ? std::string(sys::kVerbsListening) + "\n" : std::string()) + sys::verbs_result_json(r).dump() +
+         "\n";
+}
+
+sys::VerbsResult server_side(std::uint64_t bytes) {
+  sys::VerbsResult r;
+  r.server_device = "rxe0";
+  r.bytes_verified = bytes;
+  return r;
+}
+
+sys::VerbsResult client_side() {
+  sys::VerbsResult r;
+  r.ops_done = {sys::VerbsOp::Send, sys::VerbsOp::Write, sys::VerbsOp::Read};
+  r.client_device = "rxe0";  // its own kernel's rxe0, not the server's
+  r.bytes_verified = 64;     // the RDMA READ it verified itself
+  r.local_gid = "::ffff:10.70.0.2";
+  r.remote_gid = "::ffff:10.70.0.1";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("verbs across two nodes: the server runs on its node, the client here once it listens, one result") {
+  Harness h;
+  h.fake.tools.clock = &h.fake.clock;
+  NodeACounters a;
+  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
+    if (auto c = a.answer(s)) return *c;
+    REQUIRE(is_verbs_server(s));
+    return fakes::FakeRun{.out = served(server_side(128)), .exit = sys::ExitStatus{}, .takes = Duration(300)};
+  };
+  h.fake.verbs.result = client_side();
+  h.fake.verbs.on_run = [&] { h.fake.rdma.device_counters["rxe1"]["sent_pkts"] += 33; };
+  auto r = h.run(kTwoNodes);
+  REQUIRE(r.exit_code == 0);
+  // a's counters before, the server, a's counters after.
+  REQUIRE(h.fake.tools.started.size() == 3);
+  CHECK(h.fake.tools.started[0].argv.at(1) == "__counters");
+  CHECK(h.fake.tools.started[2].argv.at(1) == "__counters");
+  const sys::ToolSpec& server = h.fake.tools.started[1];
+  CHECK(server.node == "a");
+  CHECK_FALSE(server.netns);  // the server enters its namespace itself, per thread
+  REQUIRE(server.input);
+  Duration budget{0};
+  auto sent = sys::verbs_request_from_json(nlohmann::json::parse(*server.input), &budget);
+  REQUIRE(sent);
+  CHECK(sent->server.addr == "10.70.0.1");
+  CHECK(sent->sizes == std::vector<unsigned>{64});
+  // What is left of the step's 60s after a's counters were read (20ms),
+  // and a grace so that a client out of time is the one that says so.
+  CHECK(budget == std::chrono::seconds(65) - Duration(20));
+  // The client alone, to the server's address.
+  REQUIRE(h.fake.verbs.requests.size() == 1);
+  const auto& q = h.fake.verbs.requests[0];
+  CHECK(q.server.addr.empty());
+  CHECK(q.client.to == "10.70.0.1");
+  CHECK(q.client.addr == "10.70.0.2");
+  const auto& s = step_named(r, "v");
+  CHECK(s.facts.at("ops_done") == "send,write,read");
+  CHECK(s.facts.at("bytes_verified") == 64 + 128);  // both ends' verified bytes
+  CHECK(s.facts.at("server_device") == "rxe0");
+  CHECK(s.facts.at("client_device") == "rxe0");
+  CHECK(s.hints.empty());  // one name on two kernels is two devices: no loopback warning
+  // Each node's counter deltas, named with the node: a's read there, b's here.
+  CHECK(s.facts.at("a.rxe0.rcvd_pkts") == 65);
+  CHECK(s.facts.at("a.eth1.rx_packets") == 65);
+  CHECK(s.facts.at("b.rxe1.sent_pkts") == 33);
+  CHECK_FALSE(s.facts.contains("rxe1.sent_pkts"));
+  CHECK(h.fake.tools.alive.empty());
+}
+
+TEST_CASE("verbs across two nodes: the other node's counters that cannot be read are the step's error") {
+  Harness h;
+  h.fake.tools.on_start = [](const sys::ToolSpec& s) {
+    if (s.argv.at(1) == "__counters")
+      return fakes::FakeRun{.err = "rxerun: __counters: network namespace 'x' does not exist\n",
+                            .exit = sys::ExitStatus{.code = 1}};
+    return fakes::FakeRun{.out = served(server_side(0)), .exit = sys::ExitStatus{}};
+  };
+  auto r = h.run(kTwoNodes);
+  const auto& s = step_named(r, "v");
+  CHECK(s.outcome == Outcome::Error);
+  CHECK(s.message == "node a's counters: rxerun: __counters: network namespace 'x' does not exist");
+  CHECK(h.fake.verbs.requests.empty());
+}
+
+TEST_CASE("verbs across two nodes: a byte the server finds wrong is the step's failure, not the hang-up after it") {
+  Harness h;
+  h.fake.tools.clock = &h.fake.clock;
+  sys::VerbsResult bad = server_side(0);
+  bad.status = sys::VerbsStatus::Failed;
+  bad.stage = "write 64";
+  bad.message = "write 64: RDMA WRITE left 64 bytes at the server: 3 of 64 bytes differ from the pattern";
+  bad.cause = "mismatch";
+  NodeACounters a;
+  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
+    if (auto c = a.answer(s)) return *c;
+    return fakes::FakeRun{.out = served(bad), .exit = sys::ExitStatus{}, .takes = Duration(300)};
+  };
+  sys::VerbsResult hung_up = client_side();
+  hung_up.status = sys::VerbsStatus::Failed;
+  hung_up.ops_done = {sys::VerbsOp::Send};
+  hung_up.stage = "write 64";
+  hung_up.message = "write 64: the connection ended: RDMA_CM_EVENT_DISCONNECTED (status 0)";
+  hung_up.cause = "RDMA_CM_EVENT_DISCONNECTED";
+  h.fake.verbs.result = hung_up;
+  auto r = h.run(kTwoNodes);
+  CHECK(r.exit_code == 1);
+  const auto& s = step_named(r, "v");
+  CHECK(s.outcome == Outcome::Fail);
+  CHECK(s.message == bad.message);
+  CHECK(s.facts.at("cause") == "mismatch");
+  CHECK(s.facts.at("ops_done") == "send");
+  REQUIRE_FALSE(s.hints.empty());
+  CHECK(contains(s.hints[0], "the data changed on the way"));
+}
+
+TEST_CASE("verbs across two nodes: a server that cannot listen is the step's error, and no client runs") {
+  Harness h;
+  NodeACounters a;
+  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
+    if (auto c = a.answer(s)) return *c;
+    const Result<sys::VerbsResult> cannot =
+        make_error("the server cannot listen on 10.70.0.1:18515: Cannot assign requested address", EADDRNOTAVAIL);
+    return fakes::FakeRun{.out = sys::verbs_result_json(cannot).dump() + "\n", .exit = sys::ExitStatus{}};
+  };
+  auto r = h.run(kTwoNodes);
+  CHECK(r.exit_code == 3);
+  const auto& s = step_named(r, "v");
+  CHECK(s.outcome == Outcome::Error);
+  CHECK(contains(s.message, "the server cannot listen on 10.70.0.1:18515"));
+  CHECK(h.fake.verbs.requests.empty());
+}
+
+TEST_CASE("verbs across two nodes: a server that never listens is stopped at the step's timeout") {
+  Harness h;
+  h.fake.tools.clock = &h.fake.clock;
+  NodeACounters a;
+  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
+    if (auto c = a.answer(s)) return *c;
+    return fakes::FakeRun{};  // runs, silent, until stopped
+  };
+  auto r = h.run(std::string(kTwoNodes) + "    timeout: 2s\n");
+  const auto& s = step_named(r, "v");
+  CHECK(s.outcome == Outcome::Timeout);
+  CHECK(contains(s.message, "the server on node a did not listen on 10.70.0.1:18515 in time"));
+  CHECK(h.fake.verbs.requests.empty());
+  CHECK(h.fake.tools.alive.empty());
+  CHECK(contains(join(h.fake.tools.log, "\n"), "stop 1002"));  // the server, after a's first counters
+}
+
+TEST_CASE("verbs across two nodes: a server that left no result, after a client that passed, is an error") {
+  Harness h;
+  h.fake.tools.clock = &h.fake.clock;
+  NodeACounters a;
+  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
+    if (auto c = a.answer(s)) return *c;
+    return fakes::FakeRun{.out = std::string(sys::kVerbsListening) + "\n",
+                          .err = "Segmentation fault\n",
+                          .exit = sys::ExitStatus{.code = 0, .signal = 11},
+                          .takes = Duration(100)};
+  };
+  h.fake.verbs.result = client_side();
+  auto r = h.run(kTwoNodes);
+  const auto& s = step_named(r, "v");
+  CHECK(s.outcome == Outcome::Error);
+  CHECK(contains(s.message, "the verbs server on node a ended without a result"));
+  CHECK(contains(s.message, "Segmentation fault"));
+}

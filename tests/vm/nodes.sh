@@ -26,6 +26,11 @@ same "$(step_field "$WORK/exec.json" facts-from-a status)" passed "node b read a
 positive "$(step_fact "$WORK/exec.json" counters-b rxe0.rcvd_pkts)" "node b's rxe0 received packets over the wire"
 same "$(step_field "$WORK/exec.json" bw-across node)" "a+b" "ib_write_bw ran its ends on both nodes"
 positive "$(step_fact "$WORK/exec.json" bw-across bw_avg_mib_s)" "ib_write_bw measured a bandwidth across the wire"
+same "$(step_field "$WORK/exec.json" verbs-across node)" "a+b" "verbs ran its server on a, its client on b"
+same "$(step_fact "$WORK/exec.json" verbs-across bytes_verified)" 12288 "verbs verified the bytes of both ends"
+same "$(step_field "$WORK/exec.json" verbs-blocked outcome)" timeout "verbs with RoCE blocked on a ran out of time"
+same "$(step_fact "$WORK/exec.json" verbs-blocked stage)" connect "... while connecting"
+same "$(step_fact "$WORK/exec.json" verbs-again bytes_verified)" 4096 "the stopped server left nothing in the way"
 same "$(json_field "$WORK/exec.json" "sorted(r['vm']['nodes'])")" "['a', 'b']" "the report has both nodes' lab VMs"
 same "$(json_field "$WORK/exec.json" "r['vm']['nodes']['a']['kernel']")" 6.1 "the report names node a's kernel"
 expect_exit 0 "JUnit: one passing testsuite" -- /usr/bin/python3 tests/tools/junit_check.py "$WORK/exec.xml" \
@@ -34,18 +39,26 @@ contains "$(cat "$WORK/exec.xml")" "node: b" "JUnit says which node ran a step"
 no_qemu_left "two nodes"
 [ -z "$(ls "$TMPDIR")" ] && pass "two nodes: share dirs removed" || fail "two nodes: left $(ls "$TMPDIR")"
 
-# The shipped interop lab: rping both ways with each end on its own kernel
-# (the server's tool started on the other node), a capture on a's NIC that
-# comes back to the host with every ICRC right.
+# The shipped interop lab: rping and verbs both ways with each end on its
+# own kernel (the server started on the other node), a capture on a's NIC
+# that comes back to the host with every ICRC right.
 expect_exit 0 "scenarios/two-node-interop.yaml" -- "$RXERUN" run scenarios/two-node-interop.yaml \
   --report json:"$WORK/interop.json" --output-dir "$WORK/pcaps"
-echo "$out" | grep -E 'rping|revert|PASS|FAIL|ERROR'
+echo "$out" | grep -E 'rping|verbs|revert|PASS|FAIL|ERROR'
 same "$(step_field "$WORK/interop.json" a-serves node)" "a+b" "a-serves ran on both nodes, server on a"
 same "$(step_field "$WORK/interop.json" b-serves node)" "b+a" "b-serves ran on both nodes, server on b"
 same "$(step_fact "$WORK/interop.json" a-serves server_iterations)" 10 "the server on 6.1 saw all 10 round trips"
 same "$(step_fact "$WORK/interop.json" b-serves server_iterations)" 10 "the server on 7.3 saw all 10 round trips"
-positive "$(step_fact "$WORK/interop.json" revert-13 icrc_good)" "the capture on a's NIC saw RoCE packets with a good ICRC"
-same "$(step_fact "$WORK/interop.json" revert-13 icrc_bad)" 0 "no bad ICRC"
+positive "$(step_fact "$WORK/interop.json" a-serves a.rxe0.rcvd_pkts)" "a-serves: the server node's rxe0 received, read on a"
+positive "$(step_fact "$WORK/interop.json" a-serves b.rxe0.sent_pkts)" "a-serves: the client node's rxe0 sent"
+same "$(step_fact "$WORK/interop.json" a-serves rxe0.sent_pkts)" None "a-serves: no counter without its node"
+for v in a-serves-verbs b-serves-verbs; do
+  same "$(step_fact "$WORK/interop.json" $v ops_done)" "send,write,read" "$v: every operation verified"
+  same "$(step_fact "$WORK/interop.json" $v bytes_verified)" 209088 "$v: every byte of 3 x (64 + 4096 + 65536)"
+done
+same "$(step_field "$WORK/interop.json" b-serves-verbs node)" "b+a" "b-serves-verbs ran its server on b"
+positive "$(step_fact "$WORK/interop.json" revert-15 icrc_good)" "the capture on a's NIC saw RoCE packets with a good ICRC"
+same "$(step_fact "$WORK/interop.json" revert-15 icrc_bad)" 0 "no bad ICRC"
 [ -s "$WORK/pcaps/two-node-interop-wire-a.pcap" ] && pass "the capture came back to the host" \
   || fail "no pcap under --output-dir: $(ls "$WORK/pcaps" 2>&1)"
 expect_exit 0 "rxerun decode reads the capture" -- "$RXERUN" decode "$WORK/pcaps/two-node-interop-wire-a.pcap"
@@ -53,12 +66,14 @@ contains "$out" "ICRC good" "decode counts the ICRCs"
 no_qemu_left "interop"
 
 # The shipped loss lab: 5 % loss on a's NIC, every rping round trip still
-# completes, netem's drops and a's retries counted.
+# completes, verbs still verifies every byte, netem's drops and a's retries
+# counted.
 expect_exit 0 "scenarios/two-node-loss.yaml" -- "$RXERUN" run scenarios/two-node-loss.yaml --report json:"$WORK/loss.json"
-echo "$out" | grep -E 'rping|lift|after|PASS|FAIL|ERROR'
+echo "$out" | grep -E 'rping|verbs|lift|after|PASS|FAIL|ERROR'
 positive "$(step_fact "$WORK/loss.json" lift drops)" "netem dropped packets on the wire"
 positive "$(step_fact "$WORK/loss.json" after-a rxe0.completer_retry_err)" "node a's rxe retried what was lost"
 same "$(step_fact "$WORK/loss.json" through-loss iterations)" 100 "every round trip completed"
+same "$(step_fact "$WORK/loss.json" verified-through-loss bytes_verified)" 995328 "verbs verified every byte through the loss"
 no_qemu_left "loss"
 
 # The shipped NVMe lab: the target on 6.1, the host on 7.3, fio's blocks
