@@ -42,17 +42,30 @@ stats() {  # numbers on stdin -> "median min max"
     printf "%.2f %.2f %.2f\n", m, a[1], a[NR]}'
 }
 
+# compare TITLE LABEL1 LABEL2 RATIO_LABEL -- VALUES1... -- VALUES2...: each
+# set's median and range, and the ratio of the medians (second / first).
+compare() {
+  local title=$1 l1=$2 l2=$3 lr=$4 m1 lo1 hi1 m2 lo2 hi2
+  shift 5
+  local first=() second=()
+  while [ "$1" != -- ]; do first+=("$1"); shift; done
+  shift
+  second=("$@")
+  read -r m1 lo1 hi1 < <(printf '%s\n' "${first[@]}" | stats)
+  read -r m2 lo2 hi2 < <(printf '%s\n' "${second[@]}" | stats)
+  printf "%s\n" "$title"
+  printf "  %-35s %s (%s-%s)\n" "$l1" "$m1" "$lo1" "$hi1"
+  printf "  %-35s %s (%s-%s)\n" "$l2" "$m2" "$lo2" "$hi2"
+  printf "  %-35s %.2f\n" "$lr" "$(echo "$m2 / $m1" | bc -l)"
+}
+
 one=() two=()
 for ((r = 0; r < REPEATS; r++)); do
   one+=("$(first_step "$RXERUN" run --vm --kernel "$KERNEL" --color never tests/data/vm/idle.yaml)")
   two+=("$(first_step "$RXERUN" run --color never --var kernel="$KERNEL" bench/data/two-node-idle.yaml)")
 done
-read -r m1 lo1 hi1 < <(printf '%s\n' "${one[@]}" | stats)
-read -r m2 lo2 hi2 < <(printf '%s\n' "${two[@]}" | stats)
-printf "kernel %s, %d runs each: seconds to the first step, median (range)\n" "$KERNEL" "$REPEATS"
-printf "  one node (one lab VM)    %s (%s-%s)\n" "$m1" "$lo1" "$hi1"
-printf "  two nodes (two lab VMs)  %s (%s-%s)\n" "$m2" "$lo2" "$hi2"
-printf "  ratio two/one            %.2f\n" "$(echo "$m2 / $m1" | bc -l)"
+compare "kernel $KERNEL, $REPEATS runs each: seconds to the first step, median (range)" \
+  "one node (one lab VM)" "two nodes (two lab VMs)" "ratio two/one" -- "${one[@]}" -- "${two[@]}"
 
 # FACT of step STEP of a JSON report.
 fact() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([s["facts"][sys.argv[3]] for s in r["steps"] if s["name"] == sys.argv[2]][0])' "$@"; }
@@ -68,11 +81,11 @@ for ((r = 0; r < REPEATS; r++)); do
   vwire+=("$(fact "$WORK/two.json" vbw bw_mib_65536)")
 done
 for tool in verbs ib_write_bw; do
-  if [ "$tool" = verbs ]; then a=("${vveth[@]}") b=("${vwire[@]}"); else a=("${veth[@]}") b=("${wire[@]}"); fi
-  read -r m1 lo1 hi1 < <(printf '%s\n' "${a[@]}" | stats)
-  read -r m2 lo2 hi2 < <(printf '%s\n' "${b[@]}" | stats)
-  printf "%s, 64 KiB RDMA WRITEs, kernel 7.3, %d runs each: MiB/s, median (range)\n" "$tool" "$REPEATS"
-  printf "  across a veth in one lab VM         %s (%s-%s)\n" "$m1" "$lo1" "$hi1"
-  printf "  across a wire between two lab VMs   %s (%s-%s)\n" "$m2" "$lo2" "$hi2"
-  printf "  ratio wire/veth                     %.2f\n" "$(echo "$m2 / $m1" | bc -l)"
+  title="$tool, 64 KiB RDMA WRITEs, kernel 7.3, $REPEATS runs each: MiB/s, median (range)"
+  rows=("across a veth in one lab VM" "across a wire between two lab VMs" "ratio wire/veth")
+  if [ "$tool" = verbs ]; then
+    compare "$title" "${rows[@]}" -- "${vveth[@]}" -- "${vwire[@]}"
+  else
+    compare "$title" "${rows[@]}" -- "${veth[@]}" -- "${wire[@]}"
+  fi
 done

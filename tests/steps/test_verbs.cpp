@@ -356,6 +356,20 @@ struct NodeACounters {
   }
 };
 
+// The tools of node a: its counter reader as NodeACounters, and `server`
+// for the verbs server, on the virtual clock.
+struct AcrossHarness : Harness {
+  NodeACounters a;
+  std::function<fakes::FakeRun(const sys::ToolSpec&)> server;
+  AcrossHarness() {
+    fake.tools.clock = &fake.clock;
+    fake.tools.on_start = [this](const sys::ToolSpec& s) {
+      if (auto c = a.answer(s)) return *c;
+      return server(s);
+    };
+  }
+};
+
 // What the server writes: the line that says it listens, then its result.
 std::string served(const sys::VerbsResult& r, bool listening = true) {
   return (listening ? std::string(sys::kVerbsListening) + "\n" : std::string()) + sys::verbs_result_json(r).dump() +
@@ -382,11 +396,8 @@ sys::VerbsResult client_side() {
 }  // namespace
 
 TEST_CASE("verbs across two nodes: the server runs on its node, the client here once it listens, one result") {
-  Harness h;
-  h.fake.tools.clock = &h.fake.clock;
-  NodeACounters a;
-  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (auto c = a.answer(s)) return *c;
+  AcrossHarness h;
+  h.server = [&](const sys::ToolSpec& s) {
     REQUIRE(is_verbs_server(s));
     return fakes::FakeRun{.out = served(server_side(128)), .exit = sys::ExitStatus{}, .takes = Duration(300)};
   };
@@ -446,16 +457,13 @@ TEST_CASE("verbs across two nodes: the other node's counters that cannot be read
 }
 
 TEST_CASE("verbs across two nodes: a byte the server finds wrong is the step's failure, not the hang-up after it") {
-  Harness h;
-  h.fake.tools.clock = &h.fake.clock;
+  AcrossHarness h;
   sys::VerbsResult bad = server_side(0);
   bad.status = sys::VerbsStatus::Failed;
   bad.stage = "write 64";
   bad.message = "write 64: RDMA WRITE left 64 bytes at the server: 3 of 64 bytes differ from the pattern";
   bad.cause = "mismatch";
-  NodeACounters a;
-  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (auto c = a.answer(s)) return *c;
+  h.server = [&](const sys::ToolSpec&) {
     return fakes::FakeRun{.out = served(bad), .exit = sys::ExitStatus{}, .takes = Duration(300)};
   };
   sys::VerbsResult hung_up = client_side();
@@ -477,10 +485,8 @@ TEST_CASE("verbs across two nodes: a byte the server finds wrong is the step's f
 }
 
 TEST_CASE("verbs across two nodes: a server that cannot listen is the step's error, and no client runs") {
-  Harness h;
-  NodeACounters a;
-  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (auto c = a.answer(s)) return *c;
+  AcrossHarness h;
+  h.server = [](const sys::ToolSpec&) {
     const Result<sys::VerbsResult> cannot =
         make_error("the server cannot listen on 10.70.0.1:18515: Cannot assign requested address", EADDRNOTAVAIL);
     return fakes::FakeRun{.out = sys::verbs_result_json(cannot).dump() + "\n", .exit = sys::ExitStatus{}};
@@ -494,11 +500,8 @@ TEST_CASE("verbs across two nodes: a server that cannot listen is the step's err
 }
 
 TEST_CASE("verbs across two nodes: a server that never listens is stopped at the step's timeout") {
-  Harness h;
-  h.fake.tools.clock = &h.fake.clock;
-  NodeACounters a;
-  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (auto c = a.answer(s)) return *c;
+  AcrossHarness h;
+  h.server = [](const sys::ToolSpec&) {
     return fakes::FakeRun{};  // runs, silent, until stopped
   };
   auto r = h.run(std::string(kTwoNodes) + "    timeout: 2s\n");
@@ -511,11 +514,8 @@ TEST_CASE("verbs across two nodes: a server that never listens is stopped at the
 }
 
 TEST_CASE("verbs across two nodes: a server that left no result, after a client that passed, is an error") {
-  Harness h;
-  h.fake.tools.clock = &h.fake.clock;
-  NodeACounters a;
-  h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (auto c = a.answer(s)) return *c;
+  AcrossHarness h;
+  h.server = [](const sys::ToolSpec&) {
     return fakes::FakeRun{.out = std::string(sys::kVerbsListening) + "\n",
                           .err = "Segmentation fault\n",
                           .exit = sys::ExitStatus{.code = 0, .signal = 11},
