@@ -188,8 +188,8 @@ sys::VerbsRequest request_from(const Params& p) {
   if (p.has("addr")) r.addr = p.str("addr");
   r.ops.clear();
   for (const auto& op : p.at("ops")) {
-    const std::string s = op.get<std::string>();
-    const auto v = s == "send" ? sys::VerbsOp::Send : s == "write" ? sys::VerbsOp::Write : sys::VerbsOp::Read;
+    // The loader allowed only the three names.
+    const auto v = sys::verbs_op_named(op.get<std::string>()).value_or(sys::VerbsOp::Send);
     if (std::find(r.ops.begin(), r.ops.end(), v) == r.ops.end()) r.ops.push_back(v);
   }
   r.sizes.clear();

@@ -17,6 +17,12 @@ std::string to_string(VerbsOp op) {
   return "?";
 }
 
+std::optional<VerbsOp> verbs_op_named(std::string_view name) {
+  for (VerbsOp op : {VerbsOp::Send, VerbsOp::Write, VerbsOp::Read})
+    if (to_string(op) == name) return op;
+  return std::nullopt;
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -64,8 +70,9 @@ Result<VerbsRequest> verbs_request_from_json(const json& j, Duration* budget) {
     r.ops.clear();
     for (const auto& op : j.at("ops")) {
       const std::string s = op.get<std::string>();
-      if (s != "send" && s != "write" && s != "read") return make_error("no verbs operation '" + s + "'", EINVAL);
-      r.ops.push_back(s == "send" ? VerbsOp::Send : s == "write" ? VerbsOp::Write : VerbsOp::Read);
+      const auto named = verbs_op_named(s);
+      if (!named) return make_error("no verbs operation '" + s + "'", EINVAL);
+      r.ops.push_back(*named);
     }
     r.sizes = j.at("sizes").get<std::vector<unsigned>>();
     r.iterations = j.at("iterations").get<unsigned>();

@@ -37,7 +37,8 @@ class Interrupt;
 enum class VerbsMode { Cm, Self };
 enum class VerbsOp { Send, Write, Read };
 
-std::string to_string(VerbsOp op);  // "send", "write", "read"
+std::string to_string(VerbsOp op);                             // "send", "write", "read"
+std::optional<VerbsOp> verbs_op_named(std::string_view name);  // to_string's inverse; nullopt: no such op
 
 struct VerbsEndpoint {
   std::string addr;                  // IPv4 or IPv6 address (client: its source; empty: the route's)

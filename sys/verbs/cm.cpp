@@ -416,10 +416,6 @@ Result<VerbsResult> run_cm(const VerbsRequest& req, Waiter& waiter) {
   return result;
 }
 
-}  // namespace rxerun::sys::verbs
-
-namespace rxerun::sys::verbs {
-
 Result<VerbsResult> serve_cm(const VerbsRequest& req, Waiter& waiter, const std::function<void()>& listening) {
   VerbsResult result;
   FirstFailure failure;
