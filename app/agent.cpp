@@ -19,8 +19,8 @@
 #include "steps/common/traffic.h"
 #include "sys/interrupt.h"
 #include "sys/kernel_log.h"
-#include "sys/kernel_modules.h"
 #include "sys/links_rtnl.h"
+#include "sys/modules.h"
 #include "sys/real.h"
 #include "sys/verbs/real.h"
 #include "vm/control.h"
@@ -44,7 +44,7 @@ bool settle(F ready) {
   return ready();
 }
 
-Result<void> load_module(sys::KernelModules& modules, const std::string& name) {
+Result<void> load_module(sys::Modules& modules, const std::string& name) {
   if (auto loaded = modules.loaded(name); loaded && *loaded) return {};
   return modules.load(name, "");
 }
@@ -64,7 +64,7 @@ std::string interface_with_mac(const std::string& mac) {
 // Gives this node's wire NICs the scenario's names. The kernel named them
 // eth0, eth1, ... in probe order, which may be another wire's name: each
 // takes a name of its own first, then its final one.
-Result<void> name_wire_nics(const Scenario& scenario, const std::string& node, sys::KernelModules& modules) {
+Result<void> name_wire_nics(const Scenario& scenario, const std::string& node, sys::Modules& modules) {
   std::vector<const WireEnd*> ends;
   for (const auto& w : scenario.wires)
     for (const WireEnd* e : {&w.a, &w.b})
@@ -90,7 +90,7 @@ Result<void> name_wire_nics(const Scenario& scenario, const std::string& node, s
   return {};
 }
 
-Result<vm::ControlChannel> open_control(sys::KernelModules& modules) {
+Result<vm::ControlChannel> open_control(sys::Modules& modules) {
   if (auto r = load_module(modules, "virtio_console"); !r)
     return make_error("cannot load virtio_console: " + r.error().message, r.error().code);
   Result<vm::ControlChannel> port = make_error("not tried");
@@ -108,12 +108,11 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
   auto scenario = load(o.scenario, registry, o.common);
   if (!scenario) return fail("cannot read the scenario " + o.scenario);
   if (!scenario->find_node(o.node)) return fail("the scenario has no node '" + o.node + "'");
-  // The module tree's indexes, read once for the control port's module and the wires'.
-  auto modules = sys::KernelModules::open();
-  if (!modules) return fail(modules.error().message);
-  auto channel = open_control(*modules);
+  // The module tree's indexes, read once for the control port's module, the wires' and the steps'.
+  sys::RealSystem real;
+  auto channel = open_control(real.system().modules);
   if (!channel) return fail(channel.error().message);
-  if (auto r = name_wire_nics(*scenario, o.node, *modules); !r) {
+  if (auto r = name_wire_nics(*scenario, o.node, real.system().modules); !r) {
     (void)channel->send({{"failed", r.error().message}});
     return fail(r.error().message);
   }
@@ -124,16 +123,15 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
   }
   load_journal_plugins(*journal, registry);
 
-  sys::RealSystem real;
   real.interrupt().bind_signals();
   // Tools of a pair step whose other end is on another node run there
   // (app/agent_tools.h); this node runs such tools for the others.
   sys::System& local = real.system();
   ChannelToolLink link(*channel);
   RoutingTools tools(local.tools, link, o.node, local.clock);
-  sys::System system{local.clock, local.netns,    local.interrupt, local.links,     local.ethtool, local.sysctl,
-                     local.nft,   local.qdiscs,   local.pinger,    local.rdma,      local.routes,  tools,
-                     local.verbs, local.captures, local.nvme,      local.kernel_log};
+  sys::System system{local.clock, local.netns,  local.interrupt, local.links, local.ethtool,   local.sysctl,
+                     local.nft,   local.qdiscs, local.pinger,    local.rdma,  local.modules,   local.routes,
+                     tools,       local.verbs,  local.captures,  local.nvme,  local.kernel_log};
   ToolService service(local);
   RunOptions ro;
   ro.force = o.force;

@@ -35,8 +35,8 @@
 #include "engine/schema.h"
 #include "sys/host_info.h"
 #include "sys/kernel_log.h"
+#include "sys/model/system.h"
 #include "sys/real.h"
-#include "sys/recording/system.h"
 #include "vm/guest.h"
 #include "vm/kernel/kernels.h"
 
@@ -78,14 +78,15 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& com
 int cmd_plan(const std::string& file, const CommonOptions& common, Registry& registry) {
   auto scenario = load(file, registry, common);
   if (!scenario) return kExitUsage;
-  sys::RecordingSystem recording;
+  sys::ModelSystem model;
+  sys::make_plan_world(model);
   Journal journal = Journal::in_memory();
-  PlanReporter printer(stdout, recording.log());
+  PlanReporter printer(stdout, model.kernel);
   RunOptions ro;
   ro.only = common.only;
   ro.skip = common.skip;
   ro.planning = true;
-  Runner runner(registry, recording.system(), journal, printer, ro);
+  Runner runner(registry, model.system, journal, printer, ro);
   runner.run(*scenario);
   return kExitOk;
 }

@@ -31,78 +31,35 @@ bool is_enoent(const Error& e) {
   return e.code == ENOENT;
 }
 
-// The {"nftables": [...]} items of a listing; empty for null output.
-const nlohmann::json& items_of(const nlohmann::json& listing) {
-  static const nlohmann::json kEmpty = nlohmann::json::array();
-  if (listing.is_object() && listing.contains("nftables") && listing["nftables"].is_array()) return listing["nftables"];
-  return kEmpty;
+// The rules of `chain` that carry `comment`.
+std::vector<const sys::NftRule*> rules_with(const sys::NftTable& t, const std::string& chain,
+                                            const std::string& comment) {
+  std::vector<const sys::NftRule*> out;
+  for (const auto& r : t.rules)
+    if (r.chain == chain && r.comment == comment) out.push_back(&r);
+  return out;
+}
+
+bool has_chain(const sys::NftTable& t, const std::string& name) {
+  return std::find(t.chains.begin(), t.chains.end(), name) != t.chains.end();
+}
+
+std::size_t rules_in(const sys::NftTable& t, const std::string& chain) {
+  return std::count_if(t.rules.begin(), t.rules.end(), [&](const sys::NftRule& r) { return r.chain == chain; });
 }
 
 struct Counted {
-  long long packets = 0;
-  long long bytes = 0;
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;
 };
 
-Counted counter_of(const nlohmann::json& rule) {
+Counted counted(const std::vector<const sys::NftRule*>& rules) {
   Counted c;
-  if (!rule.contains("expr") || !rule["expr"].is_array()) return c;
-  for (const auto& e : rule["expr"]) {
-    if (!e.is_object() || !e.contains("counter") || !e["counter"].is_object()) continue;
-    c.packets += e["counter"].value("packets", 0LL);
-    c.bytes += e["counter"].value("bytes", 0LL);
+  for (const auto* r : rules) {
+    c.packets += r->packets;
+    c.bytes += r->bytes;
   }
   return c;
-}
-
-// What a listing of the run's table holds.
-struct TableView {
-  bool exists = false;
-  std::vector<std::string> chains;
-  std::vector<nlohmann::json> rules;  // the "rule" objects
-  int others = 0;                     // sets, maps, objects: anything not ours to reason about
-
-  static TableView of(const nlohmann::json& listing) {
-    TableView v;
-    for (const auto& item : items_of(listing)) {
-      if (!item.is_object() || item.empty()) continue;
-      const std::string what = item.begin().key();
-      if (what == "metainfo") continue;
-      if (what == "table") {
-        v.exists = true;
-      } else if (what == "chain") {
-        v.chains.push_back(item["chain"].value("name", ""));
-      } else if (what == "rule") {
-        v.rules.push_back(item["rule"]);
-      } else {
-        ++v.others;
-      }
-    }
-    return v;
-  }
-
-  bool has_chain(const std::string& name) const {
-    return std::find(chains.begin(), chains.end(), name) != chains.end();
-  }
-  std::vector<const nlohmann::json*> rules_with(const std::string& chain, const std::string& comment) const {
-    std::vector<const nlohmann::json*> out;
-    for (const auto& r : rules)
-      if (r.value("chain", "") == chain && r.value("comment", "") == comment) out.push_back(&r);
-    return out;
-  }
-  std::size_t rules_in(const std::string& chain) const {
-    return std::count_if(rules.begin(), rules.end(),
-                         [&](const nlohmann::json& r) { return r.value("chain", "") == chain; });
-  }
-};
-
-// Lists the run's table; a table that is not there lists as empty.
-Result<TableView> read_table(sys::Nft& nft, const std::string& table) {
-  auto listed = nft.run(std::string("list table ") + kFamily + " " + table);
-  if (!listed) {
-    if (is_enoent(listed.error())) return TableView{};
-    return listed.error();
-  }
-  return TableView::of(*listed);
 }
 
 // Defined after the spec below, which names them.
@@ -192,24 +149,6 @@ bool has_ports(const std::string& proto) {
   return proto == "udp" || proto == "tcp" || proto == "sctp" || proto == "dccp" || proto == "udplite";
 }
 
-// The nft match for the protocol: `meta l4proto` names it for both families
-// of an inet table.
-std::string proto_match(const std::string& proto) {
-  if (proto == "icmpv6") return "meta l4proto ipv6-icmp";
-  return "meta l4proto " + proto;
-}
-
-// The handle of the rule an `add rule` echoed back; 0 when not echoed (plan).
-long long echoed_handle(const nlohmann::json& echo) {
-  for (const auto& item : items_of(echo)) {
-    const nlohmann::json* rule = nullptr;
-    if (item.contains("add") && item["add"].contains("rule")) rule = &item["add"]["rule"];
-    if (item.contains("rule")) rule = &item["rule"];
-    if (rule && rule->contains("handle")) return (*rule)["handle"].get<long long>();
-  }
-  return 0;
-}
-
 StepResult run_block(const Params& params, StepContext& ctx) {
   const std::string proto = params.has("proto") ? params.str("proto") : "";
   const std::string hook = params.str("hook");
@@ -232,16 +171,12 @@ StepResult run_block(const Params& params, StepContext& ctx) {
                              ": an interface name with a quote or backslash cannot be "
                              "matched by nftables");
 
-  std::string match;
-  if (!dev.empty()) match += std::string(hook == "output" ? "oifname" : "iifname") + " \"" + dev + "\" ";
-  if (has_port) {
-    match += proto + " dport " + std::to_string(params.integer("port")) + " ";
-  } else if (!proto.empty()) {
-    match += proto_match(proto) + " ";
-  }
   const std::string table = table_for(ctx.scenario());
-  const std::string comment = comment_for(ctx.step().name);
-  const std::string rule_text = match + "counter " + action + " comment \"" + comment + "\"";
+  sys::NftRule rule{.chain = hook, .proto = proto, .verdict = action, .comment = comment_for(ctx.step().name)};
+  (hook == "output" ? rule.oifname : rule.iifname) = dev;
+  if (has_port) rule.dport = static_cast<std::uint16_t>(params.integer("port"));
+  const std::string& comment = rule.comment;
+  const std::string rule_text = sys::nft_rule_text(rule);
 
   StepResult result;
   if (hook == "output" && has_port && params.integer("port") == 4791 && (proto == "udp" || proto == "udplite")) {
@@ -252,11 +187,12 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   }
 
   auto& nft = ctx.sys().nft;
-  auto view = read_table(nft, table);
-  if (!view) return StepResult::error(view.error());
+  auto listed = nft.table(kFamily, table);
+  if (!listed) return StepResult::error(listed.error());
+  const sys::NftTable view = listed->value_or(sys::NftTable{});
 
   const std::string where = std::string(kFamily) + " " + table + " " + hook;
-  auto found = view->rules_with(hook, comment);
+  auto found = rules_with(view, hook, comment);
   const bool changed = found.empty();
   auto identity = netns_identity(ctx.sys());
   if (!identity) return StepResult::error(identity.error());
@@ -270,38 +206,28 @@ StepResult run_block(const Params& params, StepContext& ctx) {
     return StepResult::error(r.error());
   }
 
-  long long handle = 0;
-  Counted counted;
+  std::uint64_t handle = 0;
+  Counted count;
   if (!changed) {
-    handle = found.front()->value("handle", 0LL);
-    for (const auto* r : found) {
-      Counted c = counter_of(*r);
-      counted.packets += c.packets;
-      counted.bytes += c.bytes;
-    }
+    handle = found.front()->handle;
+    count = counted(found);
   } else {
-    if (!view->exists) {
-      if (auto r = nft.run(std::string("add table ") + kFamily + " " + table); !r) return StepResult::error(r.error());
+    if (!listed->has_value()) {
+      if (auto r = nft.add_table(kFamily, table); !r) return StepResult::error(r.error());
     }
-    if (!view->has_chain(hook)) {
-      auto r = nft.run("add chain " + where + " { type filter hook " + hook + " priority 0 ; policy accept ; }");
-      if (!r) return StepResult::error(r.error());
+    if (!has_chain(view, hook)) {
+      if (auto r = nft.add_base_chain(kFamily, table, hook); !r) return StepResult::error(r.error());
     }
-    auto added = nft.run("add rule " + where + " " + rule_text);
+    auto added = nft.add_rule(kFamily, table, rule);
     if (!added && added.error().code == EINTR) {
       // Interrupted: the kernel may have added it. Look before adding again.
-      auto now = read_table(nft, table);
+      auto now = nft.table(kFamily, table);
       if (!now) return StepResult::error(now.error());
-      if (auto there = now->rules_with(hook, comment); !there.empty()) {
-        handle = there.front()->value("handle", 0LL);
-      } else {
-        added = nft.run("add rule " + where + " " + rule_text);
-      }
+      auto there = rules_with(now->value_or(sys::NftTable{}), hook, comment);
+      added = there.empty() ? nft.add_rule(kFamily, table, rule) : Result<std::uint64_t>(there.front()->handle);
     }
-    if (!handle) {
-      if (!added) return StepResult::error(added.error());
-      handle = echoed_handle(*added);
-    }
+    if (!added) return StepResult::error(added.error());
+    handle = *added;
   }
 
   result.outcome = Outcome::Ok;
@@ -309,8 +235,8 @@ StepResult run_block(const Params& params, StepContext& ctx) {
                   {"table", std::string(kFamily) + " " + table},
                   {"chain", hook},
                   {"rule", rule_text},
-                  {"packets", counted.packets},
-                  {"bytes", counted.bytes}};
+                  {"packets", count.packets},
+                  {"bytes", count.bytes}};
   if (handle) result.facts["handle"] = handle;
   if (!result.hints.empty()) result.facts["warning"] = result.hints.front();
   return result;
@@ -344,38 +270,33 @@ Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx) 
   if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
   auto& nft = ctx.sys().nft;
 
-  auto listed = nft.run("list table " + family + " " + table);
-  if (!listed) {
-    if (is_enoent(listed.error())) return nlohmann::json::object();  // the table is gone: nothing left to undo
-    return listed.error();
-  }
-  const TableView view = TableView::of(*listed);
-  if (!view.exists) return nlohmann::json::object();
+  auto listed = nft.table(family, table);
+  if (!listed) return listed.error();
+  if (!listed->has_value()) return nlohmann::json::object();  // the table is gone: nothing left to undo
+  const sys::NftTable& view = **listed;
 
   nlohmann::json facts = nlohmann::json::object();
-  auto mine = view.rules_with(chain, comment);
-  Counted counted;
+  auto mine = rules_with(view, chain, comment);
   for (const auto* rule : mine) {
-    Counted c = counter_of(*rule);
-    counted.packets += c.packets;
-    counted.bytes += c.bytes;
-    auto r = nft.run("delete rule " + family + " " + table + " " + chain + " handle " +
-                     std::to_string(rule->value("handle", 0LL)));
+    auto r = nft.delete_rule(family, table, chain, rule->handle);
     if (!r && !is_enoent(r.error())) return r.error();
   }
-  if (!mine.empty()) facts = {{"packets", counted.packets}, {"bytes", counted.bytes}};
+  if (!mine.empty()) {
+    const Counted c = counted(mine);
+    facts = {{"packets", c.packets}, {"bytes", c.bytes}};
+  }
 
   // Other steps' rules keep the chain; other chains (or anything else) keep the table.
-  const bool chain_empty = view.rules_in(chain) == mine.size();
-  bool chain_gone = !view.has_chain(chain);
+  const bool chain_empty = rules_in(view, chain) == mine.size();
+  bool chain_gone = !has_chain(view, chain);
   if (!chain_gone && chain_empty) {
-    auto r = nft.run("delete chain " + family + " " + table + " " + chain);
+    auto r = nft.delete_chain(family, table, chain);
     if (!r && !is_enoent(r.error())) return r.error();
     chain_gone = true;
   }
-  const std::size_t chains_left = view.chains.size() - (view.has_chain(chain) && chain_gone ? 1 : 0);
+  const std::size_t chains_left = view.chains.size() - (has_chain(view, chain) && chain_gone ? 1 : 0);
   if (chain_gone && chains_left == 0 && view.others == 0) {
-    auto r = nft.run("delete table " + family + " " + table);
+    auto r = nft.delete_table(family, table);
     if (!r && !is_enoent(r.error())) return r.error();
   }
   return facts;
@@ -386,10 +307,10 @@ Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx) 
 Result<std::vector<std::string>> preclean_block(UndoContext& ctx) {
   const std::string table = table_for(ctx.scenario());
   auto& nft = ctx.sys().nft;
-  auto view = read_table(nft, table);
-  if (!view) return view.error();
-  if (!view->exists) return std::vector<std::string>{};
-  auto r = nft.run(std::string("delete table ") + kFamily + " " + table);
+  auto listed = nft.table(kFamily, table);
+  if (!listed) return listed.error();
+  if (!listed->has_value()) return std::vector<std::string>{};
+  auto r = nft.delete_table(kFamily, table);
   if (!r && !is_enoent(r.error())) return r.error();
   return std::vector<std::string>{"nftables table " + std::string(kFamily) + " " + table};
 }

@@ -69,7 +69,7 @@ StepResult run_module(const Params& params, StepContext& ctx) {
     return r;
   }
   nlohmann::json facts = {{"name", name}, {"loaded", !loaded->empty()}};
-  if (auto shown = ctx.sys().rdma.module_parameters(name); shown) {
+  if (auto shown = ctx.sys().modules.parameters(name); shown) {
     for (const auto& [key, value] : *shown) facts["parameters." + key] = value;
   } else if (shown.error().code != ENOENT) {
     hints.push_back("its parameters cannot be read: " + shown.error().message);

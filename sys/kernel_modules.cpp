@@ -3,8 +3,13 @@
 #include <libkmod.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+
+#include "base/files.h"
+#include "base/strings.h"
 
 namespace rxerun::sys {
 
@@ -35,30 +40,17 @@ bool is_loaded(const kmod_module* m) {
 
 }  // namespace
 
-Result<KernelModules> KernelModules::open() {
-  KernelModules m;
-  m.ctx_ = kmod_new(nullptr, nullptr);
-  if (!m.ctx_) return make_error("libkmod cannot open the module tree of " + release(), ENOMEM);
-  kmod_set_log_fn(m.ctx_, quiet, nullptr);
+Result<kmod_ctx*> KmodModules::context() {
+  if (ctx_) return ctx_;
+  ctx_ = kmod_new(nullptr, nullptr);
+  if (!ctx_) return make_error("libkmod cannot open the module tree of " + release(), ENOMEM);
+  kmod_set_log_fn(ctx_, quiet, nullptr);
   // Without indexes (no modules.dep) lookups still work, only slower.
-  (void)kmod_load_resources(m.ctx_);
-  return m;
+  (void)kmod_load_resources(ctx_);
+  return ctx_;
 }
 
-KernelModules::KernelModules(KernelModules&& other) noexcept : ctx_(other.ctx_) {
-  other.ctx_ = nullptr;
-}
-
-KernelModules& KernelModules::operator=(KernelModules&& other) noexcept {
-  if (this != &other) {
-    if (ctx_) kmod_unref(ctx_);
-    ctx_ = other.ctx_;
-    other.ctx_ = nullptr;
-  }
-  return *this;
-}
-
-KernelModules::~KernelModules() {
+KmodModules::~KmodModules() {
   if (ctx_) kmod_unref(ctx_);
 }
 
@@ -72,16 +64,20 @@ static Result<Module> lookup(kmod_ctx* ctx, const std::string& name) {
   return Module(kmod_module_get_module(list.get()));
 }
 
-Result<bool> KernelModules::loaded(const std::string& name) {
+Result<bool> KmodModules::loaded(const std::string& name) {
+  auto ctx = context();
+  if (!ctx) return ctx.error();
   kmod_module* raw = nullptr;
-  if (int rc = kmod_module_new_from_name(ctx_, name.c_str(), &raw); rc < 0)
+  if (int rc = kmod_module_new_from_name(*ctx, name.c_str(), &raw); rc < 0)
     return make_error("cannot look up module " + name + ": " + std::strerror(-rc), -rc);
   Module m(raw);
   return is_loaded(m.get());
 }
 
-Result<std::vector<std::string>> KernelModules::to_load(const std::string& name) {
-  auto m = lookup(ctx_, name);
+Result<std::vector<std::string>> KmodModules::to_load(const std::string& name) {
+  auto ctx = context();
+  if (!ctx) return ctx.error();
+  auto m = lookup(*ctx, name);
   if (!m) return m.error();
   std::vector<std::string> out;
   if (is_loaded(m->get())) return out;
@@ -96,8 +92,10 @@ Result<std::vector<std::string>> KernelModules::to_load(const std::string& name)
   return out;
 }
 
-Result<void> KernelModules::load(const std::string& name, const std::string& options) {
-  auto m = lookup(ctx_, name);
+Result<void> KmodModules::load(const std::string& name, const std::string& options) {
+  auto ctx = context();
+  if (!ctx) return ctx.error();
+  auto m = lookup(*ctx, name);
   if (!m) return m.error();
   const int rc = kmod_module_probe_insert_module(
       m->get(), KMOD_PROBE_IGNORE_COMMAND, options.empty() ? nullptr : options.c_str(), nullptr, nullptr, nullptr);
@@ -109,9 +107,11 @@ Result<void> KernelModules::load(const std::string& name, const std::string& opt
   return make_error(std::move(message), code);
 }
 
-Result<void> KernelModules::unload(const std::string& name) {
+Result<void> KmodModules::unload(const std::string& name) {
+  auto ctx = context();
+  if (!ctx) return ctx.error();
   kmod_module* raw = nullptr;
-  if (int rc = kmod_module_new_from_name(ctx_, name.c_str(), &raw); rc < 0)
+  if (int rc = kmod_module_new_from_name(*ctx, name.c_str(), &raw); rc < 0)
     return make_error("cannot look up module " + name + ": " + std::strerror(-rc), -rc);
   Module m(raw);
   const int state = kmod_module_get_initstate(m.get());
@@ -124,6 +124,22 @@ Result<void> KernelModules::unload(const std::string& name) {
   if (code == EBUSY || code == EAGAIN) message = "module " + name + " is in use";
   if (code == EPERM) message += " (needs root: CAP_SYS_MODULE)";
   return make_error(std::move(message), code);
+}
+
+Result<std::map<std::string, std::string>> KmodModules::parameters(const std::string& name) {
+  // The kernel spells module names with underscores; files and users may use dashes.
+  std::string spelled = name;
+  std::replace(spelled.begin(), spelled.end(), '-', '_');
+  const std::filesystem::path module = std::filesystem::path("/sys/module") / spelled;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(module, ec)) return make_error("module " + name + " is not loaded", ENOENT);
+  std::map<std::string, std::string> out;
+  std::filesystem::directory_iterator it(module / "parameters", ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    auto value = read_file_capped(it->path(), 4096, "module parameter");
+    if (value) out[it->path().filename().string()] = std::string(trim(*value));  // write-only ones are left out
+  }
+  return out;
 }
 
 }  // namespace rxerun::sys

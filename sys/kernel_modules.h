@@ -1,42 +1,38 @@
 #pragma once
-// Loading and unloading kernel modules through libkmod (what modprobe does,
-// without running it), in the running kernel's module tree
-// (/lib/modules/RELEASE). Used by HostRdma; not part of sys/'s interface.
+// Kernel modules through libkmod (what modprobe does, without running it),
+// in the running kernel's module tree (/lib/modules/RELEASE): the real
+// sys::Modules.
 
-#include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
+#include "sys/modules.h"
 
 struct kmod_ctx;
 
 namespace rxerun::sys {
 
-class KernelModules {
+class KmodModules final : public Modules {
  public:
-  // Reads the module tree's indexes once.
-  static Result<KernelModules> open();
+  KmodModules() = default;
+  KmodModules(const KmodModules&) = delete;
+  KmodModules& operator=(const KmodModules&) = delete;
+  ~KmodModules() override;
 
-  KernelModules(KernelModules&&) noexcept;
-  KernelModules& operator=(KernelModules&&) noexcept;
-  ~KernelModules();
-
-  // Loaded (live or on its way in) or built into the kernel.
-  Result<bool> loaded(const std::string& name);
-  // The module and those of its dependencies not loaded yet, the module
-  // first (users before what they use). Empty when it is loaded. ENOENT: no
-  // such module in this kernel.
-  Result<std::vector<std::string>> to_load(const std::string& name);
+  Result<bool> loaded(const std::string& name) override;
+  Result<std::vector<std::string>> to_load(const std::string& name) override;
   // With its dependencies (and softdeps), as modprobe does; `options` for
   // the module itself (after those of modprobe.d). Install commands of
   // modprobe.d are not run: rxerun starts no shell behind the user's back.
-  Result<void> load(const std::string& name, const std::string& options);
-  // The module alone. EBUSY/EAGAIN in use, ENOENT not loaded, EPERM built in.
-  Result<void> unload(const std::string& name);
+  Result<void> load(const std::string& name, const std::string& options) override;
+  Result<std::map<std::string, std::string>> parameters(const std::string& name) override;
+  Result<void> unload(const std::string& name) override;
 
  private:
-  KernelModules() = default;
+  // The module tree's indexes, read once, on first use.
+  Result<kmod_ctx*> context();
   kmod_ctx* ctx_ = nullptr;
 };
 

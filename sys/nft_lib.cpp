@@ -191,4 +191,95 @@ Result<nlohmann::json> LibNft::run_once(const std::string& command) {
   return parse_output(answer.value("out", ""), command);
 }
 
+namespace {
+
+// The {"nftables": [...]} items of a listing; empty for null output.
+const nlohmann::json& nft_items(const nlohmann::json& listing) {
+  static const nlohmann::json kEmpty = nlohmann::json::array();
+  if (listing.is_object() && listing.contains("nftables") && listing["nftables"].is_array()) return listing["nftables"];
+  return kEmpty;
+}
+
+NftRule rule_from_json(const nlohmann::json& j) {
+  NftRule r{.chain = j.value("chain", ""), .comment = j.value("comment", "")};
+  r.handle = j.value("handle", std::uint64_t{0});
+  if (j.contains("expr") && j["expr"].is_array())
+    for (const auto& e : j["expr"]) {
+      if (!e.is_object() || !e.contains("counter") || !e["counter"].is_object()) continue;
+      r.packets += e["counter"].value("packets", std::uint64_t{0});
+      r.bytes += e["counter"].value("bytes", std::uint64_t{0});
+    }
+  return r;
+}
+
+}  // namespace
+
+NftTable nft_table_from_json(const nlohmann::json& listing) {
+  NftTable t;
+  for (const auto& item : nft_items(listing)) {
+    if (!item.is_object() || item.empty()) continue;
+    const std::string what = item.begin().key();
+    if (what == "metainfo" || what == "table") continue;
+    if (what == "chain") {
+      t.chains.push_back(item["chain"].value("name", ""));
+    } else if (what == "rule") {
+      t.rules.push_back(rule_from_json(item["rule"]));
+    } else {
+      ++t.others;
+    }
+  }
+  return t;
+}
+
+std::uint64_t nft_echoed_handle(const nlohmann::json& echo) {
+  for (const auto& item : nft_items(echo)) {
+    const nlohmann::json* rule = nullptr;
+    if (item.contains("add") && item["add"].contains("rule")) rule = &item["add"]["rule"];
+    if (item.contains("rule")) rule = &item["rule"];
+    if (rule && rule->contains("handle")) return (*rule)["handle"].get<std::uint64_t>();
+  }
+  return 0;
+}
+
+Result<std::optional<NftTable>> LibNft::table(const std::string& family, const std::string& name) {
+  auto listed = run(nft_command::list_table(family, name));
+  if (!listed) {
+    if (listed.error().code == ENOENT) return std::optional<NftTable>();
+    return listed.error();
+  }
+  return std::optional<NftTable>(nft_table_from_json(*listed));
+}
+
+Result<void> LibNft::add_table(const std::string& family, const std::string& name) {
+  if (auto r = run(nft_command::add_table(family, name)); !r) return r.error();
+  return {};
+}
+
+Result<void> LibNft::add_base_chain(const std::string& family, const std::string& table, const std::string& hook) {
+  if (auto r = run(nft_command::add_base_chain(family, table, hook)); !r) return r.error();
+  return {};
+}
+
+Result<std::uint64_t> LibNft::add_rule(const std::string& family, const std::string& table, const NftRule& rule) {
+  auto echoed = run(nft_command::add_rule(family, table, rule));
+  if (!echoed) return echoed.error();
+  return nft_echoed_handle(*echoed);
+}
+
+Result<void> LibNft::delete_rule(const std::string& family, const std::string& table, const std::string& chain,
+                                 std::uint64_t handle) {
+  if (auto r = run(nft_command::delete_rule(family, table, chain, handle)); !r) return r.error();
+  return {};
+}
+
+Result<void> LibNft::delete_chain(const std::string& family, const std::string& table, const std::string& chain) {
+  if (auto r = run(nft_command::delete_chain(family, table, chain)); !r) return r.error();
+  return {};
+}
+
+Result<void> LibNft::delete_table(const std::string& family, const std::string& table) {
+  if (auto r = run(nft_command::delete_table(family, table)); !r) return r.error();
+  return {};
+}
+
 }  // namespace rxerun::sys

@@ -1,7 +1,7 @@
 #pragma once
-// The software RDMA devices: the kernel modules (libkmod, never a modprobe
-// process), Soft-RoCE (rxe) and soft-iWARP (siw) devices (RDMA netlink, what
-// `rdma link` does), their ports (sysfs) and rxe's UDP 4791 sockets. Device names are global; netdevs, the
+// The software RDMA devices: Soft-RoCE (rxe) and soft-iWARP (siw) devices
+// (RDMA netlink, what `rdma link` does; their modules are sys/modules.h's),
+// their ports (sysfs) and rxe's UDP 4791 sockets. Device names are global; netdevs, the
 // RDMA netlink socket and the UDP sockets belong to the calling thread's
 // network namespace.
 
@@ -69,26 +69,6 @@ using Counters = std::map<std::string, std::uint64_t>;
 class Rdma {
  public:
   virtual ~Rdma() = default;
-
-  // Loaded, or built into the kernel.
-  virtual Result<bool> module_loaded(const std::string& name) = 0;
-  // What loading `name` would load: the module and those of its dependencies
-  // not loaded yet, users before what they use (the order to unload them
-  // in); empty when it is loaded. Error code ENOENT: this kernel has no such
-  // module.
-  virtual Result<std::vector<std::string>> modules_to_load(const std::string& name) = 0;
-  // Loads the module and its dependencies, `options` ("nr_devices=0
-  // queue_mode=2", as modprobe takes them after the name) for the module
-  // itself. EPERM without CAP_SYS_MODULE; ENOENT when the kernel has no such
-  // module; EINVAL when it refuses an option.
-  virtual Result<void> load_module(const std::string& name, const std::string& options) = 0;
-  // A loaded module's parameters that it shows (/sys/module/NAME/parameters),
-  // by name; `name` with dashes or underscores alike. ENOENT when it is not
-  // loaded.
-  virtual Result<std::map<std::string, std::string>> module_parameters(const std::string& name) = 0;
-  // Unloads one module. EBUSY (or EAGAIN) while it is in use; ENOENT when it
-  // is not loaded; EPERM when it is built in.
-  virtual Result<void> unload_module(const std::string& name) = 0;
 
   // Every rxe and siw device (all namespaces see all of them: shared mode).
   virtual Result<std::vector<SoftDevice>> soft_devices() = 0;

@@ -83,55 +83,6 @@ Result<bool> port_in(const std::filesystem::path& path, unsigned port) {
 
 }  // namespace
 
-Result<KernelModules*> HostRdma::modules() {
-  if (!modules_) {
-    auto m = KernelModules::open();
-    if (!m) return m.error();
-    modules_.emplace(std::move(m).value());
-  }
-  return &*modules_;
-}
-
-Result<bool> HostRdma::module_loaded(const std::string& name) {
-  auto m = modules();
-  if (!m) return m.error();
-  return (*m)->loaded(name);
-}
-
-Result<std::vector<std::string>> HostRdma::modules_to_load(const std::string& name) {
-  auto m = modules();
-  if (!m) return m.error();
-  return (*m)->to_load(name);
-}
-
-Result<void> HostRdma::load_module(const std::string& name, const std::string& options) {
-  auto m = modules();
-  if (!m) return m.error();
-  return (*m)->load(name, options);
-}
-
-Result<std::map<std::string, std::string>> HostRdma::module_parameters(const std::string& name) {
-  // The kernel spells module names with underscores; files and users may use dashes.
-  std::string spelled = name;
-  std::replace(spelled.begin(), spelled.end(), '-', '_');
-  const std::filesystem::path module = std::filesystem::path("/sys/module") / spelled;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(module, ec)) return make_error("module " + name + " is not loaded", ENOENT);
-  std::map<std::string, std::string> out;
-  std::filesystem::directory_iterator it(module / "parameters", ec), end;
-  for (; !ec && it != end; it.increment(ec)) {
-    auto value = slurp(it->path());
-    if (value) out[it->path().filename().string()] = std::string(trim(*value));  // write-only ones are left out
-  }
-  return out;
-}
-
-Result<void> HostRdma::unload_module(const std::string& name) {
-  auto m = modules();
-  if (!m) return m.error();
-  return (*m)->unload(name);
-}
-
 Result<std::vector<SoftDevice>> HostRdma::soft_devices() {
   std::vector<SoftDevice> out;
   std::error_code ec;

@@ -1,6 +1,5 @@
 #pragma once
-// The real Rdma: libkmod for modules (sys/kernel_modules.h), RDMA netlink for
-// devices (sys/rdma_netlink.h), sysfs for ports, GIDs and counters,
+// The real Rdma: RDMA netlink for devices (sys/rdma_netlink.h), sysfs for ports, GIDs and counters,
 // libibverbs for a port's MTU, and /proc/thread-self/net for rxe's UDP
 // sockets (the calling thread's namespace, which /proc/self/net is not
 // after a setns of one thread).
@@ -8,7 +7,6 @@
 #include <filesystem>
 #include <optional>
 
-#include "sys/kernel_modules.h"
 #include "sys/rdma.h"
 
 namespace rxerun::sys {
@@ -18,11 +16,6 @@ inline const std::filesystem::path kSysClassInfiniband = "/sys/class/infiniband"
 
 class HostRdma final : public Rdma {
  public:
-  Result<bool> module_loaded(const std::string& name) override;
-  Result<std::vector<std::string>> modules_to_load(const std::string& name) override;
-  Result<void> load_module(const std::string& name, const std::string& options) override;
-  Result<std::map<std::string, std::string>> module_parameters(const std::string& name) override;
-  Result<void> unload_module(const std::string& name) override;
   Result<std::vector<SoftDevice>> soft_devices() override;
   Result<void> add_soft_device(const std::string& type, const std::string& name, const std::string& netdev) override;
   Result<void> remove_device(unsigned index) override;
@@ -32,10 +25,6 @@ class HostRdma final : public Rdma {
   Result<Counters> counters(const std::string& dev, unsigned port) override;
   Result<bool> udp4791_listening() override;
   Result<bool> cm_listening(std::uint16_t port) override;
-
- private:
-  Result<KernelModules*> modules();
-  std::optional<KernelModules> modules_;  // opened on first use
 };
 
 }  // namespace rxerun::sys

@@ -6,6 +6,7 @@
 #include "sys/ethtool_genl.h"
 #include "sys/interrupt.h"
 #include "sys/kernel_log.h"
+#include "sys/kernel_modules.h"
 #include "sys/links_rtnl.h"
 #include "sys/netns.h"
 #include "sys/nft_lib.h"
@@ -37,14 +38,15 @@ class RealSystem {
   RtnlQdiscs qdiscs_;
   IcmpPinger pinger_;
   HostRdma rdma_;
+  KmodModules modules_;
   RtnlRoutes routes_;
   RealTools tools_;
   RealVerbs verbs_;
   PcapCaptures captures_;
   RealNvme nvme_;
   RealKernelLog kernel_log_;
-  System system_{clock_,  netns_, interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_,
-                 pinger_, rdma_,  routes_,    tools_, verbs_,   captures_, nvme_, kernel_log_};
+  System system_{clock_, netns_,   interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_,    pinger_,
+                 rdma_,  modules_, routes_,    tools_, verbs_,   captures_, nvme_, kernel_log_};
 };
 
 }  // namespace rxerun::sys

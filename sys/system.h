@@ -1,9 +1,10 @@
 #pragma once
 // Everything that touches the host, gathered: the engine and the steps reach
 // the outside world only through these interfaces (ninja's DiskInterface
-// habit). Real implementations act (sys/real.h); the recording ones
-// (sys/recording/system.h) only note what would be done, for `rxerun plan`; tests
-// use fakes (tests/fakes/).
+// habit). Real implementations act (sys/real.h); the model
+// (sys/model/system.h), which keeps the kernel's rules in memory, stands in
+// for them: `rxerun plan` is the model with its action log, the tests are
+// the model with a fault script.
 
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "sys/interrupt.h"
 #include "sys/kernel_log.h"
 #include "sys/links.h"
+#include "sys/modules.h"
 #include "sys/netns.h"
 #include "sys/nft.h"
 #include "sys/nvme.h"
@@ -33,7 +35,7 @@ struct PlannedAction {
   std::string shell;  // "ip link add vA type veth peer name vB"; empty when it cannot be previewed
 };
 
-// Where recording implementations write; null in a real run.
+// Where the plan's model writes; null in a real run (and in the tests').
 class Recorder {
  public:
   virtual ~Recorder() = default;
@@ -51,6 +53,7 @@ struct System {
   Qdiscs& qdiscs;
   Pinger& pinger;
   Rdma& rdma;
+  Modules& modules;
   Routes& routes;
   Tools& tools;
   Verbs& verbs;

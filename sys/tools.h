@@ -104,8 +104,4 @@ class Tools {
   virtual Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) = 0;
 };
 
-// The command as a person would type it: `ip netns exec NS LC_ALL=C ...`
-// would not work, so the environment goes through env(1).
-std::string tool_command_line(const ToolSpec& spec);
-
 }  // namespace rxerun::sys

@@ -35,7 +35,7 @@ std::string shown_as(const std::string& given, const std::string& shown) {
 // shows one with another value, a hint when it does not show it.
 Result<void> check_parameters(StepContext& ctx, const ModuleRequest& m, std::vector<std::string>* hints) {
   if (m.params.empty()) return {};
-  auto shown = ctx.sys().rdma.module_parameters(m.name);
+  auto shown = ctx.sys().modules.parameters(m.name);
   if (!shown) return shown.error();
   for (const auto& word : split_words(m.params)) {
     const auto eq = word.find('=');
@@ -66,11 +66,11 @@ bool is_module_name(std::string_view m) {
 
 Result<std::vector<std::string>> load_modules(StepContext& ctx, const std::vector<ModuleRequest>& wanted,
                                               const std::string& once, std::vector<std::string>* hints) {
-  auto& rdma = ctx.sys().rdma;
+  auto& modules = ctx.sys().modules;
   std::vector<std::string> heads, deps;  // unload order: the modules asked for, then what they pulled in
   std::vector<const ModuleRequest*> to_load;
   for (const auto& m : wanted) {
-    auto need = rdma.modules_to_load(m.name);
+    auto need = modules.to_load(m.name);
     if (!need) {
       if (need.error().code == ENOENT && m.optional) {
         hints->push_back("this kernel has no " + m.name + (m.missing.empty() ? "" : ": " + m.missing));
@@ -99,7 +99,7 @@ Result<std::vector<std::string>> load_modules(StepContext& ctx, const std::vecto
   if (!once.empty()) summary += " " + once;
   if (auto r = ctx.will_change({{"modules", all}}, summary); !r) return r.error();
   for (const auto* m : to_load) {
-    if (auto r = rdma.load_module(m->name, m->params); !r) return r.error();
+    if (auto r = modules.load(m->name, m->params); !r) return r.error();
     loaded.push_back(m->name);
   }
   return loaded;
@@ -131,7 +131,7 @@ Result<nlohmann::json> unload_modules(const nlohmann::json& args, UndoContext& c
     for (bool progress = true; progress && !remaining.empty();) {
       progress = false;
       for (auto it = remaining.begin(); it != remaining.end();) {
-        auto r = sys.rdma.unload_module(*it);
+        auto r = sys.modules.unload(*it);
         const int code = r ? 0 : r.error().code;
         if (code == EBUSY || code == EAGAIN) {
           ++it;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 
 #include "base/strings.h"
 
@@ -10,13 +9,13 @@ namespace rxerun::sys {
 
 namespace {
 
-nlohmann::json nft_doc(nlohmann::json items) {
-  return {{"nftables", std::move(items)}};
+Error nft_enoent(const std::string& command) {
+  return make_error("Error: No such file or directory\n" + command, ENOENT);
 }
 
 }  // namespace
 
-NftModel::Rule* NftModel::find_rule(const std::string& table, const std::string& comment) {
+NftRule* ModelNft::find_rule(const std::string& table, const std::string& comment) {
   auto t = tables.find(table);
   if (t == tables.end()) return nullptr;
   for (auto& r : t->second.rules)
@@ -24,114 +23,83 @@ NftModel::Rule* NftModel::find_rule(const std::string& table, const std::string&
   return nullptr;
 }
 
-Result<nlohmann::json> NftModel::apply(const std::string& command) {
-  auto enoent = [&] { return make_error("Error: No such file or directory\n" + command, ENOENT); };
-  const auto w = split_words(command);
-  if (w.size() < 4) return nlohmann::json();
-  const std::string& verb = w[0];
-  const std::string& what = w[1];
-  const std::string family = w[2];
-  const std::string key = family + " " + w[3];
-  auto t = tables.find(key);
-  auto table_json = [&](const Table& tb) {
-    return nlohmann::json{{"table", {{"family", family}, {"name", w[3]}, {"handle", tb.handle}}}};
-  };
-  auto chain_json = [&](const std::string& name, const std::string& hook) {
-    nlohmann::json c = {{"family", family}, {"table", w[3]}, {"name", name}};
-    if (!hook.empty()) {
-      c["type"] = "filter";
-      c["hook"] = hook;
-      c["prio"] = 0;
-      c["policy"] = "accept";
-    }
-    return nlohmann::json{{"chain", c}};
-  };
-  auto rule_json = [&](const Rule& r) {
-    nlohmann::json j = {{"family", family},
-                        {"table", w[3]},
-                        {"chain", r.chain},
-                        {"handle", r.handle},
-                        {"expr", {{{"counter", {{"packets", r.packets}, {"bytes", r.bytes}}}}}}};
-    if (!r.comment.empty()) j["comment"] = r.comment;
-    return nlohmann::json{{"rule", j}};
-  };
-  auto has_chain = [&](const Table& tb, const std::string& name) {
-    return std::any_of(tb.chains.begin(), tb.chains.end(), [&](const auto& c) { return c.first == name; });
-  };
+Result<ModelNft::Table*> ModelNft::existing(const char* op, const std::string& family, const std::string& name,
+                                            const std::string& command) {
+  if (auto f = k_.fault(op, command)) return *f;
+  if (command.starts_with("list "))
+    k_.looked("nft", "nftables: " + command, shell_join({"nft", command}));
+  else
+    k_.did("nft", "nftables: " + command, shell_join({"nft", command}));
+  auto& here = by_netns[k_.netns];
+  auto t = here.find(family + " " + name);
+  if (t == here.end()) return nft_enoent(command);
+  return &t->second;
+}
 
-  if (what == "table") {
-    if (verb == "list") {
-      if (t == tables.end()) return enoent();
-      nlohmann::json items = {{{"metainfo", {{"json_schema_version", 1}}}}, table_json(t->second)};
-      for (const auto& [name, hook] : t->second.chains) {
-        items.push_back(chain_json(name, hook));
-        for (const auto& r : t->second.rules)
-          if (r.chain == name) items.push_back(rule_json(r));
-      }
-      return nft_doc(items);
-    }
-    if (verb == "add") {
-      if (t == tables.end()) t = tables.emplace(key, Table{.handle = next_table_handle++}).first;
-      return nft_doc({{{"add", table_json(t->second)}}});
-    }
-    if (verb == "delete") {
-      if (t == tables.end()) return enoent();
-      tables.erase(t);
-      return nlohmann::json();
-    }
+Result<std::optional<NftTable>> ModelNft::table(const std::string& family, const std::string& name) {
+  auto t = existing("nft.table", family, name, nft_command::list_table(family, name));
+  if (!t) return t.error().code == ENOENT ? Result<std::optional<NftTable>>(std::nullopt) : t.error();
+  return std::optional<NftTable>(NftTable{(*t)->chains, (*t)->rules, (*t)->others});
+}
+
+Result<void> ModelNft::add_table(const std::string& family, const std::string& name) {
+  const std::string command = nft_command::add_table(family, name);
+  if (auto f = k_.fault("nft.add_table", command)) return *f;
+  k_.did("nft", "nftables: " + command, shell_join({"nft", command}));
+  auto [t, fresh] = by_netns[k_.netns].try_emplace(family + " " + name);
+  if (fresh) t->second.handle = next_table_handle_++;
+  return {};
+}
+
+Result<void> ModelNft::add_base_chain(const std::string& family, const std::string& table, const std::string& hook) {
+  auto t = existing("nft.add_base_chain", family, table, nft_command::add_base_chain(family, table, hook));
+  if (!t) return t.error();
+  if (std::find((*t)->chains.begin(), (*t)->chains.end(), hook) == (*t)->chains.end()) {
+    (*t)->chains.push_back(hook);
+    ++(*t)->next_handle;  // a chain takes a handle of its table, as in the kernel
   }
-  if (w.size() < 5) return nlohmann::json();
-  const std::string& chain = w[4];
-  if (what == "chain") {
-    if (t == tables.end()) return enoent();
-    if (verb == "add") {
-      std::string hook;
-      auto pos = std::find(w.begin(), w.end(), "hook");
-      if (pos != w.end() && pos + 1 != w.end()) hook = *(pos + 1);
-      if (!has_chain(t->second, chain)) {
-        t->second.chains.emplace_back(chain, hook);
-        ++t->second.next_handle;  // a chain takes a handle of its table, as in the kernel
-      }
-      return nft_doc({{{"add", chain_json(chain, hook)}}});
-    }
-    if (verb == "delete") {
-      if (!has_chain(t->second, chain)) return enoent();
-      for (const auto& r : t->second.rules)
-        if (r.chain == chain) return make_error("Error: Could not process rule: Device or resource busy", EBUSY);
-      std::erase_if(t->second.chains, [&](const auto& c) { return c.first == chain; });
-      return nlohmann::json();
-    }
-  }
-  if (what == "rule") {
-    if (t == tables.end() || !has_chain(t->second, chain)) return enoent();
-    auto& rules = t->second.rules;
-    if (verb == "add") {
-      // "add rule FAMILY TABLE CHAIN <text> [comment "C"]"
-      const std::string prefix = verb + " " + what + " " + family + " " + w[3] + " " + chain + " ";
-      if (command.rfind(prefix, 0) != 0)
-        return make_error("Error: syntax error (the model wants single spaces)", EINVAL);
-      std::string text = command.substr(prefix.size());
-      Rule r{.handle = t->second.next_handle++, .chain = chain};
-      auto c = text.find(" comment \"");
-      if (c != std::string::npos) {
-        r.comment = text.substr(c + 10, text.size() - c - 11);
-        text = text.substr(0, c);
-      }
-      r.text = text;
-      rules.push_back(r);
-      return nft_doc({{{"add", rule_json(r)}}});
-    }
-    if (verb == "delete" && w.size() >= 7 && w[5] == "handle") {
-      long long handle = 0;
-      const auto [end, ec] = std::from_chars(w[6].data(), w[6].data() + w[6].size(), handle);
-      if (ec != std::errc() || end != w[6].data() + w[6].size())
-        return make_error("Error: syntax error, unexpected " + w[6] + "\n" + command, EINVAL);
-      auto n = std::erase_if(rules, [&](const Rule& r) { return r.chain == chain && r.handle == handle; });
-      if (n == 0) return enoent();
-      return nlohmann::json();
-    }
-  }
-  return nlohmann::json();
+  return {};
+}
+
+Result<std::uint64_t> ModelNft::add_rule(const std::string& family, const std::string& table, const NftRule& rule) {
+  auto t = existing("nft.add_rule", family, table, nft_command::add_rule(family, table, rule));
+  if (!t) return t.error();
+  if (std::find((*t)->chains.begin(), (*t)->chains.end(), rule.chain) == (*t)->chains.end())
+    return nft_enoent(nft_command::add_rule(family, table, rule));
+  NftRule added = rule;
+  added.handle = (*t)->next_handle++;
+  added.packets = added.bytes = 0;
+  (*t)->rules.push_back(added);
+  return added.handle;
+}
+
+Result<void> ModelNft::delete_rule(const std::string& family, const std::string& table, const std::string& chain,
+                                   std::uint64_t handle) {
+  const std::string command = nft_command::delete_rule(family, table, chain, handle);
+  auto t = existing("nft.delete_rule", family, table, command);
+  if (!t) return t.error();
+  if (!std::erase_if((*t)->rules, [&](const NftRule& r) { return r.chain == chain && r.handle == handle; }))
+    return nft_enoent(command);
+  return {};
+}
+
+Result<void> ModelNft::delete_chain(const std::string& family, const std::string& table, const std::string& chain) {
+  const std::string command = nft_command::delete_chain(family, table, chain);
+  auto t = existing("nft.delete_chain", family, table, command);
+  if (!t) return t.error();
+  auto& chains = (*t)->chains;
+  if (std::find(chains.begin(), chains.end(), chain) == chains.end()) return nft_enoent(command);
+  if (std::any_of((*t)->rules.begin(), (*t)->rules.end(), [&](const NftRule& r) { return r.chain == chain; }))
+    return make_error("Error: Could not process rule: Device or resource busy", EBUSY);
+  std::erase(chains, chain);
+  return {};
+}
+
+Result<void> ModelNft::delete_table(const std::string& family, const std::string& table) {
+  auto t = existing("nft.delete_table", family, table, nft_command::delete_table(family, table));
+  if (!t) return t.error();
+  by_netns[k_.netns].erase(family + " " + table);
+  return {};
 }
 
 }  // namespace rxerun::sys

@@ -1,25 +1,28 @@
 #pragma once
-// NVMe over Fabrics in memory (sys/model/links.h says why sys/model/
-// exists): nvmet's configfs tree with the kernel's refusals (a subsystem
-// linked by a port cannot go, a port with a link cannot go, an enabled
-// port's address cannot change, a second port on one address cannot
-// listen), null_blk items, backing files, and the host's controllers, which
+// NVMe over Fabrics in the model (sys/model/kernel.h): nvmet's configfs
+// tree, seen only while configfs is mounted and nvmet loaded, with the
+// kernel's refusals (a subsystem with namespaces or allowed hosts, or linked
+// by a port, cannot go; a port linking a subsystem cannot go; an enabled
+// namespace's device cannot change; a second port on one address cannot
+// listen); null_blk items; backing files; and the host's controllers, which
 // a connect makes only when a port listens for the subsystem at that
-// address. The recording (plan) and the test fake both build on it.
+// address and lets the host in. Each change is logged as the shell command
+// a person would type (mkdir, echo into an attribute, ln -s, rmdir).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "base/result.h"
+#include "sys/model/modules.h"
 #include "sys/nvme.h"
 
 namespace rxerun::sys {
 
-class NvmeModel {
+class ModelNvme final : public Nvme {
  public:
   struct Subsystem {
     std::string serial;
@@ -27,9 +30,52 @@ class NvmeModel {
     std::set<std::string> allowed_hosts;
     std::map<unsigned, NvmetNamespace> namespaces;
   };
-
   // The kernel's default host NQN, for a connect that names none.
   static constexpr const char* kDefaultHostNqn = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000001";
+
+  ModelNvme(ModelKernel& k, ModelModules& modules) : k_(k), modules_(modules) {}
+
+  Result<std::optional<std::uint64_t>> configfs_mount() override;
+  Result<std::uint64_t> mount_configfs() override;
+  Result<void> unmount_configfs() override;
+  Result<std::vector<NvmetSubsystem>> subsystems() override;
+  Result<void> add_subsystem(const std::string& nqn) override;
+  Result<void> remove_subsystem(const std::string& nqn) override;
+  Result<void> set_allow_any_host(const std::string& nqn, bool allow) override;
+  Result<std::vector<std::string>> hosts() override;
+  Result<void> add_host(const std::string& hostnqn) override;
+  Result<void> remove_host(const std::string& hostnqn) override;
+  Result<void> allow_host(const std::string& nqn, const std::string& hostnqn) override;
+  Result<void> disallow_host(const std::string& nqn, const std::string& hostnqn) override;
+  Result<void> add_namespace(const std::string& nqn, unsigned nsid) override;
+  Result<void> set_namespace_device(const std::string& nqn, unsigned nsid, const std::string& path,
+                                    bool buffered_io) override;
+  // Enabling opens the device: a null_blk disk or a file of the model (or
+  // one `host_has`, open world).
+  Result<void> enable_namespace(const std::string& nqn, unsigned nsid, bool enable) override;
+  Result<void> remove_namespace(const std::string& nqn, unsigned nsid) override;
+  Result<std::vector<NvmetPort>> ports() override;
+  Result<void> add_port(const NvmetPort& port) override;
+  Result<void> remove_port(unsigned id) override;
+  Result<void> link_port(unsigned id, const std::string& nqn) override;
+  Result<void> unlink_port(unsigned id, const std::string& nqn) override;
+  Result<std::vector<NullBlk>> null_blks() override;
+  Result<void> add_null_blk(const std::string& name, std::uint64_t size_mib) override;
+  Result<void> remove_null_blk(const std::string& name) override;
+  Result<std::optional<FileId>> file_id(const std::string& path) override;
+  Result<FileId> create_file(const std::string& path, std::uint64_t size) override;
+  Result<void> remove_file(const std::string& path) override;
+  // By `file_systems`' prefixes, else tmpfs ("" in an open world: not known).
+  Result<std::string> file_system(const std::string& path) override;
+  // ECONNRESET when no port listens for the subsystem there, EIO when it
+  // does not allow the host; then `kernel_log` is what the kernel said.
+  Result<FabricsConnected> connect(const FabricsOptions& options, std::vector<std::string>* kernel_log) override;
+  // A new controller's block devices show after `devices_after` calls.
+  Result<std::vector<FabricsController>> controllers() override;
+  Result<void> delete_controller(unsigned instance) override;
+  Result<bool> block_device(const std::string& name) override;
+  std::vector<std::string> kernel_messages(std::uint64_t) override { return kernel_log; }
+  std::uint64_t log_clock() override { return 0; }
 
   std::optional<std::uint64_t> configfs_mount_id;  // unset: not mounted
   std::map<std::string, Subsystem> subsys_dirs;
@@ -38,49 +84,26 @@ class NvmeModel {
   std::map<std::string, NullBlk> nullb_dirs;
   std::map<std::string, FileId> files;
   std::map<unsigned, FabricsController> ctrls;
-
-  // What the interface reads, from the state above.
-  std::vector<NvmetSubsystem> subsystem_list() const;
-  std::vector<NvmetPort> port_list() const;
-  std::vector<NullBlk> null_blk_list() const;
-  std::vector<FabricsController> controller_list() const;
-
-  std::uint64_t mount();
-  Result<void> unmount();
-  Result<void> mkdir_subsystem(const std::string& nqn);
-  Result<void> rmdir_subsystem(const std::string& nqn);
-  Result<void> write_allow_any_host(const std::string& nqn, bool allow);
-  Result<void> mkdir_host(const std::string& hostnqn);
-  Result<void> rmdir_host(const std::string& hostnqn);
-  Result<void> link_allowed_host(const std::string& nqn, const std::string& hostnqn);
-  Result<void> unlink_allowed_host(const std::string& nqn, const std::string& hostnqn);
-  Result<void> mkdir_namespace(const std::string& nqn, unsigned nsid);
-  Result<void> write_namespace_device(const std::string& nqn, unsigned nsid, const std::string& path, bool buffered);
-  // Enabling opens the device: a null_blk disk or a file of the model (or
-  // one `exists` accepts: the host's, for a plan).
-  Result<void> write_namespace_enable(const std::string& nqn, unsigned nsid, bool enable);
-  Result<void> rmdir_namespace(const std::string& nqn, unsigned nsid);
-  Result<void> mkdir_port(const NvmetPort& port);
-  Result<void> rmdir_port(unsigned id);
-  Result<void> link_port_subsystem(unsigned id, const std::string& nqn);
-  Result<void> unlink_port_subsystem(unsigned id, const std::string& nqn);
-  Result<void> mkdir_null_blk(const std::string& name, std::uint64_t size_mib);
-  Result<void> rmdir_null_blk(const std::string& name);
-  Result<FileId> make_file(const std::string& path, std::uint64_t size);
-  Result<void> unlink_file(const std::string& path);
-  // A connect: a controller when a port with that transport and address
-  // links the subsystem and lets the host in; ECONNRESET when no port
-  // listens there (what the kernel answers when the target rejects the
-  // connection), EIO when the subsystem does not allow the host.
-  Result<FabricsConnected> connect_host(const FabricsOptions& o);
-  Result<void> remove_controller(unsigned instance);
-
-  // Whether a path can be opened as a namespace's device beyond the model's
-  // own (the plan: the host's files and disks). Unset: none.
-  bool (*exists)(const std::string& path) = nullptr;
+  std::vector<std::string> kernel_log;              // what the kernel logged
+  int devices_after = 0;                            // controllers() calls before a new one's devices show
+  std::map<std::string, std::string> file_systems;  // path prefix -> file system
+  // Open world: the host's configfs mount and paths.
+  std::function<bool()> host_configfs;
+  std::function<bool(const std::string&)> host_has;
 
  private:
+  // The fault script, then the kernel's rule; logs the change when it holds.
+  Result<void> act(const char* op, const std::string& arg, const std::function<Result<void>()>& rule, std::string what,
+                   std::string shell);
+  bool configfs_mounted();
+  bool nvmet_visible() { return configfs_mounted() && *modules_.loaded("nvmet"); }
+  bool nullb_visible() { return configfs_mounted() && *modules_.loaded("null_blk"); }
   Subsystem* subsystem(const std::string& nqn);
+  Result<FabricsController> connect_host(const FabricsOptions& o, unsigned instance);
+
+  ModelKernel& k_;
+  ModelModules& modules_;
+  std::map<unsigned, int> hidden_;  // instance -> controllers() calls left before its devices show
   std::uint64_t next_mount_ = 40;
   std::uint64_t next_serial_ = 0x5eed0001;
   unsigned next_index_ = 0;

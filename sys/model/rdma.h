@@ -1,21 +1,24 @@
 #pragma once
-// Soft-RoCE's kernel state, in memory (sys/model/links.h says why
-// sys/model/ exists): the RDMA modules loaded, and rxe devices over the
-// interfaces of a LinksModel, with the kernel's rules for both.
+// Software RDMA devices in the model (sys/model/kernel.h): rxe and siw
+// devices over the model's interfaces, with the kernel's rules (names are
+// global, a device goes with its netdev, a netdev has one device of a type,
+// a type needs its module), ports whose state follows the netdev, rxe's GID
+// table from the netdev's addresses, and rxe's UDP 4791 sockets: per
+// namespace that holds an rxe device (Linux 7.1 and later), or in the
+// initial namespace only (before).
 
+#include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "base/result.h"
+#include "sys/model/links.h"
+#include "sys/model/modules.h"
 #include "sys/rdma.h"
 
 namespace rxerun::sys {
 
-class LinksModel;
-
-class RdmaModel {
+class ModelRdma final : public Rdma {
  public:
   struct Device {
     unsigned index = 0;
@@ -24,52 +27,54 @@ class RdmaModel {
     // The netdev's index when the device was added: the device is bound to
     // that interface, not to its name. 0 when not known (a test's device).
     int netdev_ifindex = 0;
-    // Over an interface the LinksModel does not hold but may not see (the
-    // host's, in a plan): the model cannot see it go, so the device stays.
+    // Over an interface the model does not hold (the host's, open world): the
+    // model cannot see it go, so the device stays.
     bool netdev_outside = false;
   };
 
-  // The device of that name, or null.
+  // Unloading rdma_rxe (siw) deletes every rxe (siw) device.
+  ModelRdma(ModelKernel& k, const ModelLinks& links, ModelModules& modules);
+
+  Result<std::vector<SoftDevice>> soft_devices() override;
+  // ENFILE the name is taken, EEXIST the netdev has a device of that type,
+  // ENODEV no such netdev, EINVAL the type's module is not loaded.
+  Result<void> add_soft_device(const std::string& type, const std::string& name, const std::string& netdev) override;
+  Result<void> remove_device(unsigned index) override;
+  // ACTIVE while the netdev is up with carrier (or outside the model),
+  // unless `state_of` decides.
+  Result<PortState> port_state(const std::string& dev, unsigned port) override;
+  Result<PortMtu> port_mtu(const std::string& dev, unsigned port) override;
+  // `gid_tables` when set for the device, else rxe's: the netdev's IPv6
+  // link-local address (fe80::1 here: the model has no MAC), then one RoCE
+  // v2 entry per IPv4 address; siw's: one entry with no RoCE type.
+  Result<std::vector<GidEntry>> gids(const std::string& dev, unsigned port) override;
+  Result<Counters> counters(const std::string& dev, unsigned port) override;
+  Result<bool> udp4791_listening() override;
+  // True once `cm_listen_after` probes have answered false (a server coming up).
+  Result<bool> cm_listening(std::uint16_t port) override;
+
   Device* find(const std::string& name);
-  // The device whose port `port` is asked for: ENODEV when there is no such
-  // device, ENOENT when it has no such port (an rxe device has port 1 only).
-  Result<const Device*> port_of(const std::string& dev, unsigned port) const;
-  // A device goes with its netdev (rxe unregisters it): once that interface
-  // is gone from `links`, or another one has its name.
-  void prune(const LinksModel& links);
-  // Every device as seen from `netns`: names are global, the netdev (and
-  // its index, as `links` has it) is named only in its own namespace.
-  std::vector<SoftDevice> seen_from(const std::string& netns, const LinksModel& links) const;
-  // `rdma link add NAME type TYPE netdev NETDEV` in `netns`: ENFILE when the
-  // name is taken (in any namespace), EEXIST when the netdev has a device of
-  // that type,
-  // ENODEV when `links` has no such netdev (one it may not see is taken to
-  // be there: netdev_outside).
-  Result<void> create_device(const std::string& type, const std::string& name, const std::string& netns,
-                             const std::string& netdev, const LinksModel& links);
-  // The deleted device's name; ENODEV when there is no device of that index.
-  Result<std::string> delete_device(unsigned index);
-  // rxe's GID table of port 1: the netdev's IPv6 link-local address (a
-  // stand-in: the kernel derives it from the MAC, which the model has not),
-  // then one RoCE v2 entry per IPv4 address. siw's: one entry, the MAC (a
-  // stand-in again), with no RoCE type. Errors as port_of().
-  Result<std::vector<GidEntry>> gid_table(const std::string& dev, unsigned port, const LinksModel& links) const;
 
-  // The module and what it depends on (as `modules` knows it), loaded.
-  void load(const std::string& name);
-  // Whether a loaded module depends on `name`.
-  bool in_use(const std::string& name) const;
-  // ENOENT when not loaded, EBUSY while in_use(). Unloading rdma_rxe deletes
-  // every rxe device, unloading siw every siw device.
-  Result<void> unload(const std::string& name);
-
-  // Modules this kernel has, with their dependencies (all of them, as
-  // modules.dep); empty when the model does not know them (a plan).
-  std::map<std::string, std::vector<std::string>> modules;
-  std::set<std::string> loaded;
   std::vector<Device> devices;
+  std::map<std::string, Counters> device_counters;          // device -> counters (none: empty)
+  std::map<std::string, std::vector<GidEntry>> gid_tables;  // device -> its table, overriding rxe's
+  std::function<int(const Device&)> state_of;               // set: a port's IB_PORT_* state
+  std::map<unsigned, int> hidden;  // device index -> soft_devices() calls that do not list it yet
+  int hidden_for = 0;              // a new device shows in soft_devices() after this many calls
+  bool per_netns_udp = true;       // false: a kernel before 7.1
+  int cm_listen_after = 0;
+  int cm_probes = 0;
+  std::vector<std::uint16_t> cm_probed_ports;
 
  private:
+  // A device goes with its netdev (rxe unregisters it): once that interface
+  // is gone, or another one has its name.
+  void prune();
+  // ENODEV when there is no such device, ENOENT when it has no such port.
+  Result<const Device*> port_of(const std::string& dev, unsigned port);
+  ModelKernel& k_;
+  const ModelLinks& links_;
+  ModelModules& modules_;
   unsigned next_index_ = 1;
 };
 

@@ -1,52 +1,59 @@
 #pragma once
-// One namespace's routes and policy-routing rules, in memory (sys/model/links.h
-// says why sys/model/ exists), with the kernel's answers where the steps
-// depend on them. A namespace starts as a new one does: no routes in the
-// tables a scenario names, and the kernel's own rules (pref 0 lookup local,
-// 32766 main, 32767 default for IPv4; 0 local and 32766 main for IPv6).
+// Routes and policy-routing rules in the model (sys/model/kernel.h), per
+// namespace, with the kernel's answers where the steps depend on them. A
+// namespace starts as a new one does: no routes in the tables a scenario
+// names, and the kernel's own rules (pref 0 lookup local, 32766 main, 32767
+// default for IPv4; 0 local and 32766 main for IPv6). A route through an
+// interface goes with the interface.
 
 #include <map>
 #include <vector>
 
-#include "base/result.h"
+#include "sys/model/links.h"
 #include "sys/routes.h"
 
 namespace rxerun::sys {
 
-// The kernel's key of a route: table, destination prefix, tos and
-// priority (metric), and for IPv6 the source prefix. A second route with the
-// same key is refused (EEXIST), whatever its interface or gateway.
-bool same_route_key(const Route& a, const Route& b);
-// The route a delete that names every field takes (what rxerun's steps
-// send): the key, and the interface, gateway, preferred source, type, scope
-// and what the model cannot express.
-bool same_route(const Route& a, const Route& b);
-
-class RoutesModel {
+class ModelRoutes final : public Routes, public NetnsScoped {
  public:
-  RoutesModel();
+  struct Tables {
+    Tables();
+    std::vector<Route> table;                    // every route, of any table, in the order added
+    std::map<int, std::vector<Rule>> rule_sets;  // family -> rules, in the kernel's order
+  };
 
-  // Every route of `table` in `family`, in the order added.
-  std::vector<Route> routes_of(int family, unsigned table) const;
-  // EEXIST when a route with its key is there.
-  Result<void> insert_route(const Route& r);
-  // ESRCH when no route is the same (same_route()).
-  Result<void> delete_route(const Route& r);
+  ModelRoutes(ModelKernel& k, const ModelLinks& links) : k_(k), links_(links) {}
+  Result<std::vector<Route>> routes(int family, unsigned table) override;
+  // EEXIST when a route with its key (table, destination, metric, tos; for
+  // IPv6 the source) is there, whatever its interface or gateway; ENODEV
+  // when its interface does not exist.
+  Result<void> add_route(const Route& r) override;
+  // ESRCH when no route has every field of `r`; ENODEV when its interface is gone.
+  Result<void> remove_route(const Route& r) override;
+  Result<std::vector<Rule>> rules(int family) override { return by_netns[k_.netns].rule_sets[family]; }
+  // After the rules of lower or equal priority, as the kernel inserts it;
+  // EEXIST when the same rule is there.
+  Result<void> add_rule(const Rule& r) override;
+  // The kernel deletes the first rule the request matches (the selectors it
+  // leaves out match anything): ENOENT when the rule is not there, EBUSY
+  // when that first match is another rule.
+  Result<void> remove_rule(const Rule& r) override;
+  void netns_created(const std::string& netns) override { by_netns[netns] = Tables(); }
+  void netns_deleted(const std::string& netns) override { by_netns.erase(netns); }
 
-  // The rules of `family` in the kernel's order.
-  const std::vector<Rule>& rules_of(int family);
-  // After the rules of lower or equal priority, as the kernel inserts it.
-  // EEXIST when the same rule (same_rule(), sys/routes.h) is there.
-  Result<void> insert_rule(const Rule& r);
-  // The kernel deletes the first rule that the request matches, the
-  // selectors it leaves out matching anything (rule_delete_matches()):
-  // ENOENT when the rule is not there, EBUSY when that first match is
-  // another rule (which the kernel would take instead).
-  Result<void> delete_rule(const Rule& r);
+  // The rules of `family` in rxerun's own namespace, as `ip rule` lists
+  // them, one "pref ..." a line.
+  std::vector<std::string> rule_lines(int family);
 
-  // Open to the tests, which put the host's routes and rules here.
-  std::vector<Route> table;                    // every route, of any table
-  std::map<int, std::vector<Rule>> rule_sets;  // family -> rules, in the kernel's order
+  std::map<std::string, Tables> by_netns;
+  std::vector<Route>& table = by_netns[""].table;
+  std::map<int, std::vector<Rule>>& rule_sets = by_netns[""].rule_sets;
+
+ private:
+  // The current namespace's tables, without the routes of interfaces gone.
+  Tables& here();
+  ModelKernel& k_;
+  const ModelLinks& links_;
 };
 
 }  // namespace rxerun::sys

@@ -60,9 +60,9 @@ TestNode::TestNode(TestNodes& all_, const Scenario& scenario, const Registry& re
     : all(all_),
       name(std::move(name_)),
       tools(fake.tools, *this, name, fake.clock),
-      system{fake.clock, fake.netns,    fake.interrupt, fake.links,     fake.ethtool, fake.sysctl,
-             fake.nft,   fake.qdiscs,   fake.pinger,    fake.rdma,      fake.routes,  tools,
-             fake.verbs, fake.captures, fake.nvme,      fake.kernel_log},
+      system{fake.clock, fake.netns,  fake.interrupt, fake.links, fake.ethtool,   fake.sysctl,
+             fake.nft,   fake.qdiscs, fake.pinger,    fake.rdma,  fake.modules,   fake.routes,
+             tools,      fake.verbs,  fake.captures,  fake.nvme,  fake.kernel_log},
       runner(registry, system, journal, quiet, {}),
       agent(scenario, name, runner, service, nlohmann::json::object()) {
   fake.links.add_host_link("", {.name = "eth1", .kind = "", .mtu = 1500});
@@ -110,7 +110,7 @@ const char* kNodes =
     "nodes: {a: {kernel: \"6.1\"}, b: {kernel: \"7.3\"}}\n"
     "wires: [{a: eth1, b: eth1}]\n";
 
-bool started(const fakes::FakeTools& tools, const std::string& word) {
+bool started(const sys::ModelTools& tools, const std::string& word) {
   for (const auto& s : tools.started)
     if (contains(shell_join(s.argv), word)) return true;
   return false;
@@ -152,12 +152,12 @@ TEST_CASE("node steps: a pair across two nodes runs on its client's node, its se
   int reads = 0;
   lab.node("a").fake.tools.on_start = [&](const sys::ToolSpec& s) {
     if (s.argv.at(1) == "__counters")
-      return fakes::FakeRun{.out = nlohmann::json{{"rxe0.rcvd_pkts", reads++ ? 7 : 0}}.dump(),
-                            .exit = sys::ExitStatus{}};
-    return fakes::FakeRun{.out = "server ping data: x\nserver ping data: y\n", .exit = sys::ExitStatus{}};
+      return sys::ProgramRun{.out = nlohmann::json{{"rxe0.rcvd_pkts", reads++ ? 7 : 0}}.dump(),
+                             .exit = sys::ExitStatus{}};
+    return sys::ProgramRun{.out = "server ping data: x\nserver ping data: y\n", .exit = sys::ExitStatus{}};
   };
   lab.node("b").fake.tools.on_start = [](const sys::ToolSpec&) {
-    return fakes::FakeRun{.out = "ping data: x\nping data: y\n", .exit = sys::ExitStatus{}};
+    return sys::ProgramRun{.out = "ping data: x\nping data: y\n", .exit = sys::ExitStatus{}};
   };
   lab.run();
   CHECK(lab.links.asked == std::vector<std::string>{"b: across"});
@@ -204,11 +204,11 @@ TEST_CASE("node steps: facts go only to the other nodes, a pair's to the node th
           "  - address: {dev: eth1, cidr: 10.70.0.3/24}\n"
           "    node: a\n");
   lab.node("a").fake.tools.on_start = [](const sys::ToolSpec& s) {
-    return fakes::FakeRun{.out = s.argv.at(1) == "__counters" ? "{}" : "server ping data: x\n",
-                          .exit = sys::ExitStatus{}};
+    return sys::ProgramRun{.out = s.argv.at(1) == "__counters" ? "{}" : "server ping data: x\n",
+                           .exit = sys::ExitStatus{}};
   };
   lab.node("b").fake.tools.on_start = [](const sys::ToolSpec&) {
-    return fakes::FakeRun{.out = "ping data: x\n", .exit = sys::ExitStatus{}};
+    return sys::ProgramRun{.out = "ping data: x\n", .exit = sys::ExitStatus{}};
   };
   struct Spy : NodeLinks {
     TestNodes& inner;

@@ -326,7 +326,7 @@ TEST_CASE("runner: a step with netns runs inside it and its undo goes back there
   // The step, then its undo (no kind of this scenario looks for marked leftovers).
   CHECK(h.fake.netns.log == Strings{"enter lab", "leave lab", "enter lab", "leave lab"});
   CHECK(h.world.netns_at_undo == "lab");  // a is undone last
-  CHECK(h.fake.netns.current.empty());
+  CHECK(h.fake.kernel.netns.empty());
 }
 
 TEST_CASE("runner: a missing namespace is a step error, an undo in a vanished one is done") {

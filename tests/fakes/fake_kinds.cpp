@@ -25,8 +25,8 @@ Kind change_kind(FakeWorld& w, const std::string& name, const std::vector<FactSp
   };
   auto undo = [&w, name](const nlohmann::json& args, UndoContext& uctx) -> Result<nlohmann::json> {
     auto id = args.at("id").get<std::string>();
-    auto* fake_ns = dynamic_cast<FakeNetns*>(&uctx.sys().netns);
-    w.netns_at_undo = fake_ns ? fake_ns->current : "?";
+    auto* model_ns = dynamic_cast<sys::ModelNetns*>(&uctx.sys().netns);
+    w.netns_at_undo = model_ns ? model_ns->current() : "?";
     if (w.fail_undo.count(id)) return make_error("cannot undo " + id, EBUSY);
     if (w.throw_undo.count(id)) (void)args.at("missing").get<std::string>();
     w.log.push_back("undo " + id);
@@ -88,8 +88,8 @@ Kind marked_kind(FakeWorld& w) {
   Kind k{std::move(spec), run, {}};
   k.preclean = [&w](UndoContext& uctx) -> Result<std::vector<std::string>> {
     if (w.throw_preclean) throw std::runtime_error("preclean exploded");
-    auto* ns = dynamic_cast<FakeNetns*>(&uctx.sys().netns);
-    auto& left = w.leftovers[ns ? ns->current : ""];
+    auto* ns = dynamic_cast<sys::ModelNetns*>(&uctx.sys().netns);
+    auto& left = w.leftovers[ns ? ns->current() : ""];
     std::vector<std::string> removed;
     for (const auto& l : left) removed.push_back("removed " + l + " (" + mark_for(uctx.scenario()) + ")");
     left.clear();

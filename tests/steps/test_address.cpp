@@ -1,4 +1,4 @@
-// address: the step's logic against the fake Links.
+// address: the step's logic against the model's Links.
 
 #include <doctest/doctest.h>
 
@@ -43,7 +43,7 @@ TEST_CASE("address: an address that is there already is left alone and records n
   CHECK(step_named(r, "a").facts.at("address") == "fd00::1/64");
   CHECK(r.cleanup.undos.empty());
   CHECK(h.addrs() == Strings{"fd00::1/64"});  // not rxerun's: still there
-  CHECK(h.fake.links.log.empty());
+  CHECK(h.fake.kernel.commands("links").empty());
 }
 
 TEST_CASE("address: a second apply reports nothing changed, and one undo removes it") {
@@ -75,7 +75,7 @@ TEST_CASE("address: an IPv6 address there with another prefix is an error, and n
   auto r = h.run("steps:\n  - {name: a, address: {dev: vB, cidr: fd00::1/64}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "a").message.find("fd00::1/48") != std::string::npos);
-  CHECK(h.fake.links.log.empty());
+  CHECK(h.fake.kernel.commands("links").empty());
 }
 
 TEST_CASE("address: a missing interface is an error that names it") {

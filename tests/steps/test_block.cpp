@@ -1,4 +1,4 @@
-// block: the nftables fault, against the in-memory nftables of FakeNft.
+// block: the nftables fault, against the model's nftables (sys/model/nft.h).
 
 #include <doctest/doctest.h>
 
@@ -29,10 +29,19 @@ Strings changes(const Strings& commands) {
   return out;
 }
 
-// Every rule in the fake counts `n` more packets per command, as if traffic flowed.
-void traffic(fakes::FakeNft& nft, long long n) {
-  nft.before_each = [n](fakes::FakeNft& self) {
-    for (auto& [name, table] : self.tables)
+// The nft commands the run sent, as a person would type them after `nft`.
+Strings nft_commands(fakes::FakeSystem& f) {
+  Strings out;
+  for (const auto& a : f.kernel.actions)
+    if (a.service == "nft") out.push_back(a.what.substr(std::string("nftables: ").size()));
+  return out;
+}
+
+// Every rule of the model counts `n` more packets whenever time passes (a
+// step's retry delay, a sleep), as if traffic flowed.
+void traffic(fakes::FakeSystem& f, std::uint64_t n) {
+  f.clock.on_wait = [&f, n] {
+    for (auto& [name, table] : f.nft.tables)
       for (auto& r : table.rules) {
         r.packets += n;
         r.bytes += 84 * n;
@@ -54,7 +63,7 @@ TEST_CASE("block: adds a counting rule in the run's own table and cleanup remove
   fakes::Harness h;
   auto r = h.run_keep("steps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n");
   REQUIRE(r.exit_code == 0);
-  CHECK(changes(h.fake.nft.commands) ==
+  CHECK(changes(nft_commands(h.fake)) ==
         Strings{"add table inet rxerun-test",
                 "add chain inet rxerun-test input { type filter hook input priority 0 ; policy accept ; }",
                 "add rule inet rxerun-test input udp dport 4791 counter drop comment \"rxerun step blk\""});
@@ -71,22 +80,24 @@ TEST_CASE("block: adds a counting rule in the run's own table and cleanup remove
   auto c = h.cleanup();
   CHECK(c.clean());
   CHECK(h.fake.nft.tables.empty());
-  CHECK(h.fake.nft.commands.back() == "delete table inet rxerun-test");
+  CHECK(nft_commands(h.fake).back() == "delete table inet rxerun-test");
 
   // Cleanup twice: the second finds nothing to do.
-  h.fake.nft.commands.clear();
+  h.fake.kernel.actions.clear();
   auto again = h.cleanup();
   CHECK(again.undos.empty());
-  CHECK(h.fake.nft.commands.empty());
+  CHECK(nft_commands(h.fake).empty());
 }
 
 TEST_CASE("block: a revert reports the packets and bytes the rule counted") {
   fakes::Harness h;
-  traffic(h.fake.nft, 2);
+  traffic(h.fake, 2);
   auto r = h.run(R"(
 steps:
   - name: blk
     block: {proto: icmp}
+  - name: traffic-flows
+    sleep: {duration: 10ms}
   - name: lift
     revert: blk
     expect: {packets: "> 0", bytes: "> 0"}
@@ -100,12 +111,12 @@ steps:
   CHECK(lift.facts["bytes"] == 84 * lift.facts["packets"].get<long long>());
   CHECK(h.fake.nft.tables.empty());  // the revert took the table along; cleanup had nothing left
   CHECK(r.cleanup.clean());
-  CHECK(mentions(h.fake.nft.commands, "add rule inet rxerun-test input meta l4proto icmp counter drop"));
+  CHECK(mentions(nft_commands(h.fake), "add rule inet rxerun-test input meta l4proto icmp counter drop"));
 }
 
 TEST_CASE("block: a second apply finds its rule and changes nothing") {
   fakes::Harness h;
-  traffic(h.fake.nft, 1);
+  traffic(h.fake, 1);
   // The first attempt sees 0 packets (the rule is new) and is retried: the
   // second finds the rule it made and reports its count, adding nothing.
   auto r = h.run_keep(R"(
@@ -120,8 +131,8 @@ steps:
   CHECK(s.status == StepStatus::Flaky);
   CHECK(s.facts["changed"] == false);
   CHECK(s.facts["packets"].get<long long>() > 0);
-  CHECK(std::count_if(h.fake.nft.commands.begin(), h.fake.nft.commands.end(),
-                      [](const std::string& c) { return c.rfind("add rule", 0) == 0; }) == 1);
+  const Strings sent = nft_commands(h.fake);
+  CHECK(std::count_if(sent.begin(), sent.end(), [](const std::string& c) { return c.rfind("add rule", 0) == 0; }) == 1);
   CHECK(h.fake.nft.tables.at(kTable).rules.size() == 1);
   CHECK(h.cleanup().clean());
   CHECK(h.fake.nft.tables.empty());
@@ -160,14 +171,20 @@ steps:
   CHECK(t.rules.size() == 3);  // a was reverted; b keeps the input chain
   CHECK(h.fake.nft.find_rule(kTable, "rxerun step a") == nullptr);
   REQUIRE(h.fake.nft.find_rule(kTable, "rxerun step b") != nullptr);
-  CHECK(h.fake.nft.find_rule(kTable, "rxerun step b")->text == "iifname \"vB\" meta l4proto icmp counter drop");
-  CHECK(h.fake.nft.find_rule(kTable, "rxerun step c")->text == "oifname \"vB\" meta l4proto tcp counter drop");
-  CHECK(h.fake.nft.find_rule(kTable, "rxerun step d")->text == "iifname \"vA\" counter reject");
+  auto text = [&](const char* comment) {
+    sys::NftRule r = *h.fake.nft.find_rule(kTable, comment);
+    r.comment.clear();
+    return sys::nft_rule_text(r);
+  };
+  CHECK(text("rxerun step b") == "iifname \"vB\" meta l4proto icmp counter drop");
+  CHECK(text("rxerun step c") == "oifname \"vB\" meta l4proto tcp counter drop");
+  CHECK(text("rxerun step d") == "iifname \"vA\" counter reject");
   CHECK(h.fake.nft.find_rule(kTable, "rxerun step d")->chain == "forward");
   // Only one `add table` and one `add chain` per hook.
-  CHECK(std::count_if(h.fake.nft.commands.begin(), h.fake.nft.commands.end(),
-                      [](const std::string& c) { return c.rfind("add table", 0) == 0; }) == 1);
-  CHECK(std::count_if(h.fake.nft.commands.begin(), h.fake.nft.commands.end(),
+  const Strings sent = nft_commands(h.fake);
+  CHECK(std::count_if(sent.begin(), sent.end(), [](const std::string& c) { return c.rfind("add table", 0) == 0; }) ==
+        1);
+  CHECK(std::count_if(sent.begin(), sent.end(),
                       [](const std::string& c) { return c.rfind("add chain inet rxerun-test input", 0) == 0; }) == 1);
 
   CHECK(h.cleanup().clean());
@@ -176,9 +193,8 @@ steps:
 
 TEST_CASE("block: the host's own tables are never touched") {
   fakes::Harness h;
-  h.fake.nft.tables["inet filter"] = {.handle = 7,
-                                      .chains = {{"input", "input"}},
-                                      .rules = {{.handle = 3, .chain = "input", .text = "tcp dport 22 accept"}}};
+  h.fake.nft.tables["inet filter"] = {
+      .handle = 7, .chains = {"input"}, .rules = {{.chain = "input", .proto = "tcp", .dport = 22, .handle = 3}}};
   h.fake.nft.tables["inet rxerun-other"] = {.handle = 8};  // another scenario's
   auto r = h.run("steps:\n  - name: blk\n    block: {proto: udp}\n");
   CHECK(r.exit_code == 0);
@@ -186,7 +202,7 @@ TEST_CASE("block: the host's own tables are never touched") {
   CHECK(h.fake.nft.tables.count("inet filter") == 1);
   CHECK(h.fake.nft.tables.at("inet filter").rules.size() == 1);
   CHECK(h.fake.nft.tables.count("inet rxerun-other") == 1);
-  for (const auto& c : h.fake.nft.commands) {
+  for (const auto& c : nft_commands(h.fake)) {
     CAPTURE(c);
     CHECK(c.find("rxerun-test") != std::string::npos);
     CHECK(c.find("flush") == std::string::npos);
@@ -214,7 +230,7 @@ TEST_CASE("block: a rule that is gone still lets undo remove the empty chain and
 TEST_CASE("block: a table holding something else of the run is kept") {
   fakes::Harness h;
   REQUIRE(h.run_keep("steps:\n  - name: blk\n    block: {proto: udp, port: 9}\n").exit_code == 0);
-  h.fake.nft.tables.at(kTable).chains.emplace_back("extra", "");
+  h.fake.nft.tables.at(kTable).chains.push_back("extra");
   CHECK(h.cleanup().clean());
   REQUIRE(h.fake.nft.tables.count(kTable) == 1);
   CHECK(h.fake.nft.tables.at(kTable).rules.empty());
@@ -234,14 +250,14 @@ TEST_CASE("block: parameter combinations that cannot work are errors naming the 
            {"steps:\n  - block: {hook: input}\n", "needs `proto` or `dev`"},
        }) {
     CAPTURE(c.yaml);
-    h.fake.nft.commands.clear();
+    h.fake.kernel.actions.clear();
     auto r = h.run(c.yaml);
     CHECK(r.exit_code == 3);
     REQUIRE(r.steps.size() == 1);
     CHECK(r.steps[0].status == StepStatus::Error);
     CHECK(r.steps[0].message.find(c.says) != std::string::npos);
     CHECK(r.steps[0].message.find("test.yaml:2:") == 0);
-    CHECK(changes(h.fake.nft.commands).empty());
+    CHECK(changes(nft_commands(h.fake)).empty());
   }
   CHECK(h.diagnostics("steps:\n  - block: {proto: gre}\n").find("proto") != std::string::npos);
   CHECK(h.diagnostics("steps:\n  - block: {proto: udp, port: 70000}\n").find("port") != std::string::npos);
@@ -256,7 +272,7 @@ TEST_CASE("block: UDP 4791 on the output hook runs, with a loud warning") {
   REQUIRE(s.hints.size() == 1);
   CHECK(s.hints[0].find("wedges rxe") != std::string::npos);
   CHECK(s.facts["warning"] == s.hints[0]);
-  CHECK(mentions(h.fake.nft.commands, "add rule inet rxerun-test output udp dport 4791 counter drop"));
+  CHECK(mentions(nft_commands(h.fake), "add rule inet rxerun-test output udp dport 4791 counter drop"));
   // Not on input.
   fakes::Harness h2;
   auto r2 = h2.run("steps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n");
@@ -265,8 +281,7 @@ TEST_CASE("block: UDP 4791 on the output hook runs, with a loud warning") {
 
 TEST_CASE("block: nftables errors make the step an error and nothing is left behind") {
   fakes::Harness h;
-  h.fake.nft.failing = {"add rule"};
-  h.fake.nft.error_code = EOPNOTSUPP;
+  h.fake.kernel.fail("nft.add_rule", EOPNOTSUPP);
   auto r = h.run("steps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "blk").status == StepStatus::Error);
@@ -277,8 +292,7 @@ TEST_CASE("block: nftables errors make the step an error and nothing is left beh
 
 TEST_CASE("block: a permission error is an error, not a failure") {
   fakes::Harness h;
-  h.fake.nft.failing = {"add table"};
-  h.fake.nft.error_code = EPERM;
+  h.fake.kernel.fail("nft.add_table", EPERM);
   auto r = h.run("steps:\n  - name: blk\n    block: {proto: udp, port: 4791}\n    expect: fail\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "blk").status == StepStatus::Error);
@@ -288,7 +302,7 @@ TEST_CASE("block: a permission error is an error, not a failure") {
 TEST_CASE("block: preclean removes a leftover table of the scenario, and only that") {
   fakes::Harness h;
   h.fake.nft.tables["inet rxerun-test"] = {
-      .handle = 1, .chains = {{"input", "input"}}, .rules = {{.handle = 2, .chain = "input"}}};
+      .handle = 1, .chains = {"input"}, .rules = {{.chain = "input", .handle = 2}}};
   h.fake.nft.tables["inet rxerun-test2"] = {.handle = 3};
   h.fake.nft.tables["ip filter"] = {.handle = 4};
   const Kind* kind = h.registry.find("block");

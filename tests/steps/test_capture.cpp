@@ -92,7 +92,7 @@ TEST_CASE("capture: a capture that ended with its process is no error at cleanup
 
 TEST_CASE("capture: a missing interface is an environment error naming it") {
   Harness h;
-  h.fake.captures.start_error = make_error("no such interface", ENODEV);
+  h.fake.kernel.fail("captures.start", ENODEV, "", 1, 0, "no such interface");
   auto r = h.run("steps:\n  - netns: {name: b}\n  - {name: wire, netns: b, capture: {dev: vX}}\n");
   CHECK(r.exit_code == 3);
   CAPTURE(step_named(r, "wire").message);

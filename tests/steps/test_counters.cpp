@@ -24,7 +24,7 @@ struct Harness : fakes::Harness {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     fake.links.add_host_link("lab", {.name = "lo", .up = true, .carrier = true, .mtu = 65536});
     fake.links.add_host_link("lab", {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-    for (const auto& [name, deps] : fake.rdma.modules) fake.rdma.loaded.insert(name);
+    for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
     fake.rdma.devices.push_back({.index = 1, .name = "rxe0", .netns = "", .netdev = "vA"});
     fake.rdma.devices.push_back({.index = 2, .name = "rxe1", .netns = "lab", .netdev = "vB"});
     fake.rdma.device_counters["rxe0"] = {{"sent_pkts", 10}, {"rcvd_pkts", 7}};
@@ -119,5 +119,5 @@ TEST_CASE("CounterWindow: deltas of every rxe device and of every netdev in each
   CHECK(f.at("vA.tx_packets") == 0);
   CHECK(f.at("lo.rx_packets") == 0);      // the step's own namespace keeps the plain name
   CHECK(f.at("lab/lo.rx_packets") == 0);  // the other's lo is named with its namespace
-  CHECK(h.fake.netns.current.empty());    // back where it started
+  CHECK(h.fake.kernel.netns.empty());     // back where it started
 }

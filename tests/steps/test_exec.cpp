@@ -12,8 +12,8 @@
 #include "fakes/harness.h"
 
 using namespace rxerun;
-using fakes::FakeRun;
 using fakes::step_named;
+using sys::ProgramRun;
 using Strings = std::vector<std::string>;
 
 namespace {
@@ -24,7 +24,7 @@ struct Harness : fakes::Harness {
     fake.tools.clock = &fake.clock;  // `takes` moves virtual time
   }
   // Every program behaves as `run` says.
-  void programs(FakeRun run) {
+  void programs(sys::ProgramRun run) {
     fake.tools.on_start = [run](const sys::ToolSpec&) { return run; };
   }
 };
@@ -181,8 +181,8 @@ TEST_CASE("exec: the undo is journaled before the program starts and runs at cle
 TEST_CASE("exec: an undo that fails is left behind with its words (exit 4)") {
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
-    if (s.argv[0] == "rm") return FakeRun{.err = "rm: cannot remove\n", .exit = sys::ExitStatus{.code = 1}};
-    return FakeRun{.exit = sys::ExitStatus{}};
+    if (s.argv[0] == "rm") return sys::ProgramRun{.err = "rm: cannot remove\n", .exit = sys::ExitStatus{.code = 1}};
+    return sys::ProgramRun{.exit = sys::ExitStatus{}};
   };
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [mk], undo: [rm, x]}}\n");
   CHECK(r.exit_code == 4);
@@ -192,7 +192,7 @@ TEST_CASE("exec: an undo that fails is left behind with its words (exit 4)") {
 
 TEST_CASE("exec: a program that cannot start is the step's error") {
   Harness h;
-  h.fake.tools.error = make_error("cannot run nosuch: not installed (not found in PATH)", 2);
+  h.fake.kernel.fail("tools.start", 2, "", 1, 0, "cannot run nosuch: not installed (not found in PATH)");
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [nosuch]}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "e").message.find("not installed") != std::string::npos);
@@ -229,8 +229,9 @@ TEST_CASE("exec background: ready once its port listens, kept running, and wait 
   h.fake.tools.sockets = {{sys::SocketProto::Tcp, 18515}};
   h.fake.tools.ready_after = 3;  // three probes find nothing
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
-    if (s.argv[0] == "server") return FakeRun{.out = "served\n", .exit = sys::ExitStatus{}, .takes = Duration(5000)};
-    return FakeRun{.exit = sys::ExitStatus{}};
+    if (s.argv[0] == "server")
+      return sys::ProgramRun{.out = "served\n", .exit = sys::ExitStatus{}, .takes = Duration(5000)};
+    return sys::ProgramRun{.exit = sys::ExitStatus{}};
   };
   auto r = h.run(
       "steps:\n"

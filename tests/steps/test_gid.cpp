@@ -18,7 +18,7 @@ struct Harness : fakes::Harness {
   Harness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     fake.links.addrs[""]["vA"] = {"10.10.0.1/24"};
-    for (const auto& [name, deps] : fake.rdma.modules) fake.rdma.loaded.insert(name);
+    for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
     fake.rdma.devices.push_back({.index = 1, .name = "rxe0", .netns = "", .netdev = "vA"});
   }
 };

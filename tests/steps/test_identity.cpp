@@ -32,15 +32,9 @@ int failed(const CleanupReport& c) {
   return static_cast<int>(std::count_if(c.undos.begin(), c.undos.end(), [](const UndoReport& u) { return !u.ok; }));
 }
 
-// What every fake logs of the changes made to it, to see that a cleanup
-// changed nothing.
+// Every change made to the model, to see that a cleanup changed nothing.
 Strings changes(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto* log : {&f.links.log, &f.netns.log, &f.ethtool.log, &f.sysctl.log, &f.qdiscs.log, &f.rdma.log,
-                          &f.routes.log, &f.nft.commands})
-    for (const auto& l : *log)
-      if (l.rfind("list ", 0) != 0 && l.rfind("enter ", 0) != 0 && l.rfind("leave ", 0) != 0) out.push_back(l);
-  return out;
+  return f.kernel.changes();
 }
 
 // As `ip link del NAME; ip link add NAME ...; ip addr add ...; ip link set
@@ -84,7 +78,7 @@ TEST_CASE("identity: a veth replaced by a namesake is left alone with its addres
     const int ours = h.fake.links.find("", "vB")->ifindex;
     replace_link(h.fake, "", "vB", alias);
     const int theirs = h.fake.links.find("", "vB")->ifindex;
-    h.fake.links.log.clear();
+    h.fake.kernel.actions.clear();
 
     auto c = h.cleanup();
     CHECK_FALSE(c.clean());
@@ -96,7 +90,7 @@ TEST_CASE("identity: a veth replaced by a namesake is left alone with its addres
     CHECK(contains(e, "vB now has index " + std::to_string(theirs) + " in netns inode 4026531840"));
     CHECK(contains(e, "left alone"));
     untouched(h.fake, "", "vB", alias);
-    CHECK(h.fake.links.log.empty());
+    CHECK(h.fake.kernel.commands("links").empty());
     CHECK(h.journal.pending().size() == 1);  // residue: it stays for the next cleanup
     second_cleanup_changes_nothing(h, 1);
   }
@@ -288,7 +282,7 @@ steps:
 TEST_CASE("identity: an rxe device made again under its name, over a namesake of its netdev, is left alone") {
   fakes::Harness h;
   h.fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-  for (const auto& [name, deps] : h.fake.rdma.modules) h.fake.rdma.loaded.insert(name);
+  for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
   auto r = h.run_keep("steps:\n  - {name: dev, rxe: {name: rxe0, netdev: vA}}\n");
   REQUIRE(r.exit_code == 0);
   REQUIRE(h.journal.pending().size() == 1);
@@ -300,7 +294,7 @@ TEST_CASE("identity: an rxe device made again under its name, over a namesake of
   h.fake.rdma.devices.clear();
   replace_link(h.fake, "", "vA", "");
   REQUIRE(h.fake.rdma.add_soft_device("rxe", "rxe0", "vA"));
-  h.fake.rdma.log.clear();
+  h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   REQUIRE(c.undos.size() == 1);
   CAPTURE(c.undos[0].error);
@@ -308,14 +302,14 @@ TEST_CASE("identity: an rxe device made again under its name, over a namesake of
   CHECK(contains(c.undos[0].error, "the journal recorded RDMA device index 1 over netdev index"));
   CHECK(contains(c.undos[0].error, "rxe0 is now RDMA device index 2"));
   CHECK(h.fake.rdma.find("rxe0") != nullptr);
-  CHECK(h.fake.rdma.log.empty());
+  CHECK(h.fake.kernel.commands("rdma").empty());
   second_cleanup_changes_nothing(h, 1);
 }
 
 TEST_CASE("identity: the run's own rxe device is deleted by its recorded index") {
   fakes::Harness h;
   h.fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-  for (const auto& [name, deps] : h.fake.rdma.modules) h.fake.rdma.loaded.insert(name);
+  for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
   auto r = h.run("steps:\n  - {name: dev, rxe: {name: rxe0, netdev: vA}}\n");
   CHECK(r.exit_code == 0);
   CHECK(r.cleanup.clean());

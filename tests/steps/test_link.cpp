@@ -1,4 +1,4 @@
-// link: the step's logic against the fake Links.
+// link: the step's logic against the model's Links.
 
 #include <doctest/doctest.h>
 
@@ -30,7 +30,7 @@ TEST_CASE("link: sets state and MTU, and cleanup restores what it found") {
   CHECK(s.facts.at("carrier") == true);
   CHECK(h.vB().up);
   CHECK(h.vB().mtu == 9000);
-  CHECK(h.fake.links.log == Strings{"mtu vB 9000", "up vB"});
+  CHECK(h.fake.kernel.commands("links") == Strings{"ip link set vB mtu 9000", "ip link set vB up"});
 
   auto c = h.cleanup();
   CHECK(c.clean());
@@ -51,7 +51,7 @@ TEST_CASE("link: a second apply reports nothing changed and records no undo") {
   CHECK(step_named(r, "a").facts.at("changed") == true);
   CHECK(step_named(r, "b").facts.at("changed") == false);
   CHECK(r.cleanup.undos.size() == 1);
-  CHECK(h.fake.links.log == Strings{"up vB", "down vB"});
+  CHECK(h.fake.kernel.commands("links") == Strings{"ip link set vB up", "ip link set vB down"});
 }
 
 TEST_CASE("link: undo restores only what the step changed") {
@@ -59,12 +59,12 @@ TEST_CASE("link: undo restores only what the step changed") {
   h.vB().up = true;
   auto r = h.run_keep("steps:\n  - {name: l, link: {dev: vB, up: true, mtu: 9000}}\n");
   REQUIRE(r.exit_code == 0);
-  CHECK(h.fake.links.log == Strings{"mtu vB 9000"});
+  CHECK(h.fake.kernel.commands("links") == Strings{"ip link set vB mtu 9000"});
   h.vB().up = false;  // somebody else brought it down meanwhile
   CHECK(h.cleanup().clean());
   CHECK(h.vB().mtu == 1500);
   CHECK_FALSE(h.vB().up);  // the state was not the step's to restore
-  CHECK(h.fake.links.log == Strings{"mtu vB 9000", "mtu vB 1500"});
+  CHECK(h.fake.kernel.commands("links") == Strings{"ip link set vB mtu 9000", "ip link set vB mtu 1500"});
 }
 
 TEST_CASE("link: restores the value found, not a default") {
@@ -83,7 +83,7 @@ TEST_CASE("link: errors name the interface, and a step with nothing to set is re
   auto r2 = h.run("steps:\n  - {name: l, link: {dev: vB}}\n");
   CHECK(r2.exit_code == 3);
   CHECK(step_named(r2, "l").message.find("up` and/or `mtu") != std::string::npos);
-  CHECK(h.fake.links.log.empty());
+  CHECK(h.fake.kernel.commands("links").empty());
 }
 
 TEST_CASE("link: undo of an interface that is gone succeeds") {

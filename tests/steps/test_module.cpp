@@ -11,13 +11,23 @@
 using namespace rxerun;
 using fakes::step_named;
 
+using Strings = std::vector<std::string>;
+
 namespace {
+
+// What the run did to modules and RDMA devices, in order.
+Strings rdma_log(fakes::FakeSystem& f) {
+  Strings out;
+  for (const auto& a : f.kernel.actions)
+    if (a.service == "modules" || a.service == "rdma") out.push_back(a.shell);
+  return out;
+}
 
 struct Harness : fakes::Harness {
   Harness() {
-    fake.rdma.modules["null_blk"] = {"configfs"};
-    fake.rdma.modules["configfs"] = {};
-    fake.rdma.known_parameters["null_blk"] = {{"nr_devices", "1"}, {"queue_mode", "2"}, {"shared_tags", "N"}};
+    fake.modules.known["null_blk"] = {"configfs"};
+    fake.modules.known["configfs"] = {};
+    fake.modules.known_parameters["null_blk"] = {{"nr_devices", "1"}, {"queue_mode", "2"}, {"shared_tags", "N"}};
   }
 };
 
@@ -31,48 +41,48 @@ TEST_CASE("module: loads with its parameters and dependencies, and cleanup unloa
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "m");
   CHECK(s.facts.at("parameters.queue_mode") == "2");
-  CHECK(h.fake.rdma.log == std::vector<std::string>{"load null_blk nr_devices=0 shared_tags=1"});
-  CHECK(h.fake.rdma.loaded.count("configfs") == 1);
+  CHECK(rdma_log(h.fake) == std::vector<std::string>{"modprobe null_blk nr_devices=0 shared_tags=1"});
+  CHECK(h.fake.modules.live.count("configfs") == 1);
 
   auto c = h.cleanup();
   CHECK(c.clean());
   REQUIRE(c.undos.size() == 1);
   CHECK(c.undos[0].summary == "unload null_blk and 1 module it needed (loaded by this run) once nothing uses it");
-  CHECK(h.fake.rdma.log ==
-        std::vector<std::string>{"load null_blk nr_devices=0 shared_tags=1", "unload null_blk", "unload configfs"});
-  CHECK(h.fake.rdma.loaded.empty());
+  CHECK(rdma_log(h.fake) == std::vector<std::string>{"modprobe null_blk nr_devices=0 shared_tags=1",
+                                                     "modprobe -r null_blk", "modprobe -r configfs"});
+  CHECK(h.fake.modules.live.empty());
   CHECK(h.cleanup().undos.empty());
 }
 
 TEST_CASE("module: loaded before the run it is left loaded, and with other parameters it is an error") {
   Harness h;
-  h.fake.rdma.loaded = {"null_blk", "configfs"};
-  h.fake.rdma.parameters["null_blk"] = {{"nr_devices", "1"}, {"shared_tags", "N"}};
+  h.fake.modules.live = {"null_blk", "configfs"};
+  h.fake.modules.shown_parameters["null_blk"] = {{"nr_devices", "1"}, {"shared_tags", "N"}};
   auto same = h.run("steps:\n  - {name: m, module: {name: null_blk, params: {nr_devices: 1, shared_tags: off}}}\n");
   REQUIRE(same.exit_code == 0);
   CHECK(step_named(same, "m").facts.at("loaded") == false);
   CHECK(same.cleanup.undos.empty());
-  CHECK(h.fake.rdma.loaded.count("null_blk") == 1);
+  CHECK(h.fake.modules.live.count("null_blk") == 1);
 
   auto other = h.run("steps:\n  - {name: m, module: {name: null_blk, params: {nr_devices: 0}}}\n");
   CHECK(other.exit_code == 3);
   CHECK(step_named(other, "m").message ==
         "module null_blk is loaded already (not by this run) with nr_devices=1; it cannot take nr_devices=0 without "
         "being unloaded first (a loaded module keeps its parameters)");
-  CHECK(h.fake.rdma.log.empty());
+  CHECK(rdma_log(h.fake).empty());
 }
 
 TEST_CASE("module: a module in use at cleanup stays loaded and is reported, not an error") {
   Harness h;
   REQUIRE(h.run_keep("steps:\n  - {name: m, module: {name: null_blk}}\n").exit_code == 0);
-  h.fake.rdma.busy["null_blk"] = 1000;
+  h.fake.kernel.fail("modules.unload", EBUSY, "null_blk", 1, 1000);
   auto c = h.cleanup();
   CHECK(c.clean());
-  CHECK(h.fake.rdma.loaded.count("null_blk") == 1);
+  CHECK(h.fake.modules.live.count("null_blk") == 1);
 
   // revert shows what the undo saw.
   Harness r;
-  r.fake.rdma.busy["null_blk"] = 1000;
+  r.fake.kernel.fail("modules.unload", EBUSY, "null_blk", 1, 1000);
   auto run = r.run("steps:\n  - {name: m, module: {name: null_blk}}\n  - {name: back, revert: m}\n");
   REQUIRE(run.exit_code == 0);
   CHECK(step_named(run, "back").facts.at("modules_left") == nlohmann::json{"null_blk", "configfs"});
@@ -89,7 +99,7 @@ TEST_CASE("module: a module the kernel has not, or a parameter it refuses, is an
   CHECK(refused.exit_code == 3);
   CHECK(step_named(refused, "m").message == "cannot load module null_blk: Invalid argument");
   CHECK(refused.cleanup.clean());
-  CHECK(h.fake.rdma.loaded.empty());
+  CHECK(h.fake.modules.live.empty());
 }
 
 TEST_CASE("module: names and parameters that cannot be passed on are refused at validation") {
@@ -99,7 +109,7 @@ TEST_CASE("module: names and parameters that cannot be passed on are refused at 
   CHECK(contains(d, "test.yaml:2:20: 'a b' is not a kernel module name"));
   CHECK(contains(d, "'x y' is not a module parameter name"));
   CHECK(contains(d, "a module parameter's value has no spaces"));
-  CHECK(h.fake.rdma.log.empty());
+  CHECK(rdma_log(h.fake).empty());
 }
 
 TEST_CASE("module: plan shows the modprobe it stands for") {

@@ -19,6 +19,14 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
+// What the run did to NVMe over Fabrics, in words, in order.
+Strings nvme_log(fakes::FakeSystem& f) {
+  Strings out;
+  for (const auto& a : f.kernel.actions)
+    if (a.service == "nvme") out.push_back(a.what);
+  return out;
+}
+
 const std::string kNqn = "nqn.2026-01.io.rxerun:lab";
 
 const std::string kLab =
@@ -52,18 +60,18 @@ TEST_CASE("nvme_connect: connects, waits for the namespace's block device, and c
   CHECK(s.facts.at("cntlid") == 1);
   CHECK(s.facts.at("changed") == true);
   CHECK(h.fake.clock.waits == std::vector<Duration>(3, Duration{50}));
-  CHECK(h.fake.rdma.loaded.count("nvme_rdma"));
-  CHECK(std::count(h.fake.nvme.log.begin(), h.fake.nvme.log.end(),
-                   "connect nqn=" + kNqn + ",transport=rdma,traddr=10.10.0.1,trsvcid=4420") == 1);
+  CHECK(h.fake.modules.live.count("nvme_rdma"));
+  CHECK(std::ranges::count(nvme_log(h.fake), "connect to NVMe subsystem " + kNqn + " over rdma at 10.10.0.1:4420") ==
+        1);
 
-  h.fake.nvme.log.clear();
+  h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   CHECK(c.clean());
   REQUIRE(c.undos.size() >= 2);
   CHECK(c.undos[0].summary == "disconnect the NVMe controller of " + kNqn + " at rdma 10.10.0.1 service 4420");
-  CHECK(h.fake.nvme.log.front() == "delete nvme0");  // before the target comes apart
+  CHECK(nvme_log(h.fake).front() == "disconnect NVMe controller nvme0");  // before the target comes apart
   CHECK(h.fake.nvme.ctrls.empty());
-  CHECK_FALSE(h.fake.rdma.loaded.count("nvme_rdma"));
+  CHECK_FALSE(h.fake.modules.live.count("nvme_rdma"));
   CHECK(h.cleanup().undos.empty());
 }
 
@@ -105,9 +113,13 @@ TEST_CASE("nvme_connect: a host the target does not allow is refused") {
   CHECK(r.exit_code == 0);
   CHECK(step_named(r, "b").facts.at("errno") == "EIO");
   CHECK(step_named(r, "a").facts.at("device") == "/dev/nvme0n1");
-  CHECK(std::count(h.fake.nvme.log.begin(), h.fake.nvme.log.end(),
-                   "connect nqn=" + kNqn + ",transport=rdma,traddr=10.10.0.1,trsvcid=4420,hostnqn=nqn.host:a,hostid=" +
-                       steps::host_id_for("nqn.host:a") + ",host_traddr=10.10.0.2") == 1);
+  const std::string options =
+      "nqn=" + kNqn +
+      ",transport=rdma,traddr=10.10.0.1,trsvcid=4420,hostnqn=nqn.host:a,hostid=" + steps::host_id_for("nqn.host:a") +
+      ",host_traddr=10.10.0.2";
+  CHECK(std::ranges::count_if(h.fake.kernel.commands("nvme"), [&](const std::string& c) {
+          return contains(c, options) && c.ends_with(" > /dev/nvme-fabrics");
+        }) == 1);
   CHECK(r.cleanup.clean());
 }
 
@@ -117,8 +129,7 @@ TEST_CASE("nvme_connect: a live controller for the subsystem is adopted and left
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "again").facts.at("changed") == false);
   CHECK(step_named(r, "again").facts.at("controller") == "nvme0");
-  CHECK(std::count_if(h.fake.nvme.log.begin(), h.fake.nvme.log.end(),
-                      [](const std::string& e) { return e.starts_with("connect "); }) == 1);
+  CHECK(std::ranges::count_if(nvme_log(h.fake), [](const std::string& e) { return e.starts_with("connect "); }) == 1);
   CHECK(r.cleanup.clean());
 }
 

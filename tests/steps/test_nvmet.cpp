@@ -20,6 +20,14 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
+// What the run did to NVMe over Fabrics, in words, in order.
+Strings nvme_log(fakes::FakeSystem& f) {
+  Strings out;
+  for (const auto& a : f.kernel.actions)
+    if (a.service == "nvme") out.push_back(a.what);
+  return out;
+}
+
 const std::string kNqn = "nqn.2026-01.io.rxerun:lab";
 
 std::string target(const std::string& ns, const std::string& extra = "") {
@@ -80,18 +88,19 @@ TEST_CASE("nvmet: builds the target on null_blk, and cleanup takes it apart in r
   CHECK(nvme.port_dirs.at(1).adrfam == "ipv4");
   CHECK(nvme.port_dirs.at(1).subsystems == Strings{kNqn});
   CHECK(nvme.nullb_dirs.at("rxerun-nullb0").size_mib == 64);
-  CHECK(h.fake.rdma.loaded.count("nvmet_rdma"));
-  CHECK(h.fake.rdma.loaded.count("null_blk"));
+  CHECK(h.fake.modules.live.count("nvmet_rdma"));
+  CHECK(h.fake.modules.live.count("null_blk"));
 
   // Each piece was journalled before it was made: the mount first (after
   // configfs itself), the link last.
-  const Strings& log = nvme.log;
-  CHECK(log.front() == "mount configfs");
-  CHECK(log.back() == "link port 1 " + kNqn);
-  CHECK(at(log, "mkdir nullb rxerun-nullb0 64MiB") < at(log, "mkdir subsystem " + kNqn));
-  CHECK(at(log, "enable " + kNqn + " 1") < at(log, "mkdir port 1 rdma 10.10.0.1:4420"));
+  const Strings log = nvme_log(h.fake);
+  CHECK(log.front() == "mount configfs on /sys/kernel/config");
+  CHECK(log.back() == "offer " + kNqn + " on port 1 (the port listens)");
+  CHECK(at(log, "create null_blk device rxerun-nullb0 of 64 MiB, memory-backed") <
+        at(log, "create NVMe target subsystem " + kNqn));
+  CHECK(at(log, "enable namespace 1 of " + kNqn) < at(log, "create NVMe target port 1"));
 
-  nvme.log.clear();
+  h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   CHECK(c.clean());
   // The module records' words are those of steps/common/modules: checked by what they name.
@@ -108,20 +117,20 @@ TEST_CASE("nvmet: builds the target on null_blk, and cleanup takes it apart in r
   CHECK(contains(undone[6], "nvmet_rdma"));
   CHECK(undone[7] == "unmount configfs from /sys/kernel/config (mounted by this run)");
   CHECK(contains(undone[8], "configfs"));
-  CHECK(nvme.log == Strings{
-                        "unlink port 1 " + kNqn,
-                        "rmdir port 1",
-                        "disable " + kNqn + " 1",
-                        "rmdir namespace " + kNqn + " 1",
-                        "rmdir subsystem " + kNqn,
-                        "rmdir nullb rxerun-nullb0",
-                        "umount configfs",
-                    });
+  CHECK(nvme_log(h.fake) == Strings{
+                                "withdraw " + kNqn + " from port 1",
+                                "remove NVMe target port 1",
+                                "disable namespace 1 of " + kNqn,
+                                "remove namespace 1 of " + kNqn,
+                                "remove NVMe target subsystem " + kNqn,
+                                "remove null_blk device rxerun-nullb0",
+                                "unmount configfs from /sys/kernel/config",
+                            });
   CHECK(nvme.subsys_dirs.empty());
   CHECK(nvme.port_dirs.empty());
   CHECK(nvme.nullb_dirs.empty());
   CHECK_FALSE(nvme.configfs_mount_id.has_value());
-  CHECK(h.fake.rdma.loaded.empty());
+  CHECK(h.fake.modules.live.empty());
   CHECK(h.cleanup().undos.empty());  // idempotent: nothing left to do
 }
 
@@ -132,7 +141,7 @@ TEST_CASE("nvmet: a file backing is created with its size, and deleted at cleanu
     REQUIRE(r.exit_code == 0);
     CHECK(step_named(r, "target").facts.at("file_created") == true);
     CHECK(step_named(r, "target").facts.at("device") == "/run/lab.img");
-    CHECK(std::count(h.fake.nvme.log.begin(), h.fake.nvme.log.end(), "create /run/lab.img 33554432") == 1);
+    CHECK(std::ranges::count(nvme_log(h.fake), "create /run/lab.img (33554432 bytes, sparse)") == 1);
     CHECK(r.cleanup.clean());
     CHECK(h.fake.nvme.files.empty());
   }
@@ -165,12 +174,11 @@ TEST_CASE("nvmet: a file backing is created with its size, and deleted at cleanu
 TEST_CASE("nvmet: a file system without O_DIRECT makes the namespace buffered, overlayfs is refused") {
   SUBCASE("EINVAL at enable: buffered_io") {
     fakes::Harness h;
-    h.fake.nvme.fail["enable " + kNqn + " 1"] = EINVAL;
-    h.fake.nvme.fail_times["enable " + kNqn + " 1"] = 1;
+    h.fake.kernel.fail("nvme.enable_namespace", EINVAL, kNqn, 1, 1);
     auto r = h.run(kFile);
     REQUIRE(r.exit_code == 0);
     CHECK(step_named(r, "target").facts.at("buffered_io") == true);
-    CHECK(at(h.fake.nvme.log, "device " + kNqn + " 1 /run/lab.img buffered") >= 0);
+    CHECK(at(nvme_log(h.fake), "read and write it through the page cache") >= 0);
     CHECK(r.cleanup.clean());
   }
   SUBCASE("overlayfs") {
@@ -186,13 +194,14 @@ TEST_CASE("nvmet: a file system without O_DIRECT makes the namespace buffered, o
 
 TEST_CASE("nvmet: a subsystem of that NQN before the run is a clear error, and nothing is changed") {
   fakes::Harness h;
-  for (const auto& [name, deps] : h.fake.rdma.modules) h.fake.rdma.loaded.insert(name);
-  h.fake.nvme.mount();
-  REQUIRE(h.fake.nvme.mkdir_subsystem(kNqn));
+  for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
+  REQUIRE(h.fake.nvme.mount_configfs());
+  REQUIRE(h.fake.nvme.add_subsystem(kNqn));
+  h.fake.kernel.actions.clear();
   auto r = h.run(kNullBlk);
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "NVMe target subsystem " + kNqn + " exists already"));
-  CHECK(h.fake.nvme.log.empty());
+  CHECK(nvme_log(h.fake).empty());
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.nvme.subsys_dirs.count(kNqn));
 }
@@ -203,12 +212,12 @@ TEST_CASE("nvmet: a namesake subsystem made since is left alone at cleanup") {
   REQUIRE(r.exit_code == 0);
   // Someone removes the run's target and makes another one under its NQN.
   auto& nvme = h.fake.nvme;
-  REQUIRE(nvme.unlink_port_subsystem(1, kNqn));
-  REQUIRE(nvme.rmdir_port(1));
-  REQUIRE(nvme.write_namespace_enable(kNqn, 1, false));
-  REQUIRE(nvme.rmdir_namespace(kNqn, 1));
-  REQUIRE(nvme.rmdir_subsystem(kNqn));
-  REQUIRE(nvme.mkdir_subsystem(kNqn));
+  REQUIRE(nvme.unlink_port(1, kNqn));
+  REQUIRE(nvme.remove_port(1));
+  REQUIRE(nvme.enable_namespace(kNqn, 1, false));
+  REQUIRE(nvme.remove_namespace(kNqn, 1));
+  REQUIRE(nvme.remove_subsystem(kNqn));
+  REQUIRE(nvme.add_subsystem(kNqn));
   auto c = h.cleanup();
   CHECK_FALSE(c.clean());
   CHECK(nvme.subsys_dirs.count(kNqn));
@@ -220,9 +229,9 @@ TEST_CASE("nvmet: a namesake subsystem made since is left alone at cleanup") {
 
 TEST_CASE("nvmet: hosts are made and allowed, and only those the run made are removed") {
   fakes::Harness h;
-  for (const auto& [name, deps] : h.fake.rdma.modules) h.fake.rdma.loaded.insert(name);
-  h.fake.nvme.mount();
-  REQUIRE(h.fake.nvme.mkdir_host("nqn.host:old"));
+  for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
+  REQUIRE(h.fake.nvme.mount_configfs());
+  REQUIRE(h.fake.nvme.add_host("nqn.host:old"));
   auto r = h.run_keep(target("{null_blk: {size: 64MiB}}", "      hosts: [nqn.host:old, nqn.host:new]\n"));
   REQUIRE(r.exit_code == 0);
   const auto& sub = h.fake.nvme.subsys_dirs.at(kNqn);
@@ -231,19 +240,20 @@ TEST_CASE("nvmet: hosts are made and allowed, and only those the run made are re
   auto c = h.cleanup();
   CHECK(c.clean());
   CHECK(h.fake.nvme.host_dirs == std::set<std::string>{"nqn.host:old"});
-  CHECK(at(h.fake.nvme.log, "unlink allowed_host " + kNqn + " nqn.host:new") <
-        at(h.fake.nvme.log, "rmdir host nqn.host:new"));
-  CHECK(at(h.fake.nvme.log, "rmdir host nqn.host:new") < at(h.fake.nvme.log, "rmdir subsystem " + kNqn));
+  CHECK(at(nvme_log(h.fake), "stop allowing host nqn.host:new in " + kNqn) <
+        at(nvme_log(h.fake), "remove NVMe target host nqn.host:new"));
+  CHECK(at(nvme_log(h.fake), "remove NVMe target host nqn.host:new") <
+        at(nvme_log(h.fake), "remove NVMe target subsystem " + kNqn));
 }
 
 TEST_CASE("nvmet: a port with that address is shared, and stays at cleanup") {
   fakes::Harness h;
-  for (const auto& [name, deps] : h.fake.rdma.modules) h.fake.rdma.loaded.insert(name);
+  for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
   auto& nvme = h.fake.nvme;
-  nvme.mount();
-  REQUIRE(nvme.mkdir_subsystem("nqn.other"));
-  REQUIRE(nvme.mkdir_port({.id = 7, .trtype = "rdma", .adrfam = "ipv4", .traddr = "10.10.0.1", .trsvcid = "4420"}));
-  REQUIRE(nvme.link_port_subsystem(7, "nqn.other"));
+  REQUIRE(nvme.mount_configfs());
+  REQUIRE(nvme.add_subsystem("nqn.other"));
+  REQUIRE(nvme.add_port({.id = 7, .trtype = "rdma", .adrfam = "ipv4", .traddr = "10.10.0.1", .trsvcid = "4420"}));
+  REQUIRE(nvme.link_port(7, "nqn.other"));
   auto r = h.run(kNullBlk);
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "target").facts.at("port_id") == 7);
@@ -251,13 +261,13 @@ TEST_CASE("nvmet: a port with that address is shared, and stays at cleanup") {
   CHECK(r.cleanup.clean());
   REQUIRE(nvme.port_dirs.count(7));
   CHECK(nvme.port_dirs.at(7).subsystems == Strings{"nqn.other"});
-  CHECK(h.fake.rdma.loaded.count("nvmet"));  // the other subsystem still needs it
+  CHECK(h.fake.modules.live.count("nvmet"));  // the other subsystem still needs it
 }
 
 TEST_CASE("nvmet: the kernel's refusals of the port are translated, and cleanup removes what was made") {
   SUBCASE("no RDMA device holds the address") {
     fakes::Harness h;
-    h.fake.nvme.fail["link port"] = EADDRNOTAVAIL;
+    h.fake.kernel.fail("nvme.link_port", EADDRNOTAVAIL);
     auto r = h.run(kNullBlk);
     CHECK(r.exit_code == 3);
     const auto& s = step_named(r, "target");
@@ -270,7 +280,7 @@ TEST_CASE("nvmet: the kernel's refusals of the port are translated, and cleanup 
   }
   SUBCASE("another listener") {
     fakes::Harness h;
-    h.fake.nvme.fail["link port"] = EADDRINUSE;
+    h.fake.kernel.fail("nvme.link_port", EADDRINUSE);
     auto r = h.run(kNullBlk);
     CHECK(r.exit_code == 3);
     CHECK(contains(step_named(r, "target").message, "(EADDRINUSE)"));
@@ -294,8 +304,8 @@ TEST_CASE("nvmet: in a network namespace it is an error before anything changes"
   auto r = h.run(target("{null_blk: {size: 64MiB}}", "    netns: lab\n"));
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "initial network namespace only"));
-  CHECK(h.fake.nvme.log.empty());
-  CHECK(h.fake.rdma.loaded.empty());
+  CHECK(nvme_log(h.fake).empty());
+  CHECK(h.fake.modules.live.empty());
 }
 
 TEST_CASE("nvmet: bad input is refused at FILE:LINE:COL") {

@@ -63,10 +63,10 @@ TEST_CASE("offload: turns features off, reports before and after, and cleanup re
                         "tx-tcp-mangleid-segmentation", "tx-tcp6-segmentation"})
     CHECK_MESSAGE(!h.active(f), f);
   CHECK(h.active("tx-scatter-gather"));  // not asked for
-  REQUIRE(h.fake.ethtool.log.size() == 1);
-  CHECK(h.fake.ethtool.log[0] ==
-        "set vB rx-gro=off tx-generic-segmentation=off tx-tcp-ecn-segmentation=off "
-        "tx-tcp-mangleid-segmentation=off tx-tcp-segmentation=off tx-tcp6-segmentation=off");
+  REQUIRE(h.fake.kernel.commands("ethtool").size() == 1);
+  CHECK(h.fake.kernel.commands("ethtool")[0] ==
+        "ethtool -K vB rx-gro off tx-generic-segmentation off tx-tcp-ecn-segmentation off "
+        "tx-tcp-mangleid-segmentation off tx-tcp-segmentation off tx-tcp6-segmentation off");
 
   auto c = h.cleanup();
   CHECK(c.clean());
@@ -76,7 +76,7 @@ TEST_CASE("offload: turns features off, reports before and after, and cleanup re
   // A second cleanup finds nothing to do.
   auto again = h.cleanup();
   CHECK(again.undos.empty());
-  CHECK(h.fake.ethtool.log.size() == 2);
+  CHECK(h.fake.kernel.commands("ethtool").size() == 2);
 }
 
 TEST_CASE("offload: a second apply reports nothing changed and records no undo") {
@@ -91,8 +91,8 @@ TEST_CASE("offload: a second apply reports nothing changed and records no undo")
   CHECK(step_named(r, "second").facts.at("gro.before") == "off");
   CHECK(step_named(r, "second").facts.at("gro.after") == "off");
   CHECK(r.cleanup.undos.size() == 1);
-  CHECK(h.fake.ethtool.log ==
-        Strings{"set vB rx-gro=off tx-generic-segmentation=off", "set vB rx-gro=on tx-generic-segmentation=on"});
+  CHECK(h.fake.kernel.commands("ethtool") == Strings{"ethtool -K vB rx-gro off tx-generic-segmentation off",
+                                                     "ethtool -K vB rx-gro on tx-generic-segmentation on"});
 }
 
 TEST_CASE("offload: only what differs changes, and undo restores the values found, not defaults") {
@@ -102,7 +102,7 @@ TEST_CASE("offload: only what differs changes, and undo restores the values foun
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "s").facts.at("gro.before") == "off");
   CHECK(step_named(r, "s").facts.at("gro.after") == "on");
-  CHECK(h.fake.ethtool.log == Strings{"set vB rx-gro=on tx-generic-segmentation=off"});
+  CHECK(h.fake.kernel.commands("ethtool") == Strings{"ethtool -K vB rx-gro on tx-generic-segmentation off"});
   CHECK(h.cleanup().clean());
   CHECK(!h.active("rx-gro"));
   CHECK(h.active("tx-generic-segmentation"));
@@ -112,10 +112,10 @@ TEST_CASE("offload: only what differs changes, and undo restores the values foun
   h2.fake.ethtool.devs["vB"]["rx-gro"].active = false;
   auto r2 = h2.run_keep("steps:\n  - {name: s, offload: {dev: vB, gro: off, gso: off}}\n");
   REQUIRE(r2.exit_code == 0);
-  CHECK(h2.fake.ethtool.log == Strings{"set vB tx-generic-segmentation=off"});
+  CHECK(h2.fake.kernel.commands("ethtool") == Strings{"ethtool -K vB tx-generic-segmentation off"});
   h2.fake.ethtool.devs["vB"]["rx-gro"].active = true;  // someone else turns it on meanwhile
   CHECK(h2.cleanup().clean());
-  CHECK(h2.fake.ethtool.log.back() == "set vB tx-generic-segmentation=on");
+  CHECK(h2.fake.kernel.commands("ethtool").back() == "ethtool -K vB tx-generic-segmentation on");
   CHECK(h2.active("rx-gro"));  // not ours to restore
 }
 
@@ -141,7 +141,7 @@ TEST_CASE("offload: an unknown name is an error that suggests the near one") {
   CHECK(s.status == StepStatus::Error);
   CHECK(s.message.find("test.yaml:2:") == 0);
   CHECK(s.message.find("vB has no offload feature 'gsoo' (did you mean 'gso'?)") != std::string::npos);
-  CHECK(h.fake.ethtool.log.empty());
+  CHECK(h.fake.kernel.commands("ethtool").empty());
 }
 
 TEST_CASE("offload: a fixed feature that would need changing is an error naming it") {
@@ -150,7 +150,7 @@ TEST_CASE("offload: a fixed feature that would need changing is an error naming 
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "s").message.find("rx-lro is fixed by the driver (off), so 'lro: on' cannot be done") !=
         std::string::npos);
-  CHECK(h.fake.ethtool.log.empty());  // nothing half done
+  CHECK(h.fake.kernel.commands("ethtool").empty());  // nothing half done
   CHECK(h.active("rx-gro"));
 
   // Already as asked: no error.
@@ -168,7 +168,8 @@ TEST_CASE("offload: a group changes its changeable features and ignores its fixe
   CHECK(step_named(r, "s").facts.at("tso.after") == "off");
   CHECK(step_named(r, "s").facts.at("tx.before") == "on");
   CHECK(step_named(r, "s").facts.at("tx.after") == "on");  // fcoe-crc stays off: fixed
-  CHECK(h.fake.ethtool.log[0] == "set vB tx-tcp-ecn-segmentation=off tx-tcp-segmentation=off tx-tcp6-segmentation=off");
+  CHECK(h.fake.kernel.commands("ethtool")[0] ==
+        "ethtool -K vB tx-tcp-ecn-segmentation off tx-tcp-segmentation off tx-tcp6-segmentation off");
 }
 
 TEST_CASE("offload: the after facts show what the kernel changed, also features that followed") {
@@ -184,7 +185,7 @@ TEST_CASE("offload: the after facts show what the kernel changed, also features 
   CHECK(s.facts.at("sg.after") == "on");  // tx-scatter-gather-fraglist is still on
   CHECK(!h.active("tx-scatter-gather"));
   // sg was as asked already: only tx was requested.
-  CHECK(h.fake.ethtool.log == Strings{"set vB tx-checksum-ip-generic=off"});
+  CHECK(h.fake.kernel.commands("ethtool") == Strings{"ethtool -K vB tx-checksum-ip-generic off"});
 
   Harness h2;
   h2.fake.ethtool.devs["vB"]["tx-checksum-ip-generic"] = {.active = true};
@@ -211,7 +212,7 @@ TEST_CASE("offload: two names that disagree on one feature are an error") {
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vB, tso: off, tx-tcp-segmentation: on}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "s").message.find("ask for different values of tx-tcp-segmentation") != std::string::npos);
-  CHECK(h.fake.ethtool.log.empty());
+  CHECK(h.fake.kernel.commands("ethtool").empty());
 }
 
 TEST_CASE("offload: a step with no feature is an error") {
@@ -228,7 +229,7 @@ TEST_CASE("offload: a missing interface and a refused change are errors") {
   CHECK(step_named(r, "s").message.find("vX") != std::string::npos);
 
   Harness h2;
-  h2.fake.ethtool.set_errno = EPERM;
+  h2.fake.kernel.fail("ethtool.set_features", EPERM, "", 1, 0, "setting features of vB failed");
   auto r2 = h2.run(kOff);
   CHECK(r2.exit_code == 3);
   CHECK(step_named(r2, "off").status == StepStatus::Error);

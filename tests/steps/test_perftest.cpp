@@ -13,8 +13,8 @@
 #include "fakes/harness.h"
 
 using namespace rxerun;
-using fakes::FakeRun;
 using fakes::step_named;
+using sys::ProgramRun;
 
 namespace {
 
@@ -38,8 +38,8 @@ struct Harness : fakes::RxePairHarness {
     fake.links.addrs["a"]["vA"] = {"10.10.0.1/24"};
     fake.links.addrs["b"]["vB"] = {"10.10.0.9/24", "10.10.0.2/24"};
     fake.tools.on_start = [](const sys::ToolSpec& s) {
-      if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}, .takes = Duration(2100)};
-      return FakeRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
+      if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}, .takes = Duration(2100)};
+      return sys::ProgramRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
     };
   }
 };
@@ -117,13 +117,13 @@ TEST_CASE("perftest: a given gid_index, duration and MTU, no rdma_cm: no -R") {
 TEST_CASE("perftest: latency figures become facts") {
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
-    if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}};
-    return FakeRun{.out =
-                       " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
-                       "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
-                       " 64      500          51.23          812.40       58.11    \t       60.02     \t4.31   "
-                       "\t\t95.70  \t\t812.40 \n",
-                   .exit = sys::ExitStatus{}};
+    if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}};
+    return sys::ProgramRun{.out =
+                               " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+                               "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+                               " 64      500          51.23          812.40       58.11    \t       60.02     \t4.31   "
+                               "\t\t95.70  \t\t812.40 \n",
+                           .exit = sys::ExitStatus{}};
   };
   auto r = h.run(
       "steps:\n  - name: p\n    perftest: {test: write_lat, server: {dev: rxe0}, client: {dev: rxe1, to: 10.10.0.1}, "
@@ -143,12 +143,12 @@ TEST_CASE("perftest: latency figures become facts") {
 TEST_CASE("perftest: rates perftest could not time are left out, with a hint, and an expectation on them fails") {
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
-    if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}};
-    return FakeRun{.out =
-                       " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
-                       " 4096       2000             0.00               0.00   \t\t   0.000000\n",
-                   .err = "Correlation coefficient r^2: 0.34 < 0.9\n",
-                   .exit = sys::ExitStatus{}};
+    if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}};
+    return sys::ProgramRun{.out =
+                               " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+                               " 4096       2000             0.00               0.00   \t\t   0.000000\n",
+                           .err = "Correlation coefficient r^2: 0.34 < 0.9\n",
+                           .exit = sys::ExitStatus{}};
   };
   auto r = h.run(std::string(kBw) + "    expect: {iterations: 2000}\n");
   REQUIRE(r.exit_code == 0);
@@ -165,10 +165,10 @@ TEST_CASE("perftest: rates perftest could not time are left out, with a hint, an
 TEST_CASE("perftest: a QP that cannot reach RTR fails with perftest's lines and the likely causes") {
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
-    if (!is_client(s)) return FakeRun{};  // the server waits for ever
-    return FakeRun{.out = " local address: LID 0000 QPN 0x0017 PSN 0x1\n",
-                   .err = " Failed to modify QP 23 to RTR\n Unable to Connect the HCA's through the link\n",
-                   .exit = sys::ExitStatus{.code = 1}};
+    if (!is_client(s)) return sys::ProgramRun{};  // the server waits for ever
+    return sys::ProgramRun{.out = " local address: LID 0000 QPN 0x0017 PSN 0x1\n",
+                           .err = " Failed to modify QP 23 to RTR\n Unable to Connect the HCA's through the link\n",
+                           .exit = sys::ExitStatus{.code = 1}};
   };
   auto r = h.run(std::string(kBw) + "    expect: fail\n");
   CHECK(r.exit_code == 0);
@@ -189,11 +189,12 @@ TEST_CASE("perftest: a refused client is started again while the server comes up
   Harness h;
   int clients = 0;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}, .takes = Duration(3000)};
+    if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}, .takes = Duration(3000)};
     if (++clients == 1)
-      return FakeRun{.err = "Couldn't connect to 10.10.0.1:18515\nUnable to open file descriptor for socket connection",
-                     .exit = sys::ExitStatus{.code = 1}};
-    return FakeRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
+      return sys::ProgramRun{
+          .err = "Couldn't connect to 10.10.0.1:18515\nUnable to open file descriptor for socket connection",
+          .exit = sys::ExitStatus{.code = 1}};
+    return sys::ProgramRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
   };
   auto r = h.run(kBw);
   REQUIRE(r.exit_code == 0);
@@ -206,13 +207,13 @@ TEST_CASE("perftest: with rdma_cm a refused client is started again against a fr
   Harness h;
   int clients = 0;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (!is_client(s)) return FakeRun{};  // runs until stopped, or serves its client
+    if (!is_client(s)) return sys::ProgramRun{};  // runs until stopped, or serves its client
     if (++clients == 1)
-      return FakeRun{.err =
-                         "Unexpected CM event bl blka 8\nERRNO: Operation not supported.\n"
-                         "Failed to connect RDMA CM events.",
-                     .exit = sys::ExitStatus{.code = 1}};
-    return FakeRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
+      return sys::ProgramRun{.err =
+                                 "Unexpected CM event bl blka 8\nERRNO: Operation not supported.\n"
+                                 "Failed to connect RDMA CM events.",
+                             .exit = sys::ExitStatus{.code = 1}};
+    return sys::ProgramRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
   };
   auto r = h.run(kBw);
   REQUIRE(r.exit_code == 0);
@@ -238,9 +239,10 @@ TEST_CASE("perftest: with rdma_cm a refused client is started again against a fr
 TEST_CASE("perftest: without rdma_cm a refused client is started again against the same server") {
   Harness h;
   h.fake.tools.on_start = [n = 0](const sys::ToolSpec& s) mutable {
-    if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}, .takes = Duration(3000)};
-    if (++n == 1) return FakeRun{.err = "Couldn't connect to 10.10.0.1:18515", .exit = sys::ExitStatus{.code = 1}};
-    return FakeRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
+    if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}, .takes = Duration(3000)};
+    if (++n == 1)
+      return sys::ProgramRun{.err = "Couldn't connect to 10.10.0.1:18515", .exit = sys::ExitStatus{.code = 1}};
+    return sys::ProgramRun{.out = kBwOut, .exit = sys::ExitStatus{}, .takes = Duration(2000)};
   };
   auto r = h.run(std::string(kBw).replace(std::string(kBw).find("      rdma_cm: true\n"), 20, ""));
   REQUIRE(r.exit_code == 0);
@@ -270,7 +272,7 @@ TEST_CASE("perftest: without rdma_cm, or when the probe fails, the client starts
   CHECK_FALSE(step_named(r, "p").facts.contains("server_ready_s"));
 
   Harness old;
-  old.fake.rdma.cm_probe_error = true;
+  old.fake.kernel.fail("rdma.cm_listening", EOPNOTSUPP);
   auto o = old.run(kBw);
   REQUIRE(o.exit_code == 0);
   CHECK(old.fake.rdma.cm_probes == 1);
@@ -280,7 +282,9 @@ TEST_CASE("perftest: without rdma_cm, or when the probe fails, the client starts
 
 TEST_CASE("perftest: a client that ends well without a result table fails") {
   Harness h;
-  h.fake.tools.on_start = [](const sys::ToolSpec&) { return FakeRun{.out = "nothing\n", .exit = sys::ExitStatus{}}; };
+  h.fake.tools.on_start = [](const sys::ToolSpec&) {
+    return sys::ProgramRun{.out = "nothing\n", .exit = sys::ExitStatus{}};
+  };
   auto r = h.run(kBw);
   CHECK(r.exit_code == 1);
   CHECK(contains(step_named(r, "p").message, "perftest printed no result table"));
@@ -291,8 +295,8 @@ TEST_CASE("perftest: one GID on both ends passes with the loopback warning") {
   std::string looped = kBwOut;
   looped.replace(looped.find("10:10:00:02"), 11, "10:10:00:01");
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (!is_client(s)) return FakeRun{.exit = sys::ExitStatus{}};
-    return FakeRun{.out = looped, .exit = sys::ExitStatus{}};
+    if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}};
+    return sys::ProgramRun{.out = looped, .exit = sys::ExitStatus{}};
   };
   auto r = h.run(kBw);
   REQUIRE(r.exit_code == 0);
@@ -312,7 +316,7 @@ TEST_CASE("perftest: a device without an IPv4 RoCE v2 GID fails before anything 
 
 TEST_CASE("perftest: a client still running at the timeout is stopped with its server") {
   Harness h;
-  h.fake.tools.on_start = [](const sys::ToolSpec&) { return FakeRun{}; };
+  h.fake.tools.on_start = [](const sys::ToolSpec&) { return sys::ProgramRun{}; };
   auto r = h.run(std::string(kBw) + "    timeout: 15s\n    expect: timeout\n");
   CHECK(r.exit_code == 0);
   CHECK(h.fake.tools.alive.empty());
@@ -327,8 +331,8 @@ TEST_CASE("perftest: a client still running at the timeout is stopped with its s
 TEST_CASE("perftest: a stalled client's message quotes its last lines, a hint the server's") {
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
-    if (!is_client(s)) return FakeRun{.out = " Waiting for client to connect...\n"};
-    return FakeRun{.out = " local address: LID 0000 QPN 0x0011\n remote address: LID 0000 QPN 0x0012\n"};
+    if (!is_client(s)) return sys::ProgramRun{.out = " Waiting for client to connect...\n"};
+    return sys::ProgramRun{.out = " local address: LID 0000 QPN 0x0011\n remote address: LID 0000 QPN 0x0012\n"};
   };
   auto r = h.run(std::string(kBw) + "    timeout: 15s\n    expect: timeout\n");
   CHECK(r.exit_code == 0);

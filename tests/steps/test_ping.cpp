@@ -124,8 +124,8 @@ TEST_CASE("ping: bad values are caught before anything runs") {
 
 TEST_CASE("ping: a pinger that cannot run makes the step an error") {
   fakes::Harness h;
-  h.fake.pinger.error =
-      make_error("ping needs root (CAP_NET_RAW), or a group of this user in net.ipv4.ping_group_range", EPERM);
+  h.fake.kernel.fail("ping", EPERM, "", 1, 0,
+                     "ping needs root (CAP_NET_RAW), or a group of this user in net.ipv4.ping_group_range");
   auto r = h.run("steps:\n  - ping: {to: 10.10.0.1}\n    expect: fail\n");
   CHECK(r.exit_code == 3);
   CHECK(r.steps[0].status == StepStatus::Error);

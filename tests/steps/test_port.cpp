@@ -17,7 +17,7 @@ namespace {
 struct Harness : fakes::Harness {
   Harness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-    for (const auto& [name, deps] : fake.rdma.modules) fake.rdma.loaded.insert(name);
+    for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
     fake.rdma.devices.push_back({.index = 1, .name = "rxe0", .netns = "", .netdev = "vA"});
   }
 };
@@ -40,7 +40,7 @@ TEST_CASE("port: an ACTIVE port passes at once with its state, physical state an
 TEST_CASE("port: waits (virtual time) until the port becomes ACTIVE, ACTIVE and port 1 are the defaults") {
   Harness h;
   const auto active_at = h.fake.clock.now() + Duration{300};
-  h.fake.rdma.state_of = [&](const fakes::FakeRdma::Device&) { return h.fake.clock.now() >= active_at ? 4 : 1; };
+  h.fake.rdma.state_of = [&](const sys::ModelRdma::Device&) { return h.fake.clock.now() >= active_at ? 4 : 1; };
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0}}\n");
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "p").facts.at("state") == "ACTIVE");
@@ -87,7 +87,7 @@ TEST_CASE("port: no such device or port is an error") {
 TEST_CASE("port: a device that goes away during the wait fails the step") {
   Harness h;
   h.fake.links.find("", "vA")->carrier = false;
-  h.fake.rdma.state_of = [&](const fakes::FakeRdma::Device&) {
+  h.fake.rdma.state_of = [&](const sys::ModelRdma::Device&) {
     if (h.fake.clock.now() > h.fake.clock.start() + Duration{100}) h.fake.links.links[""].erase("vA");
     return 1;
   };
@@ -98,7 +98,7 @@ TEST_CASE("port: a device that goes away during the wait fails the step") {
 
 TEST_CASE("port: an unknown MTU leaves its facts out and says why") {
   Harness h;
-  h.fake.rdma.mtu.reset();
+  h.fake.kernel.fail("rdma.port_mtu", EIO, "", 1, 0, "ibv_devinfo -d rxe0 -i 1: exit 1");
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0}}\n");
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "p");
@@ -111,7 +111,7 @@ TEST_CASE("port: an unknown MTU leaves its facts out and says why") {
 
 TEST_CASE("port: ABSENT waits until the device is gone with its netdev") {
   Harness h;
-  h.fake.rdma.state_of = [&](const fakes::FakeRdma::Device&) {
+  h.fake.rdma.state_of = [&](const sys::ModelRdma::Device&) {
     if (h.fake.clock.now() > h.fake.clock.start() + Duration{200}) h.fake.links.links[""].erase("vA");
     return 4;
   };
@@ -127,32 +127,29 @@ TEST_CASE("port: ABSENT waits until the device is gone with its netdev") {
 }
 
 TEST_CASE("port: ABSENT keeps waiting while the device's attributes fail to read during removal") {
+  const std::string removing = "rxe0 is being removed (state: No such device)";
   Harness h;
-  h.fake.rdma.port_fault = [&](const fakes::FakeRdma::Device&) -> std::optional<Error> {
+  h.fake.kernel.fail("rdma.port_state", EAGAIN, "rxe0", 1, 0, removing);
+  h.fake.clock.on_wait = [&] {
     if (h.fake.clock.now() > h.fake.clock.start() + Duration{300}) h.fake.links.links[""].erase("vA");
-    return make_error("rxe0 is being removed (state: No such device)", EAGAIN);
   };
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, expect: {state: ABSENT}}\n");
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "p").duration >= Duration{300});
 
   Harness stuck;
-  stuck.fake.rdma.port_fault = [](const fakes::FakeRdma::Device&) -> std::optional<Error> {
-    return make_error("rxe0 is being removed (state: No such device)", EAGAIN);
-  };
+  stuck.fake.kernel.fail("rdma.port_state", EAGAIN, "rxe0", 1, 0, removing);
   auto t = stuck.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, timeout: 1s}\n");
   CHECK(step_named(t, "p").outcome == Outcome::Timeout);
-  CHECK(step_named(t, "p").message ==
-        "RDMA device rxe0 still exists after 1s (rxe0 is being removed (state: No such device))");
+  CHECK(step_named(t, "p").message == "RDMA device rxe0 still exists after 1s (" + removing + ")");
 
   // Waiting for ACTIVE, a device that starts going away is a failure, not an error.
   Harness going;
-  going.fake.rdma.port_fault = [&](const fakes::FakeRdma::Device&) -> std::optional<Error> {
-    if (going.fake.clock.now() > going.fake.clock.start() + Duration{100})
-      return make_error("rxe0 is being removed (state: No such device)", EAGAIN);
-    return std::nullopt;
+  going.fake.clock.on_wait = [&] {
+    if (going.fake.clock.now() > going.fake.clock.start() + Duration{100} && going.fake.kernel.faults.empty())
+      going.fake.kernel.fail("rdma.port_state", EAGAIN, "rxe0", 1, 0, removing);
   };
-  going.fake.rdma.state_of = [](const fakes::FakeRdma::Device&) { return 1; };
+  going.fake.rdma.state_of = [](const sys::ModelRdma::Device&) { return 1; };
   auto g = going.run("steps:\n  - {name: p, port: {dev: rxe0}, timeout: 2s}\n");
   CHECK(step_named(g, "p").outcome == Outcome::Fail);
   CHECK(step_named(g, "p").message == "RDMA device rxe0 went away while waiting for ACTIVE");

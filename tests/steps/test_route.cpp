@@ -1,4 +1,4 @@
-// route: the step's logic against the fake Routes.
+// route: the step's logic against the model's Routes.
 
 #include <doctest/doctest.h>
 
@@ -16,10 +16,18 @@ namespace {
 
 const char* kForced = "steps:\n  - {name: r, route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}}\n";
 
+// The interfaces the routes go through.
+struct Harness : fakes::Harness {
+  Harness() {
+    fake.links.add_host_link("", {.name = "vA", .up = true, .mtu = 1500});
+    fake.links.add_host_link("", {.name = "vB", .up = true, .mtu = 1500});
+  }
+};
+
 }  // namespace
 
 TEST_CASE("route: adds the route, reports it as ip writes it, and cleanup deletes exactly it") {
-  fakes::Harness h;
+  Harness h;
   auto r = h.run_keep(kForced);
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "r");
@@ -32,7 +40,7 @@ TEST_CASE("route: adds the route, reports it as ip writes it, and cleanup delete
   const auto& added = h.fake.routes.table[0];
   CHECK(added.table == 100);
   CHECK(added.scope == 253);  // link: no gateway, as ip(8) gives it
-  CHECK(h.fake.routes.log == Strings{"route add 10.10.0.2/32 dev vA src 10.10.0.1 table 100"});
+  CHECK(h.fake.kernel.commands("routes") == Strings{"ip route add 10.10.0.2/32 dev vA src 10.10.0.1 table 100"});
 
   auto c = h.cleanup();
   CHECK(c.clean());
@@ -43,7 +51,7 @@ TEST_CASE("route: adds the route, reports it as ip writes it, and cleanup delete
 }
 
 TEST_CASE("route: a second apply reports nothing changed and records no second undo") {
-  fakes::Harness h;
+  Harness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: a, route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}}\n"
@@ -53,11 +61,11 @@ TEST_CASE("route: a second apply reports nothing changed and records no second u
   CHECK(step_named(r, "b").facts.at("changed") == false);
   CHECK(r.cleanup.undos.size() == 1);
   CHECK(h.fake.routes.table.empty());
-  CHECK(h.fake.routes.log.size() == 2);  // one add, one delete
+  CHECK(h.fake.kernel.commands("routes").size() == 2);  // one add, one delete
 }
 
 TEST_CASE("route: an identical route already there is adopted and left there") {
-  fakes::Harness h;
+  Harness h;
   h.fake.routes.table.push_back({.family = AF_INET,
                                  .dst = "10.10.0.2/32",
                                  .dev = "vA",
@@ -71,11 +79,11 @@ TEST_CASE("route: an identical route already there is adopted and left there") {
   CHECK(step_named(r, "r").facts.at("changed") == false);
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.routes.table.size() == 1);  // not rxerun's: still there
-  CHECK(h.fake.routes.log.empty());
+  CHECK(h.fake.kernel.commands("routes").empty());
 }
 
 TEST_CASE("route: a different route with the same key is an error naming it, and nothing changes") {
-  fakes::Harness h;
+  Harness h;
   h.fake.routes.table.push_back({.family = AF_INET,
                                  .dst = "10.10.0.2/32",
                                  .dev = "vB",
@@ -91,10 +99,10 @@ TEST_CASE("route: a different route with the same key is an error naming it, and
   CHECK(s.message.find("table 100 has a route to 10.10.0.2/32 with metric 0 already") != std::string::npos);
   CHECK(s.message.find("10.10.0.2/32 dev vB src 10.10.0.2 table 100") != std::string::npos);
   CHECK(r.cleanup.undos.empty());
-  CHECK(h.fake.routes.log.empty());
+  CHECK(h.fake.kernel.commands("routes").empty());
 
   // Another metric is another route.
-  fakes::Harness h2;
+  Harness h2;
   h2.fake.routes.table = h.fake.routes.table;
   auto r2 = h2.run("steps:\n  - {name: r, route: {dst: 10.10.0.2/32, dev: vA, table: 100, metric: 10}}\n");
   CHECK(r2.exit_code == 0);
@@ -103,16 +111,16 @@ TEST_CASE("route: a different route with the same key is an error naming it, and
 }
 
 TEST_CASE("route: the kernel's EEXIST and ENODEV become words") {
-  fakes::Harness h;
-  h.fake.routes.add_error = make_error("cannot add route: File exists", EEXIST);
+  Harness h;
+  h.fake.kernel.fail("routes.add_route", EEXIST, "", 1, 0, "cannot add route: File exists");
   auto r = h.run(kForced);
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "r").message.find("table 100 has a route to 10.10.0.2/32 with metric 0 already") !=
         std::string::npos);
   CHECK(r.cleanup.clean());  // the recorded undo finds nothing to delete
 
-  fakes::Harness h2;
-  h2.fake.routes.missing_devs.insert("vA");
+  Harness h2;
+  h2.fake.links.delete_link("", "vA");
   auto r2 = h2.run(kForced);
   CHECK(r2.exit_code == 3);
   CHECK(step_named(r2, "r").message == "no interface vA (create it first)");
@@ -120,20 +128,20 @@ TEST_CASE("route: the kernel's EEXIST and ENODEV become words") {
 }
 
 TEST_CASE("route: undo succeeds when the route or its interface is gone already") {
-  fakes::Harness h;
+  Harness h;
   REQUIRE(h.run_keep(kForced).exit_code == 0);
   h.fake.routes.table.clear();
   CHECK(h.cleanup().clean());
   CHECK(h.journal.pending().empty());
 
-  fakes::Harness h2;
+  Harness h2;
   REQUIRE(h2.run_keep(kForced).exit_code == 0);
-  h2.fake.routes.missing_devs.insert("vA");
+  h2.fake.links.delete_link("", "vA");
   CHECK(h2.cleanup().clean());
 }
 
 TEST_CASE("route: default, gateways, IPv6 with its default metric, and named tables") {
-  fakes::Harness h;
+  Harness h;
   auto r = h.run_keep(
       "steps:\n"
       "  - {name: d, route: {dst: default, via: 10.0.0.1}}\n"
@@ -152,7 +160,7 @@ TEST_CASE("route: default, gateways, IPv6 with its default metric, and named tab
 }
 
 TEST_CASE("route: parameters are checked at load time, with the place") {
-  fakes::Harness h;
+  Harness h;
   auto d = h.diagnostics("steps:\n  - route: {dst: 10.10.0.5/24, dev: vA}\n");
   CHECK(d.find("test.yaml:2:") == 0);
   CHECK(d.find("the prefix is 10.10.0.0/24") != std::string::npos);
@@ -180,7 +188,7 @@ TEST_CASE("route: plan shows the ip route commands, and the footprint lets the v
   CHECK(std::count(shells.begin(), shells.end(),
                    "ip netns exec lab ip route add 10.10.0.2/32 dev vA src 10.10.0.1 table 100") == 1);
 
-  fakes::Harness h;
+  Harness h;
   REQUIRE(h.run_keep("steps:\n  - route: {dst: '2001:db8::/32', dev: vA}\n").exit_code == 0);
   REQUIRE(h.journal.pending().size() == 1);
   CHECK(h.journal.pending()[0].footprint.on == Strings{"link:/vA"});

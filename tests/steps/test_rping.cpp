@@ -15,8 +15,8 @@
 #include "fakes/harness.h"
 
 using namespace rxerun;
-using fakes::FakeRun;
 using fakes::step_named;
+using sys::ProgramRun;
 
 namespace {
 
@@ -38,10 +38,11 @@ struct Harness : fakes::RxePairHarness {
     // client does them in 400ms.
     fake.tools.on_start = [this](const sys::ToolSpec& s) {
       if (is_server(s))
-        return FakeRun{.out = ping_lines(5, "server ping data: "), .exit = sys::ExitStatus{}, .takes = Duration(500)};
+        return sys::ProgramRun{
+            .out = ping_lines(5, "server ping data: "), .exit = sys::ExitStatus{}, .takes = Duration(500)};
       fake.rdma.device_counters["rxe1"]["sent_pkts"] += 33;
       fake.links.stats["b"]["vB"]["tx_packets"] += 65;
-      return FakeRun{.out = ping_lines(5), .exit = sys::ExitStatus{}, .takes = Duration(400)};
+      return sys::ProgramRun{.out = ping_lines(5), .exit = sys::ExitStatus{}, .takes = Duration(400)};
     };
   }
 };
@@ -103,13 +104,13 @@ TEST_CASE("rping: a client that finds nobody listening yet is started again, wit
   Harness h;
   int clients = 0;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (is_server(s)) return FakeRun{.exit = sys::ExitStatus{}, .takes = Duration(2000)};
+    if (is_server(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}, .takes = Duration(2000)};
     if (++clients < 3)
-      return FakeRun{
+      return sys::ProgramRun{
           .err = "cma event RDMA_CM_EVENT_REJECTED, error 8\nwait for CONNECTED state 10\nconnect error -1\n",
           .exit = sys::ExitStatus{.code = 255},
           .takes = Duration(5)};
-    return FakeRun{.out = ping_lines(5), .exit = sys::ExitStatus{}, .takes = Duration(300)};
+    return sys::ProgramRun{.out = ping_lines(5), .exit = sys::ExitStatus{}, .takes = Duration(300)};
   };
   auto r = h.run(kAcross);
   REQUIRE(r.exit_code == 0);
@@ -125,10 +126,11 @@ TEST_CASE("rping: a server that cannot bind its address fails the step with its 
   Harness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
     if (is_server(s))
-      return FakeRun{.err = "rdma_bind_addr: Cannot assign requested address\n", .exit = sys::ExitStatus{.code = 255}};
-    return FakeRun{.err = "cma event RDMA_CM_EVENT_REJECTED, error 8\nconnect error -1\n",
-                   .exit = sys::ExitStatus{.code = 255},
-                   .takes = Duration(5)};
+      return sys::ProgramRun{.err = "rdma_bind_addr: Cannot assign requested address\n",
+                             .exit = sys::ExitStatus{.code = 255}};
+    return sys::ProgramRun{.err = "cma event RDMA_CM_EVENT_REJECTED, error 8\nconnect error -1\n",
+                           .exit = sys::ExitStatus{.code = 255},
+                           .takes = Duration(5)};
   };
   auto r = h.run(
       "steps:\n  - name: r\n    rping: {server: 10.10.0.9, server_netns: a, client_netns: b}\n    expect: fail\n");
@@ -146,8 +148,8 @@ TEST_CASE("rping: a server that cannot bind its address fails the step with its 
 TEST_CASE("rping: an unreachable server fails with the CM event and a likely cause") {
   Harness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (is_server(s)) return FakeRun{};  // waits for ever
-    return FakeRun{
+    if (is_server(s)) return sys::ProgramRun{};  // waits for ever
+    return sys::ProgramRun{
         .err = "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\nwait for CONNECTED state 10\nconnect error -1\n",
         .exit = sys::ExitStatus{.code = 255},
         .takes = Duration(20'000)};
@@ -171,7 +173,7 @@ TEST_CASE("rping: an unreachable server fails with the CM event and a likely cau
 
 TEST_CASE("rping: a client still running at the step's timeout is a timeout, both are stopped") {
   Harness h;
-  h.fake.tools.on_start = [&](const sys::ToolSpec&) { return FakeRun{}; };  // nothing ever ends
+  h.fake.tools.on_start = [&](const sys::ToolSpec&) { return sys::ProgramRun{}; };  // nothing ever ends
   auto r = h.run(std::string(kAcross) + "    timeout: 12s\n    expect: timeout\n");
   CHECK(r.exit_code == 0);
   const auto& s = step_named(r, "r");
@@ -192,7 +194,7 @@ TEST_CASE("rping: a client still running at the step's timeout is a timeout, bot
 
 TEST_CASE("rping: Ctrl-C during the client stops both and the step errs as interrupted") {
   Harness h;
-  h.fake.tools.on_start = [&](const sys::ToolSpec&) { return FakeRun{}; };
+  h.fake.tools.on_start = [&](const sys::ToolSpec&) { return sys::ProgramRun{}; };
   h.fake.clock.interrupt_at(h.fake.clock.start() + std::chrono::seconds(3));
   auto r = h.run(kAcross);
   CHECK(r.exit_code == 130);
@@ -203,8 +205,8 @@ TEST_CASE("rping: Ctrl-C during the client stops both and the step errs as inter
 TEST_CASE("rping: a tool that survives SIGKILL is reported with its pid and let go") {
   Harness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
-    if (is_server(s)) return FakeRun{};
-    return FakeRun{.stuck = true};
+    if (is_server(s)) return sys::ProgramRun{};
+    return sys::ProgramRun{.stuck = true};
   };
   auto r = h.run(std::string(kAcross) + "    timeout: 5s\n    expect: timeout\n");
   CHECK(r.exit_code == 0);
@@ -213,14 +215,14 @@ TEST_CASE("rping: a tool that survives SIGKILL is reported with its pid and let 
   CHECK(s.facts.at("client_exit") == "stuck");
   bool reported = false;
   for (const auto& hint : s.hints)
-    reported |= contains(hint, "rping client (pid 1002) did not die after SIGKILL") && contains(hint, "fake_wchan");
+    reported |= contains(hint, "rping client (pid 1002) did not die after SIGKILL") && contains(hint, "model_wchan");
   CHECK(reported);
   CHECK(h.fake.tools.alive == std::set<pid_t>{1002});  // let go, not waited on
 }
 
 TEST_CASE("rping: not installed, or no such namespace, is an error (exit 3)") {
   Harness h;
-  h.fake.tools.error = make_error("cannot run rping: not installed (not found in PATH)", ENOENT);
+  h.fake.kernel.fail("tools.start", ENOENT, "", 1, 0, "cannot run rping: not installed (not found in PATH)");
   auto r = h.run(kAcross);
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "r").message, "not installed"));
@@ -252,7 +254,7 @@ TEST_CASE("rping across two nodes: the server on its node, no listener lookup, e
       CHECK(s.node == "a");
       CHECK(s.argv == std::vector<std::string>{"/proc/self/exe", "__counters", "--netns", "a"});
       const nlohmann::json c = {{"rxe0.rcvd_pkts", reads++ == 0 ? 5 : 38}};
-      return FakeRun{.out = c.dump(), .exit = sys::ExitStatus{}};
+      return sys::ProgramRun{.out = c.dump(), .exit = sys::ExitStatus{}};
     }
     return pair(s);
   };

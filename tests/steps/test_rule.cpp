@@ -100,7 +100,7 @@ TEST_CASE("rule: deleting a rule that is not there changes nothing and says what
   REQUIRE(step_named(r, "d").hints.size() == 1);
   CHECK(step_named(r, "d").hints[0].find("at pref 0 there is: pref 0 lookup local") != std::string::npos);
   CHECK(r.cleanup.undos.empty());
-  CHECK(h.fake.routes.log.empty());
+  CHECK(h.fake.kernel.commands("routes").empty());
 }
 
 TEST_CASE("rule: the last rule that looks up the local table is never deleted") {
@@ -115,7 +115,7 @@ TEST_CASE("rule: the last rule that looks up the local table is never deleted") 
   CHECK(s.message.find("it is the last rule that looks up the local table") != std::string::npos);
   CHECK(s.message.find("add the new one first") != std::string::npos);
   CHECK(h.fake.routes.rule_lines(AF_INET) == kDefault);
-  CHECK(h.fake.routes.log.empty());
+  CHECK(h.fake.kernel.commands("routes").empty());
   CHECK(r.cleanup.undos.empty());
 }
 
@@ -182,7 +182,7 @@ TEST_CASE("rule: IPv6 by its addresses or by family, and fwmark with and without
 
 TEST_CASE("rule: the kernel's EEXIST is explained") {
   fakes::Harness h;
-  h.fake.routes.add_error = make_error("cannot add rule pref 5 lookup 5: File exists", EEXIST);
+  h.fake.kernel.fail("routes.add_rule", EEXIST, "", 1, 0, "cannot add rule pref 5 lookup 5: File exists");
   auto r = h.run("steps:\n  - {name: a, rule: {pref: 5, table: 5}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "a").message.find("give this one another pref") != std::string::npos);
@@ -234,7 +234,7 @@ TEST_CASE("rule: plan inside a namespace leaves the rules to its deletion, and r
   CHECK(std::count(shells.begin(), shells.end(), "ip netns exec lab ip rule del pref 0 lookup local") == 1);
   CHECK(std::count(shells.begin(), shells.end(), "ip netns del lab") == 1);
   CHECK(std::none_of(shells.begin(), shells.end(),
-                     [](const std::string& s) { return s.find("rule add pref 0") != std::string::npos; }));
+                     [](const std::string& s) { return s.find("ip rule add pref 0") != std::string::npos; }));
   // No local rule at 1000 for IPv6 in rxerun's own namespace.
   const auto& six = step_named(planned.report, "six");
   CHECK(six.status == StepStatus::Error);

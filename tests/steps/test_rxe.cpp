@@ -18,13 +18,21 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
+// What the run did to modules and RDMA devices, in order.
+Strings rdma_log(fakes::FakeSystem& f) {
+  Strings out;
+  for (const auto& a : f.kernel.actions)
+    if (a.service == "modules" || a.service == "rdma") out.push_back(a.shell);
+  return out;
+}
+
 struct Harness : fakes::Harness {
   Harness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     fake.links.add_host_link("", {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
   }
   void stack_loaded() {
-    for (const auto& [name, deps] : fake.rdma.modules) fake.rdma.loaded.insert(name);
+    for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
   }
 };
 
@@ -43,8 +51,8 @@ TEST_CASE("rxe: loads rdma_rxe and rdma_ucm, adds the device, and cleanup delete
   CHECK(s.facts.at("netdev") == "vA");
   REQUIRE(h.fake.rdma.find("rxe0"));
   CHECK(h.fake.rdma.find("rxe0")->netdev == "vA");
-  CHECK(h.fake.rdma.loaded.count("rdma_rxe") == 1);
-  CHECK(h.fake.rdma.loaded.count("rdma_ucm") == 1);
+  CHECK(h.fake.modules.live.count("rdma_rxe") == 1);
+  CHECK(h.fake.modules.live.count("rdma_ucm") == 1);
 
   auto c = h.cleanup();
   CHECK(c.clean());
@@ -53,11 +61,11 @@ TEST_CASE("rxe: loads rdma_rxe and rdma_ucm, adds the device, and cleanup delete
   CHECK(c.undos[1].summary ==
         "unload rdma_rxe, rdma_ucm and 5 modules they needed (loaded by this run) once no rxe device is left");
   CHECK(h.fake.rdma.devices.empty());
-  CHECK(h.fake.rdma.loaded.empty());  // the dependencies it pulled in went too
-  CHECK(h.fake.rdma.log.front() == "load rdma_rxe");
-  CHECK(h.fake.rdma.log[2] == "add rxe0 vA");
-  CHECK(h.fake.rdma.log[3] == "delete rxe0");  // before any unload
-  CHECK(h.fake.rdma.log[4] == "unload rdma_rxe");
+  CHECK(h.fake.modules.live.empty());  // the dependencies it pulled in went too
+  CHECK(rdma_log(h.fake).front() == "modprobe rdma_rxe");
+  CHECK(rdma_log(h.fake)[2] == "rdma link add rxe0 type rxe netdev vA");
+  CHECK(rdma_log(h.fake)[3] == "rdma link delete rxe0");  // before any unload
+  CHECK(rdma_log(h.fake)[4] == "modprobe -r rdma_rxe");
   CHECK(h.cleanup().undos.empty());  // idempotent: nothing left to do
 }
 
@@ -73,9 +81,9 @@ TEST_CASE("rxe: a second step for the same device reports nothing changed, and c
   CHECK(step_named(r, "b").facts.at("module_loaded") == false);
   CHECK(r.cleanup.clean());
   CHECK(r.cleanup.undos.size() == 2);
-  CHECK(std::count(h.fake.rdma.log.begin(), h.fake.rdma.log.end(), "add rxe0 vA") == 1);
+  CHECK(std::ranges::count(rdma_log(h.fake), "rdma link add rxe0 type rxe netdev vA") == 1);
   CHECK(h.fake.rdma.devices.empty());
-  CHECK(h.fake.rdma.loaded.empty());
+  CHECK(h.fake.modules.live.empty());
 }
 
 TEST_CASE("rxe: a device that was there already is adopted unchanged and left in place") {
@@ -88,7 +96,7 @@ TEST_CASE("rxe: a device that was there already is adopted unchanged and left in
   CHECK(step_named(r, "dev").facts.at("index") == 7);
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.rdma.find("rxe0"));
-  CHECK(h.fake.rdma.log.empty());
+  CHECK(rdma_log(h.fake).empty());
 }
 
 TEST_CASE("rxe: with rdma_rxe loaded before the run, cleanup deletes the device and unloads nothing") {
@@ -99,8 +107,8 @@ TEST_CASE("rxe: with rdma_rxe loaded before the run, cleanup deletes the device 
   CHECK(step_named(r, "dev").facts.at("module_loaded") == false);
   CHECK(r.cleanup.clean());
   REQUIRE(r.cleanup.undos.size() == 1);
-  CHECK(h.fake.rdma.log == Strings{"add rxe0 vA", "delete rxe0"});
-  CHECK(h.fake.rdma.loaded.count("rdma_rxe") == 1);
+  CHECK(rdma_log(h.fake) == Strings{"rdma link add rxe0 type rxe netdev vA", "rdma link delete rxe0"});
+  CHECK(h.fake.modules.live.count("rdma_rxe") == 1);
 }
 
 TEST_CASE("rxe: a name taken over another netdev is a clear error and nothing is added") {
@@ -112,7 +120,7 @@ TEST_CASE("rxe: a name taken over another netdev is a clear error and nothing is
   CHECK(step_named(r, "dev").message ==
         "RDMA device name rxe0 is taken (names are global across namespaces): it names the rxe device on vB; choose "
         "another name");
-  CHECK(h.fake.rdma.log.empty());
+  CHECK(rdma_log(h.fake).empty());
   CHECK(h.fake.rdma.find("rxe0")->netdev == "vB");
 }
 
@@ -139,7 +147,7 @@ TEST_CASE("rxe: a missing netdev or a netdev with another rxe device is a clear 
     CHECK(r.exit_code == 3);
     CHECK(step_named(r, "dev").message == "no netdev vZ (create it first)");
     CHECK(r.cleanup.clean());
-    CHECK(h.fake.rdma.loaded.empty());  // what the step loaded went again
+    CHECK(h.fake.modules.live.empty());  // what the step loaded went again
   }
   SUBCASE("another rxe device on it") {
     Harness h;
@@ -148,19 +156,19 @@ TEST_CASE("rxe: a missing netdev or a netdev with another rxe device is a clear 
     auto r = h.run(kStep);
     CHECK(r.exit_code == 3);
     CHECK(contains(step_named(r, "dev").message, "vA already has rxe device rxe9 (one per netdev)"));
-    CHECK(h.fake.rdma.log.empty());
+    CHECK(rdma_log(h.fake).empty());
   }
 }
 
 TEST_CASE("rxe: a kernel without rdma_rxe stops the step and names the lab VM") {
   Harness h;
-  h.fake.rdma.modules.erase("rdma_rxe");
+  h.fake.modules.known.erase("rdma_rxe");
   auto r = h.run(kStep);
   CHECK(r.exit_code == 3);
   const auto& s = step_named(r, "dev");
   CHECK(contains(s.message, "rdma_rxe is not available in this kernel"));
   CHECK(contains(s.message, "rxerun --vm"));
-  CHECK(h.fake.rdma.log.empty());
+  CHECK(rdma_log(h.fake).empty());
   CHECK(r.cleanup.undos.empty());
 }
 
@@ -188,7 +196,7 @@ TEST_CASE("rxe: inside a namespace on a kernel before 7.1 the step fails naming 
   CHECK(s.facts.at("changed") == true);
   CHECK(r.cleanup.clean());
   CHECK(h.fake.rdma.devices.empty());
-  CHECK(h.fake.rdma.loaded.empty());
+  CHECK(h.fake.modules.live.empty());
 }
 
 TEST_CASE("rxe: inside a namespace on 7.x the socket is there and the step passes") {
@@ -216,13 +224,13 @@ TEST_CASE("rxe: with the run's own veth, cleanup deletes the device, unloads the
   REQUIRE(r.exit_code == 0);
   CHECK(r.cleanup.clean());
   CHECK(h.fake.rdma.devices.empty());
-  CHECK(h.fake.rdma.loaded.empty());
+  CHECK(h.fake.modules.live.empty());
   CHECK(h.fake.links.find("", "vA") == nullptr);
-  const auto& log = h.fake.rdma.log;
+  const auto log = rdma_log(h.fake);
   auto at = [&](const std::string& e) { return std::find(log.begin(), log.end(), e) - log.begin(); };
-  CHECK(at("delete rxe1") < at("delete rxe0"));
-  CHECK(at("delete rxe0") < at("unload rdma_rxe"));
-  CHECK(at("unload rdma_rxe") < static_cast<long>(log.size()));
+  CHECK(at("rdma link delete rxe1") < at("rdma link delete rxe0"));
+  CHECK(at("rdma link delete rxe0") < at("modprobe -r rdma_rxe"));
+  CHECK(at("modprobe -r rdma_rxe") < static_cast<long>(log.size()));
 }
 
 TEST_CASE("rxe: rdma_rxe stays while another rxe device is left, and a busy module is retried") {
@@ -234,29 +242,29 @@ TEST_CASE("rxe: rdma_rxe stays while another rxe device is left, and a busy modu
     CHECK(c.clean());
     CHECK(h.fake.rdma.find("rxe0") == nullptr);
     CHECK(h.fake.rdma.find("theirs"));
-    CHECK(h.fake.rdma.loaded.count("rdma_rxe") == 1);
+    CHECK(h.fake.modules.live.count("rdma_rxe") == 1);
   }
   SUBCASE("briefly busy") {
     Harness h;
     h.stack_loaded();
-    h.fake.rdma.loaded.erase("rdma_rxe");  // only rdma_rxe to unload: one try per round
+    h.fake.modules.live.erase("rdma_rxe");  // only rdma_rxe to unload: one try per round
     REQUIRE(h.run_keep(kStep).exit_code == 0);
-    h.fake.rdma.busy["rdma_rxe"] = 2;
+    h.fake.kernel.fail("modules.unload", EBUSY, "rdma_rxe", 1, 2);
     h.fake.clock.waits.clear();
     auto c = h.cleanup();
     CHECK(c.clean());
-    CHECK(h.fake.rdma.loaded.count("rdma_rxe") == 0);
+    CHECK(h.fake.modules.live.count("rdma_rxe") == 0);
     CHECK(h.fake.clock.waits == std::vector<Duration>(2, Duration{200}));
   }
   SUBCASE("busy for good: cleanup says what it left") {
     Harness h;
     REQUIRE(h.run_keep(kStep).exit_code == 0);
-    h.fake.rdma.busy["rdma_rxe"] = 1000;
+    h.fake.kernel.fail("modules.unload", EBUSY, "rdma_rxe", 1, 1000);
     auto c = h.cleanup();
     CHECK_FALSE(c.clean());
     REQUIRE(c.undos.size() == 2);
     CHECK(contains(c.undos[1].error, "rdma_rxe is still in use after 10 tries"));
-    CHECK(h.fake.rdma.loaded.count("rdma_rxe") == 1);
+    CHECK(h.fake.modules.live.count("rdma_rxe") == 1);
   }
 }
 
@@ -270,12 +278,12 @@ TEST_CASE("rxe: undo leaves a device of that name over another netdev: it is not
   CHECK_FALSE(c.clean());  // residue: the journal says which device was the run's
   CHECK(contains(c.undos[0].error, "rxe device rxe0 is another one than the one this run added"));
   CHECK(h.fake.rdma.find("rxe0"));
-  CHECK(h.fake.rdma.loaded.count("rdma_rxe") == 1);  // that device still needs it
+  CHECK(h.fake.modules.live.count("rdma_rxe") == 1);  // that device still needs it
 }
 
 TEST_CASE("rxe: an entry without identity (an older journal) leaves a device over another netdev silently") {
   Harness h;
-  h.fake.rdma.loaded = {"rdma_rxe", "ib_uverbs", "ib_core"};
+  h.fake.modules.live = {"rdma_rxe", "ib_uverbs", "ib_core"};
   h.fake.rdma.devices.push_back({.index = 4, .name = "rxe0", .netns = "", .netdev = "vB"});
   REQUIRE(h.journal.append({0, "dev", "rxe", "", "delete rxe device rxe0", {{"name", "rxe0"}, {"netdev", "vA"}}}));
   auto c = h.cleanup();
@@ -291,7 +299,7 @@ TEST_CASE("rxe: revert deletes the device now and reports it gone") {
       "  - {name: dev, rxe: {name: rxe0, netdev: vA}}\n"
       "  - revert: dev\n");
   REQUIRE(r.exit_code == 0);
-  CHECK(h.fake.rdma.log == Strings{"add rxe0 vA", "delete rxe0"});
+  CHECK(rdma_log(h.fake) == Strings{"rdma link add rxe0 type rxe netdev vA", "rdma link delete rxe0"});
   CHECK(r.cleanup.undos.empty());
 }
 

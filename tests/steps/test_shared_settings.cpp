@@ -17,6 +17,13 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
+// The sysctl writes, as `sysctl -w` takes them: KEY=VALUE.
+Strings writes(fakes::FakeSystem& f) {
+  Strings out;
+  for (const auto& c : f.kernel.commands("sysctl")) out.push_back(c.substr(c.rfind("sysctl -w ") + 10));
+  return out;
+}
+
 const std::string kKey = "net.ipv4.conf.vB.rp_filter";
 
 // One fake host, and a journal per lab: what two scenarios run one after
@@ -50,7 +57,7 @@ TEST_CASE("shared settings: a sysctl somebody changed since is left, and the con
   h.fake.sysctl.values[kKey] = "2";
   REQUIRE(h.run_keep("steps:\n  - {name: rpf, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n").exit_code == 0);
   h.fake.sysctl.values[kKey] = "1";  // somebody else's value
-  h.fake.sysctl.log.clear();
+  h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   REQUIRE(c.undos.size() == 1);
   CHECK_FALSE(c.undos[0].ok);
@@ -58,10 +65,10 @@ TEST_CASE("shared settings: a sysctl somebody changed since is left, and the con
         "net.ipv4.conf.vB.rp_filter is 1 now, not the 0 this run wrote (it was 2 before the run): changed by "
         "somebody else since, so left as it is");
   CHECK(h.fake.sysctl.values[kKey] == "1");
-  CHECK(h.fake.sysctl.log.empty());
+  CHECK(writes(h.fake).empty());
   // Still residue the next time, and still nothing written.
   CHECK_FALSE(h.cleanup().clean());
-  CHECK(h.fake.sysctl.log.empty());
+  CHECK(writes(h.fake).empty());
 }
 
 TEST_CASE("shared settings: a sysctl already back at the value found is success (an undo cut short after its write)") {
@@ -69,9 +76,9 @@ TEST_CASE("shared settings: a sysctl already back at the value found is success 
   h.fake.sysctl.values[kKey] = "2";
   REQUIRE(h.run_keep("steps:\n  - {name: rpf, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n").exit_code == 0);
   h.fake.sysctl.values[kKey] = "2";
-  h.fake.sysctl.log.clear();
+  h.fake.kernel.actions.clear();
   CHECK(h.cleanup().clean());
-  CHECK(h.fake.sysctl.log.empty());
+  CHECK(writes(h.fake).empty());
   CHECK(h.cleanup().undos.empty());
 }
 
@@ -123,7 +130,7 @@ TEST_CASE("shared settings: an MTU changed since is left, the state the run set 
   h.fake.links.add_host_link("", {.name = "eth0", .up = false, .mtu = 1500});
   REQUIRE(h.run_keep("steps:\n  - {name: l, link: {dev: eth0, up: true, mtu: 9000}}\n").exit_code == 0);
   h.fake.links.find("", "eth0")->mtu = 1400;
-  h.fake.links.log.clear();
+  h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   REQUIRE(c.undos.size() == 1);
   CHECK(c.undos[0].error ==
@@ -131,10 +138,10 @@ TEST_CASE("shared settings: an MTU changed since is left, the state the run set 
         "else since, so left as it is");
   CHECK(h.fake.links.find("", "eth0")->mtu == 1400);
   CHECK_FALSE(h.fake.links.find("", "eth0")->up);
-  CHECK(h.fake.links.log == Strings{"down eth0"});
-  h.fake.links.log.clear();
+  CHECK(h.fake.kernel.commands("links") == Strings{"ip link set eth0 down"});
+  h.fake.kernel.actions.clear();
   CHECK_FALSE(h.cleanup().clean());
-  CHECK(h.fake.links.log.empty());
+  CHECK(h.fake.kernel.commands("links").empty());
 }
 
 TEST_CASE("shared settings: an entry without the value written (an older journal) restores as before") {
@@ -157,8 +164,8 @@ TEST_CASE("shared settings: an offload feature put back by somebody else already
   CHECK(h.journal.pending()[0].args.at("wrote") ==
         nlohmann::json{{"rx-gro", false}, {"tx-generic-segmentation", false}});
   h.fake.ethtool.devs["eth0"]["rx-gro"].active = true;
-  h.fake.ethtool.log.clear();
+  h.fake.kernel.actions.clear();
   CHECK(h.cleanup().clean());
-  CHECK(h.fake.ethtool.log == Strings{"set eth0 tx-generic-segmentation=on"});
+  CHECK(h.fake.kernel.commands("ethtool") == Strings{"ethtool -K eth0 tx-generic-segmentation on"});
   CHECK(h.cleanup().undos.empty());
 }

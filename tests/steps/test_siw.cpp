@@ -12,7 +12,17 @@
 using namespace rxerun;
 using fakes::step_named;
 
+using Strings = std::vector<std::string>;
+
 namespace {
+
+// What the run did to modules and RDMA devices, in order.
+Strings rdma_log(fakes::FakeSystem& f) {
+  Strings out;
+  for (const auto& a : f.kernel.actions)
+    if (a.service == "modules" || a.service == "rdma") out.push_back(a.shell);
+  return out;
+}
 
 struct Harness : fakes::Harness {
   Harness() {
@@ -34,8 +44,8 @@ TEST_CASE("siw: loads siw, adds the device, and cleanup deletes it and unloads w
   CHECK(s.facts.at("module_loaded") == true);
   REQUIRE(h.fake.rdma.find("siw0"));
   CHECK(h.fake.rdma.find("siw0")->type == "siw");
-  CHECK(h.fake.rdma.loaded.count("siw") == 1);
-  CHECK(h.fake.rdma.loaded.count("rdma_rxe") == 0);
+  CHECK(h.fake.modules.live.count("siw") == 1);
+  CHECK(h.fake.modules.live.count("rdma_rxe") == 0);
 
   auto c = h.cleanup();
   CHECK(c.clean());
@@ -44,7 +54,7 @@ TEST_CASE("siw: loads siw, adds the device, and cleanup deletes it and unloads w
   CHECK(c.undos[1].summary ==
         "unload siw, rdma_ucm and 5 modules they needed (loaded by this run) once no siw device is left");
   CHECK(h.fake.rdma.devices.empty());
-  CHECK(h.fake.rdma.loaded.empty());
+  CHECK(h.fake.modules.live.empty());
 }
 
 TEST_CASE("siw: an rxe and a siw device may share a netdev, not a name") {
@@ -75,18 +85,18 @@ TEST_CASE("siw: its modules stay while another siw device is left, whatever rxe 
   auto c = h.cleanup();
   CHECK(c.clean());
   CHECK(h.fake.rdma.find("siw0") == nullptr);
-  CHECK(h.fake.rdma.loaded.count("siw") == 1);
+  CHECK(h.fake.modules.live.count("siw") == 1);
 }
 
 TEST_CASE("siw: a kernel without siw is an error that names the missing option") {
   Harness h;
-  h.fake.rdma.modules.erase("siw");
+  h.fake.modules.known.erase("siw");
   auto r = h.run(kSiwStep);
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "dev").message, "siw is not available in this kernel (CONFIG_RDMA_SIW is not set"));
   CHECK(contains(step_named(r, "dev").message, "rxerun vm status"));
   CHECK(r.cleanup.undos.empty());
-  CHECK(h.fake.rdma.log.empty());
+  CHECK(rdma_log(h.fake).empty());
 }
 
 TEST_CASE("siw: undo leaves alone an rxe device that took the name since") {
@@ -95,7 +105,7 @@ TEST_CASE("siw: undo leaves alone an rxe device that took the name since") {
   const unsigned index = h.fake.rdma.find("siw0")->index;
   REQUIRE(h.fake.rdma.remove_device(index));
   h.fake.rdma.devices.push_back({.index = index, .name = "siw0", .netns = "", .netdev = "vA", .type = "rxe"});
-  h.fake.rdma.loaded.insert("rdma_rxe");
+  h.fake.modules.live.insert("rdma_rxe");
   auto c = h.cleanup();
   CHECK_FALSE(c.clean());
   CHECK(contains(c.undos[0].error, "siw device siw0 is another one than the one this run added"));

@@ -37,15 +37,7 @@ struct Harness : fakes::Harness {
 };
 
 Strings changes(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto* log :
-       {&f.links.log, &f.ethtool.log, &f.sysctl.log, &f.qdiscs.log, &f.rdma.log, &f.routes.log, &f.nvme.log})
-    out.insert(out.end(), log->begin(), log->end());
-  for (const auto& c : f.nft.commands)
-    if (c.rfind("list ", 0) != 0) out.push_back(c);
-  for (const auto& l : f.netns.log)
-    if (l.rfind("enter ", 0) != 0 && l.rfind("leave ", 0) != 0) out.push_back(l);
-  return out;
+  return f.kernel.changes();
 }
 
 const Json kRoute = {{"family", "inet"}, {"dst", "10.2.0.0/24"}, {"dev", "eth0"}, {"via", ""}, {"src", ""},
@@ -193,7 +185,7 @@ TEST_CASE("undo re-validation: a value no scenario could hold is not acted on, t
     CHECK_FALSE(bad.ok);
     CHECK(bad.error == c.message);
     CHECK(good.ok);
-    CHECK(changes(h.fake) == Strings{"addr del 10.9.0.1/24 eth0"});
+    CHECK(changes(h.fake) == Strings{"ip addr del 10.9.0.1/24 dev eth0"});
     CHECK(h.fake.sysctl.values["kernel.hostname"] == "host");
     REQUIRE(h.journal.pending().size() == 1);  // the bad one stays, for the user to look at
     CHECK(h.journal.pending()[0].step == "bad");

@@ -9,7 +9,7 @@
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
-#include "sys/recording/verbs.h"
+#include "sys/model/traffic.h"
 
 using namespace rxerun;
 using fakes::step_named;
@@ -18,7 +18,7 @@ namespace {
 
 struct Harness : fakes::RxePairHarness {
   Harness() {
-    for (const auto& [name, deps] : fake.rdma.modules) fake.rdma.loaded.insert(name);
+    for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
   }
 };
 
@@ -148,6 +148,11 @@ TEST_CASE("verbs: expectations on counters and facts hold or fail the step") {
 
 TEST_CASE("verbs: both ends on one device pass with a warning that nothing crossed the wire") {
   Harness h;
+  sys::VerbsResult looped;
+  looped.ops_done = {sys::VerbsOp::Send, sys::VerbsOp::Write, sys::VerbsOp::Read};
+  looped.bytes_verified = 3 * 4096;
+  looped.server_device = looped.client_device = "rxe0";
+  h.fake.verbs.result = looped;
   auto r = h.run("steps:\n  - name: v\n    verbs: {server: {addr: 10.10.0.1}, client: {addr: 10.10.0.2}}\n");
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "v");
@@ -229,10 +234,9 @@ TEST_CASE("verbs: no progress before the deadline is a timeout that says where i
 
 TEST_CASE("verbs: a check that cannot run at all is an error (exit 3) with the reason") {
   Harness h;
-  h.fake.verbs.error = make_error(
-      "libibverbs lists no RDMA device although the kernel has rxe0: /etc/libibverbs.d/rxe.driver is missing "
-      "(install ibverbs-providers)",
-      ENXIO);
+  h.fake.kernel.fail("verbs.run", ENXIO, "", 1, 0,
+                     "libibverbs lists no RDMA device although the kernel has rxe0: /etc/libibverbs.d/rxe.driver is "
+                     "missing (install ibverbs-providers)");
   auto r = h.run(kAcross);
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "v").message, "rxe.driver is missing"));
@@ -321,7 +325,7 @@ TEST_CASE("verbs: plan shows the check in words, with no shell equivalent") {
   self.ops = {sys::VerbsOp::Write};
   self.sizes = {4096};
   self.iterations = 0;
-  CHECK(sys::RecordingVerbs::describe(self) ==
+  CHECK(sys::ModelVerbs::describe(self) ==
         "verbs check rxe0 -> rxe0 (two queue pairs, GID of its IPv4 address): write; sizes 4096 "
         "(librdmacm/libibverbs in rxerun: no shell equivalent)");
 }
@@ -348,11 +352,11 @@ bool is_verbs_server(const sys::ToolSpec& s) {
 // received 65 packets between the first reading and the second.
 struct NodeACounters {
   int reads = 0;
-  std::optional<fakes::FakeRun> answer(const sys::ToolSpec& s) {
+  std::optional<sys::ProgramRun> answer(const sys::ToolSpec& s) {
     if (s.argv.size() < 2 || s.argv[1] != "__counters") return std::nullopt;
     CHECK(s.node == "a");
     const nlohmann::json c = {{"rxe0.rcvd_pkts", reads++ == 0 ? 10 : 75}, {"eth1.rx_packets", 100 + 65 * reads}};
-    return fakes::FakeRun{.out = c.dump() + "\n", .exit = sys::ExitStatus{}, .takes = Duration(20)};
+    return sys::ProgramRun{.out = c.dump() + "\n", .exit = sys::ExitStatus{}, .takes = Duration(20)};
   }
 };
 
@@ -360,7 +364,7 @@ struct NodeACounters {
 // for the verbs server, on the virtual clock.
 struct AcrossHarness : Harness {
   NodeACounters a;
-  std::function<fakes::FakeRun(const sys::ToolSpec&)> server;
+  std::function<sys::ProgramRun(const sys::ToolSpec&)> server;
   AcrossHarness() {
     fake.tools.clock = &fake.clock;
     fake.tools.on_start = [this](const sys::ToolSpec& s) {
@@ -399,7 +403,7 @@ TEST_CASE("verbs across two nodes: the server runs on its node, the client here 
   AcrossHarness h;
   h.server = [&](const sys::ToolSpec& s) {
     REQUIRE(is_verbs_server(s));
-    return fakes::FakeRun{.out = served(server_side(128)), .exit = sys::ExitStatus{}, .takes = Duration(300)};
+    return sys::ProgramRun{.out = served(server_side(128)), .exit = sys::ExitStatus{}, .takes = Duration(300)};
   };
   h.fake.verbs.result = client_side();
   h.fake.verbs.on_run = [&] { h.fake.rdma.device_counters["rxe1"]["sent_pkts"] += 33; };
@@ -445,9 +449,9 @@ TEST_CASE("verbs across two nodes: the other node's counters that cannot be read
   Harness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
     if (s.argv.at(1) == "__counters")
-      return fakes::FakeRun{.err = "rxerun: __counters: network namespace 'x' does not exist\n",
-                            .exit = sys::ExitStatus{.code = 1}};
-    return fakes::FakeRun{.out = served(server_side(0)), .exit = sys::ExitStatus{}};
+      return sys::ProgramRun{.err = "rxerun: __counters: network namespace 'x' does not exist\n",
+                             .exit = sys::ExitStatus{.code = 1}};
+    return sys::ProgramRun{.out = served(server_side(0)), .exit = sys::ExitStatus{}};
   };
   auto r = h.run(kTwoNodes);
   const auto& s = step_named(r, "v");
@@ -464,7 +468,7 @@ TEST_CASE("verbs across two nodes: a byte the server finds wrong is the step's f
   bad.message = "write 64: RDMA WRITE left 64 bytes at the server: 3 of 64 bytes differ from the pattern";
   bad.cause = "mismatch";
   h.server = [&](const sys::ToolSpec&) {
-    return fakes::FakeRun{.out = served(bad), .exit = sys::ExitStatus{}, .takes = Duration(300)};
+    return sys::ProgramRun{.out = served(bad), .exit = sys::ExitStatus{}, .takes = Duration(300)};
   };
   sys::VerbsResult hung_up = client_side();
   hung_up.status = sys::VerbsStatus::Failed;
@@ -489,7 +493,7 @@ TEST_CASE("verbs across two nodes: a server that cannot listen is the step's err
   h.server = [](const sys::ToolSpec&) {
     const Result<sys::VerbsResult> cannot =
         make_error("the server cannot listen on 10.70.0.1:18515: Cannot assign requested address", EADDRNOTAVAIL);
-    return fakes::FakeRun{.out = sys::verbs_result_json(cannot).dump() + "\n", .exit = sys::ExitStatus{}};
+    return sys::ProgramRun{.out = sys::verbs_result_json(cannot).dump() + "\n", .exit = sys::ExitStatus{}};
   };
   auto r = h.run(kTwoNodes);
   CHECK(r.exit_code == 3);
@@ -502,7 +506,7 @@ TEST_CASE("verbs across two nodes: a server that cannot listen is the step's err
 TEST_CASE("verbs across two nodes: a server that never listens is stopped at the step's timeout") {
   AcrossHarness h;
   h.server = [](const sys::ToolSpec&) {
-    return fakes::FakeRun{};  // runs, silent, until stopped
+    return sys::ProgramRun{};  // runs, silent, until stopped
   };
   auto r = h.run(std::string(kTwoNodes) + "    timeout: 2s\n");
   const auto& s = step_named(r, "v");
@@ -516,10 +520,10 @@ TEST_CASE("verbs across two nodes: a server that never listens is stopped at the
 TEST_CASE("verbs across two nodes: a server that left no result, after a client that passed, is an error") {
   AcrossHarness h;
   h.server = [](const sys::ToolSpec&) {
-    return fakes::FakeRun{.out = std::string(sys::kVerbsListening) + "\n",
-                          .err = "Segmentation fault\n",
-                          .exit = sys::ExitStatus{.code = 0, .signal = 11},
-                          .takes = Duration(100)};
+    return sys::ProgramRun{.out = std::string(sys::kVerbsListening) + "\n",
+                           .err = "Segmentation fault\n",
+                           .exit = sys::ExitStatus{.code = 0, .signal = 11},
+                           .takes = Duration(100)};
   };
   h.fake.verbs.result = client_side();
   auto r = h.run(kTwoNodes);

@@ -1,4 +1,4 @@
-// veth: the step's logic against the fake Links and Netns: the mark on both
+// veth: the step's logic against the model's Links and Netns: the mark on both
 // ends, adoption of this scenario's own pair, refusal of what is not
 // rxerun's, batch deletion and preclean.
 
@@ -56,8 +56,9 @@ TEST_CASE("veth: a second step for the same pair adopts it and reports nothing c
   CHECK(step_named(r, "b").facts.at("changed") == false);
   CHECK(r.cleanup.clean());
   // One pair made, one pair deleted; the second undo found it gone.
-  CHECK(std::count_if(h.fake.links.log.begin(), h.fake.links.log.end(),
-                      [](const std::string& e) { return e.rfind("add veth", 0) == 0; }) == 1);
+  const auto made = h.fake.kernel.commands("links");
+  CHECK(std::count_if(made.begin(), made.end(), [](const std::string& e) { return e.starts_with("ip link add"); }) ==
+        1);
   CHECK(h.fake.links.links[""].empty());
 }
 
@@ -70,7 +71,7 @@ TEST_CASE("veth: an existing interface without the mark stops the step and survi
   CHECK(s.message.find("interface vB exists and does not carry rxerun's mark") != std::string::npos);
   CHECK(s.message.find("--force") != std::string::npos);
   CHECK(h.fake.links.find("", "vB") != nullptr);
-  CHECK(h.fake.links.log.empty());  // nothing deleted, nothing made
+  CHECK(h.fake.kernel.commands("links").empty());  // nothing deleted, nothing made
   CHECK(r.cleanup.undos.empty());
 }
 
@@ -83,7 +84,7 @@ TEST_CASE("veth: an unmarked interface under the peer's name in the peer's names
   CHECK(step_named(r, "pair").message.find("vA (netns lab)") != std::string::npos);
   CHECK(step_named(r, "pair").message.find("'mine'") != std::string::npos);
   CHECK(h.fake.links.find("lab", "vA")->alias == "mine");
-  CHECK(h.fake.links.log.empty());
+  CHECK(h.fake.kernel.commands("links").empty());
 }
 
 TEST_CASE("veth: with --force an unmarked interface is replaced by rxerun's pair") {
@@ -95,7 +96,9 @@ TEST_CASE("veth: with --force an unmarked interface is replaced by rxerun's pair
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "pair").facts.at("replaced") == true);
   CHECK(h.fake.links.find("", "vB")->alias == kMark);
-  CHECK(h.fake.links.log == Strings{"remove vB", "add veth vB/vA"});
+  CHECK(h.fake.kernel.commands("links") == Strings{"ip link del vB", "ip link add vB type veth peer name vA",
+                                                   "ip link set vB alias rxerun:test",
+                                                   "ip link set vA alias rxerun:test"});
 }
 
 TEST_CASE("veth: this scenario's own pair that does not match is deleted and made anew") {
@@ -109,7 +112,13 @@ TEST_CASE("veth: this scenario's own pair that does not match is deleted and mad
   CHECK(step_named(r, "b").facts.at("replaced") == false);
   CHECK(h.fake.links.find("", "vB")->mtu == 9000);
   CHECK(h.fake.links.find("", "vA")->mtu == 9000);
-  CHECK(h.fake.links.log == Strings{"add veth vB/vA", "remove vB", "add veth vB/vA"});
+  const Strings pair = {"ip link add vB type veth peer name vA", "ip link set vB alias rxerun:test",
+                        "ip link set vA alias rxerun:test"};
+  Strings twice = pair;
+  twice.push_back("ip link del vB");
+  twice.push_back("ip link add vB mtu 9000 type veth peer name vA");
+  twice.insert(twice.end(), pair.begin() + 1, pair.end());
+  CHECK(h.fake.kernel.commands("links") == twice);
   CHECK(h.cleanup().clean());
   CHECK(h.fake.links.links[""].empty());
 }
@@ -191,7 +200,7 @@ TEST_CASE("veth: the peer's namespace must exist") {
   auto r = h.run("steps:\n  - {name: pair, veth: {name: vB, peer: vA, peer_netns: nowhere}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "pair").message.find("network namespace nowhere does not exist") != std::string::npos);
-  CHECK(h.fake.links.log.empty());
+  CHECK(h.fake.kernel.commands("links").empty());
 }
 
 TEST_CASE("veth: plan shows the ip commands, the mark included") {

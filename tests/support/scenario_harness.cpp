@@ -42,17 +42,18 @@ CleanupReport ScenarioHarness::cleanup(const std::string& scenario) {
 
 std::string ScenarioHarness::plan(const std::string& yaml) {
   const Scenario scenario = load(yaml);
-  sys::RecordingSystem recording;
+  sys::ModelSystem model;
+  sys::make_plan_world(model);
   Journal plan_journal = Journal::in_memory();
   char* buf = nullptr;
   std::size_t len = 0;
   std::FILE* out = ::open_memstream(&buf, &len);
   REQUIRE(out);
   {
-    PlanReporter printer(out, recording.log());
+    PlanReporter printer(out, model.kernel);
     RunOptions o;
     o.planning = true;
-    Runner runner(registry, recording.system(), plan_journal, printer, o);
+    Runner runner(registry, model.system, plan_journal, printer, o);
     runner.run(scenario);
   }
   std::fclose(out);
@@ -63,15 +64,16 @@ std::string ScenarioHarness::plan(const std::string& yaml) {
 
 ScenarioHarness::PlannedRun ScenarioHarness::plan_run(const std::string& yaml) {
   const Scenario scenario = load(yaml);
-  sys::RecordingSystem recording;
+  sys::ModelSystem model;
+  sys::make_plan_world(model);
   Journal plan_journal = Journal::in_memory();
   Reporter quiet;
   RunOptions o;
   o.planning = true;
-  Runner runner(registry, recording.system(), plan_journal, quiet, o);
+  Runner runner(registry, model.system, plan_journal, quiet, o);
   PlannedRun planned;
   planned.report = runner.run(scenario);
-  planned.actions = recording.log().take();
+  planned.actions = model.kernel.take();
   return planned;
 }
 

@@ -3,7 +3,8 @@
 // one (tests/support/real_harness.h) share: scenario text through the real
 // loader and runner, against the System the harness holds, with an
 // in-memory journal and a reporter that prints nothing. Also the plan of a
-// scenario, as `rxerun plan` makes it (against sys/recording/system.h).
+// scenario, as `rxerun plan` makes it (against the model in an open world,
+// sys/model/system.h).
 
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@
 #include "engine/registry.h"
 #include "engine/report.h"
 #include "engine/runner.h"
-#include "sys/recording/system.h"
+#include "sys/model/system.h"
 #include "sys/system.h"
 
 namespace rxerun::testing {

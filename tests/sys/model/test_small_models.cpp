@@ -1,46 +1,72 @@
-// The shared models of sysctls and root qdiscs (sys/model/sysctl.h,
-// sys/model/qdisc.h), which `rxerun plan` and the tests' fakes both keep
-// their state in.
+// The model's sysctls, root qdiscs and nftables (sys/model/settings.h,
+// sys/model/nft.h), the stand-in of plan and tests.
 
 #include <doctest/doctest.h>
 
 #include <cerrno>
 
-#include "sys/model/qdisc.h"
-#include "sys/model/sysctl.h"
+#include "sys/model/system.h"
 
 using namespace rxerun;
 
 TEST_CASE("sys.model.sysctl: a key names its /proc/sys file, whichever separator, and a write makes no file") {
-  sys::SysctlModel m;
-  m.add_key("net.ipv4.conf.vB.rp_filter", "1");
-  REQUIRE(m.store("net/ipv4/conf/vB/rp_filter", "0"));
-  CHECK(*m.value_of("net.ipv4.conf.vB.rp_filter") == "0");
-  CHECK(m.values.size() == 1);
-  CHECK(m.store("net.ipv4.conf.vC.rp_filter", "0").error().code == ENOENT);
-  CHECK(m.value_of("net.ipv4.conf.vC.rp_filter").error().code == ENOENT);
+  sys::ModelSystem m;
+  m.sysctl.values["net.ipv4.conf.vB.rp_filter"] = "1";
+  REQUIRE(m.sysctl.write("net/ipv4/conf/vB/rp_filter", "0"));
+  CHECK(*m.sysctl.read("net.ipv4.conf.vB.rp_filter") == "0");
+  CHECK(m.sysctl.values.size() == 1);
+  CHECK(m.sysctl.write("net.ipv4.conf.vC.rp_filter", "0").error().code == ENOENT);
+  CHECK(m.sysctl.read("net.ipv4.conf.vC.rp_filter").error().code == ENOENT);
 
   // A dot inside an interface's name is no separator in the slashed form.
-  m.add_key("net/ipv4/conf/eth0.100/rp_filter", "2");
-  CHECK_FALSE(m.find("net.ipv4.conf.eth0.100.rp_filter"));
-  CHECK(*m.value_of("net/ipv4/conf/eth0.100/rp_filter") == "2");
+  m.sysctl.values["net/ipv4/conf/eth0.100/rp_filter"] = "2";
+  CHECK_FALSE(m.sysctl.find("net.ipv4.conf.eth0.100.rp_filter"));
+  CHECK(*m.sysctl.read("net/ipv4/conf/eth0.100/rp_filter") == "2");
+
+  // A new namespace starts with rxerun's own keys and values, then has its own.
+  REQUIRE(m.netns.create("lab"));
+  auto scope = m.netns.enter("lab");
+  CHECK(*m.sysctl.read("net.ipv4.conf.vB.rp_filter") == "0");
+  REQUIRE(m.sysctl.write("net.ipv4.conf.vB.rp_filter", "2"));
+  CHECK(m.sysctl.values.at("net.ipv4.conf.vB.rp_filter") == "0");
 }
 
 TEST_CASE("sys.model.qdisc: netem replaces the kernel's default root, not one somebody added") {
-  sys::QdiscModel m;
-  REQUIRE(m.attach_netem("vA", {.loss_pct = 30}));
-  CHECK(m.root_of("vA") == "netem");
-  CHECK(m.attach_netem("vA", {}).error().code == EEXIST);
-  CHECK(m.specs.at("vA").loss_pct == 30);
+  sys::ModelSystem m;
+  REQUIRE(m.qdiscs.add_netem("vA", {.loss_pct = 30}));
+  CHECK(*m.qdiscs.root_kind("vA") == "netem");
+  CHECK(m.qdiscs.add_netem("vA", {}).error().code == EEXIST);
+  CHECK(m.qdiscs.specs.at("vA").loss_pct == 30);
 
-  m.root["vB"] = "noqueue";  // as a host shows its default
-  CHECK(m.attach_netem("vB", {}));
-  m.root["vC"] = "htb";
-  CHECK(m.attach_netem("vC", {}).error().code == EEXIST);
+  m.qdiscs.root["vB"] = "noqueue";  // as a host shows its default
+  CHECK(m.qdiscs.add_netem("vB", {}));
+  m.qdiscs.root["vC"] = "htb";
+  CHECK(m.qdiscs.add_netem("vC", {}).error().code == EEXIST);
 
   // The default cannot be deleted; a netem can, and the default is back.
-  CHECK(m.detach_root("vD").error().code == ENOENT);
-  REQUIRE(m.detach_root("vA"));
-  CHECK_FALSE(m.root_of("vA"));
-  CHECK(m.detach_root("vA").error().code == ENOENT);
+  CHECK(m.qdiscs.remove_root("vD").error().code == ENOENT);
+  REQUIRE(m.qdiscs.remove_root("vA"));
+  CHECK_FALSE(*m.qdiscs.root_kind("vA"));
+  CHECK(m.qdiscs.remove_root("vA").error().code == ENOENT);
+  CHECK(m.kernel.commands("qdiscs") == std::vector<std::string>{"tc qdisc add dev vA root netem loss 30%",
+                                                                "tc qdisc add dev vB root netem",
+                                                                "tc qdisc del dev vA root"});
+}
+
+TEST_CASE("sys.model.nft: handles as the kernel numbers them, and a chain with rules cannot go") {
+  sys::ModelSystem m;
+  CHECK_FALSE(*m.nft.table("inet", "rxerun-t"));
+  CHECK(m.nft.add_base_chain("inet", "rxerun-t", "input").error().code == ENOENT);
+  REQUIRE(m.nft.add_table("inet", "rxerun-t"));
+  REQUIRE(m.nft.add_base_chain("inet", "rxerun-t", "input"));
+  const sys::NftRule rule{.chain = "input", .proto = "udp", .dport = 4791, .verdict = "drop", .comment = "c"};
+  CHECK(*m.nft.add_rule("inet", "rxerun-t", rule) == 2);  // the chain took handle 1
+  CHECK(m.nft.add_rule("inet", "rxerun-t", sys::NftRule{.chain = "output", .verdict = "drop"}).error().code == ENOENT);
+  CHECK(m.nft.delete_chain("inet", "rxerun-t", "input").error().code == EBUSY);
+  CHECK(m.nft.delete_rule("inet", "rxerun-t", "input", 3).error().code == ENOENT);
+  REQUIRE(m.nft.delete_rule("inet", "rxerun-t", "input", 2));
+  REQUIRE(m.nft.delete_chain("inet", "rxerun-t", "input"));
+  REQUIRE(m.nft.delete_table("inet", "rxerun-t"));
+  CHECK(m.nft.tables.empty());
+  CHECK(m.kernel.commands("nft")[4] == "nft 'add rule inet rxerun-t input udp dport 4791 counter drop comment \"c\"'");
 }
