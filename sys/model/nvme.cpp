@@ -23,10 +23,15 @@ std::string nsid_of(const std::string& nqn, unsigned nsid) {
 
 }  // namespace
 
-Result<void> ModelNvme::act(const char* op, const std::string& arg, const std::function<Result<void>()>& rule,
-                            std::string what, std::string shell) {
+Result<void> ModelNvme::act(const char* op, const std::string& arg, const std::vector<Refusal>& refusals,
+                            const std::function<void()>& change, std::string what, std::string shell) {
   if (auto f = k_.fault(op, arg)) return *f;
-  if (auto r = rule(); k_.refused(r)) return r;
+  const auto refusal = std::find_if(refusals.begin(), refusals.end(), [](const Refusal& r) { return r.when; });
+  if (refusal != refusals.end()) {
+    if (const Error e = make_error(refusal->why, refusal->code); k_.refused(e)) return e;
+  } else {
+    change();
+  }
   k_.did_anywhere("nvme", std::move(what), std::move(shell));
   return {};
 }
@@ -38,6 +43,12 @@ bool ModelNvme::configfs_mounted() {
 ModelNvme::Subsystem* ModelNvme::subsystem(const std::string& nqn) {
   auto it = subsys_dirs.find(nqn);
   return it == subsys_dirs.end() ? nullptr : &it->second;
+}
+
+NvmetNamespace* ModelNvme::namespace_of(const std::string& nqn, unsigned nsid) {
+  auto* s = subsystem(nqn);
+  auto it = s ? s->namespaces.find(nsid) : decltype(s->namespaces.end()){};
+  return s && it != s->namespaces.end() ? &it->second : nullptr;
 }
 
 Result<std::optional<std::uint64_t>> ModelNvme::configfs_mount() {
@@ -56,19 +67,14 @@ Result<std::uint64_t> ModelNvme::mount_configfs() {
 
 Result<void> ModelNvme::unmount_configfs() {
   return act(
-      "nvme.unmount_configfs", "",
-      [&]() -> Result<void> {
-        if (!configfs_mount_id) return make_error("configfs is not mounted", EINVAL);
-        configfs_mount_id.reset();
-        return {};
-      },
-      "unmount configfs from " + std::string(kConfigfsPath), shell_join({"umount", kConfigfsPath}));
+      "nvme.unmount_configfs", "", {{!configfs_mount_id, EINVAL, "configfs is not mounted"}},
+      [&] { configfs_mount_id.reset(); }, "unmount configfs from " + std::string(kConfigfsPath),
+      shell_join({"umount", kConfigfsPath}));
 }
 
 Result<std::vector<NvmetSubsystem>> ModelNvme::subsystems() {
   std::vector<NvmetSubsystem> out;
-  if (!nvmet_visible()) return out;
-  for (const auto& [nqn, s] : subsys_dirs) {
+  for (const auto& [nqn, s] : nvmet_visible() ? subsys_dirs : decltype(subsys_dirs){}) {
     NvmetSubsystem v{.nqn = nqn, .serial = s.serial, .allow_any_host = s.allow_any_host};
     v.allowed_hosts.assign(s.allowed_hosts.begin(), s.allowed_hosts.end());
     for (const auto& [nsid, ns] : s.namespaces) v.namespaces.push_back(ns);
@@ -80,43 +86,32 @@ Result<std::vector<NvmetSubsystem>> ModelNvme::subsystems() {
 Result<void> ModelNvme::add_subsystem(const std::string& nqn) {
   return act(
       "nvme.add_subsystem", nqn,
-      [&]() -> Result<void> {
-        if (!nvmet_visible()) return make_error("no nvmet tree", ENOENT);
-        if (subsys_dirs.count(nqn)) return make_error("subsystem " + nqn + " exists", EEXIST);
-        subsys_dirs[nqn].serial = fmt::format("{:x}", next_serial_++);
-        return {};
-      },
-      "create NVMe target subsystem " + nqn, shell_join({"mkdir", nvmet_subsystem_dir(nqn)}));
+      {{!nvmet_visible(), ENOENT, "no nvmet tree"}, {subsystem(nqn), EEXIST, "subsystem " + nqn + " exists"}},
+      [&] { subsys_dirs[nqn].serial = fmt::format("{:x}", next_serial_++); }, "create NVMe target subsystem " + nqn,
+      shell_join({"mkdir", nvmet_subsystem_dir(nqn)}));
 }
 
 Result<void> ModelNvme::remove_subsystem(const std::string& nqn) {
+  const auto* s = subsystem(nqn);
+  const bool linked = std::any_of(port_dirs.begin(), port_dirs.end(), [&](const auto& p) {
+    return std::count(p.second.subsystems.begin(), p.second.subsystems.end(), nqn);
+  });
   return act(
       "nvme.remove_subsystem", nqn,
-      [&]() -> Result<void> {
-        auto* s = subsystem(nqn);
-        if (!s) return make_error("no subsystem " + nqn, ENOENT);
-        if (!s->namespaces.empty() || !s->allowed_hosts.empty())
-          return make_error("subsystem " + nqn + " is not empty", ENOTEMPTY);
-        for (const auto& [id, p] : port_dirs)
-          if (std::count(p.subsystems.begin(), p.subsystems.end(), nqn))
-            return make_error("subsystem " + nqn + " is linked by port " + std::to_string(id), EBUSY);
-        subsys_dirs.erase(nqn);
-        return {};
-      },
-      "remove NVMe target subsystem " + nqn, shell_join({"rmdir", nvmet_subsystem_dir(nqn)}));
+      {{!s, ENOENT, "no subsystem " + nqn},
+       {s && (!s->namespaces.empty() || !s->allowed_hosts.empty()), ENOTEMPTY, "subsystem " + nqn + " is not empty"},
+       {linked, EBUSY, "subsystem " + nqn + " is linked by a port"}},
+      [&] { subsys_dirs.erase(nqn); }, "remove NVMe target subsystem " + nqn,
+      shell_join({"rmdir", nvmet_subsystem_dir(nqn)}));
 }
 
 Result<void> ModelNvme::set_allow_any_host(const std::string& nqn, bool allow) {
+  auto* s = subsystem(nqn);
   return act(
       "nvme.set_allow_any_host", nqn,
-      [&]() -> Result<void> {
-        auto* s = subsystem(nqn);
-        if (!s) return make_error("no subsystem " + nqn, ENOENT);
-        if (allow && !s->allowed_hosts.empty())
-          return make_error("allow_any_host while hosts are allowed explicitly", EINVAL);
-        s->allow_any_host = allow;
-        return {};
-      },
+      {{!s, ENOENT, "no subsystem " + nqn},
+       {s && allow && !s->allowed_hosts.empty(), EINVAL, "allow_any_host while hosts are allowed explicitly"}},
+      [&] { s->allow_any_host = allow; },
       std::string(allow ? "allow any host in " : "allow only listed hosts in ") + nqn,
       echo_into_attr(allow ? "1" : "0", nvmet_subsystem_dir(nqn) + "/attr_allow_any_host"));
 }
@@ -128,82 +123,60 @@ Result<std::vector<std::string>> ModelNvme::hosts() {
 
 Result<void> ModelNvme::add_host(const std::string& hostnqn) {
   return act(
-      "nvme.add_host", hostnqn,
-      [&]() -> Result<void> {
-        if (!host_dirs.insert(hostnqn).second) return make_error("host " + hostnqn + " exists", EEXIST);
-        return {};
-      },
-      "create NVMe target host " + hostnqn, shell_join({"mkdir", nvmet_host_dir(hostnqn)}));
+      "nvme.add_host", hostnqn, {{host_dirs.count(hostnqn) > 0, EEXIST, "host " + hostnqn + " exists"}},
+      [&] { host_dirs.insert(hostnqn); }, "create NVMe target host " + hostnqn,
+      shell_join({"mkdir", nvmet_host_dir(hostnqn)}));
 }
 
 Result<void> ModelNvme::remove_host(const std::string& hostnqn) {
+  const bool allowed = std::any_of(subsys_dirs.begin(), subsys_dirs.end(),
+                                   [&](const auto& s) { return s.second.allowed_hosts.count(hostnqn) > 0; });
   return act(
       "nvme.remove_host", hostnqn,
-      [&]() -> Result<void> {
-        if (!host_dirs.count(hostnqn)) return make_error("no host " + hostnqn, ENOENT);
-        for (const auto& [nqn, s] : subsys_dirs)
-          if (s.allowed_hosts.count(hostnqn)) return make_error("host " + hostnqn + " is allowed by " + nqn, EBUSY);
-        host_dirs.erase(hostnqn);
-        return {};
-      },
-      "remove NVMe target host " + hostnqn, shell_join({"rmdir", nvmet_host_dir(hostnqn)}));
+      {{!host_dirs.count(hostnqn), ENOENT, "no host " + hostnqn},
+       {allowed, EBUSY, "host " + hostnqn + " is allowed by a subsystem"}},
+      [&] { host_dirs.erase(hostnqn); }, "remove NVMe target host " + hostnqn,
+      shell_join({"rmdir", nvmet_host_dir(hostnqn)}));
 }
 
 Result<void> ModelNvme::allow_host(const std::string& nqn, const std::string& hostnqn) {
+  auto* s = subsystem(nqn);
   return act(
       "nvme.allow_host", nqn,
-      [&]() -> Result<void> {
-        auto* s = subsystem(nqn);
-        if (!s) return make_error("no subsystem " + nqn, ENOENT);
-        if (!host_dirs.count(hostnqn)) return make_error("no host " + hostnqn, ENOENT);
-        if (s->allow_any_host) return make_error("subsystem " + nqn + " allows any host", EINVAL);
-        if (!s->allowed_hosts.insert(hostnqn).second) return make_error("host is allowed already", EEXIST);
-        return {};
-      },
-      "allow host " + hostnqn + " in " + nqn,
+      {{!s, ENOENT, "no subsystem " + nqn},
+       {!host_dirs.count(hostnqn), ENOENT, "no host " + hostnqn},
+       {s && s->allow_any_host, EINVAL, "subsystem " + nqn + " allows any host"},
+       {s && s->allowed_hosts.count(hostnqn), EEXIST, "host is allowed already"}},
+      [&] { s->allowed_hosts.insert(hostnqn); }, "allow host " + hostnqn + " in " + nqn,
       shell_join({"ln", "-s", nvmet_host_dir(hostnqn), nvmet_subsystem_dir(nqn) + "/allowed_hosts/" + hostnqn}));
 }
 
 Result<void> ModelNvme::disallow_host(const std::string& nqn, const std::string& hostnqn) {
+  auto* s = subsystem(nqn);
   return act(
-      "nvme.disallow_host", nqn,
-      [&]() -> Result<void> {
-        auto* s = subsystem(nqn);
-        if (!s || !s->allowed_hosts.erase(hostnqn)) return make_error("no such allowed host", ENOENT);
-        return {};
-      },
-      "stop allowing host " + hostnqn + " in " + nqn,
+      "nvme.disallow_host", nqn, {{!s || !s->allowed_hosts.count(hostnqn), ENOENT, "no such allowed host"}},
+      [&] { s->allowed_hosts.erase(hostnqn); }, "stop allowing host " + hostnqn + " in " + nqn,
       shell_join({"rm", nvmet_subsystem_dir(nqn) + "/allowed_hosts/" + hostnqn}));
 }
 
 Result<void> ModelNvme::add_namespace(const std::string& nqn, unsigned nsid) {
+  auto* s = subsystem(nqn);
   return act(
       "nvme.add_namespace", nqn,
-      [&]() -> Result<void> {
-        auto* s = subsystem(nqn);
-        if (!s) return make_error("no subsystem " + nqn, ENOENT);
-        if (nsid == 0 || nsid == 0xffffffffu) return make_error("invalid namespace ID", EINVAL);
-        if (s->namespaces.count(nsid)) return make_error("namespace exists", EEXIST);
-        s->namespaces[nsid] = NvmetNamespace{.nsid = nsid};
-        return {};
-      },
-      "create " + nsid_of(nqn, nsid), shell_join({"mkdir", nvmet_namespace_dir(nqn, nsid)}));
+      {{!s, ENOENT, "no subsystem " + nqn},
+       {nsid == 0 || nsid == 0xffffffffu, EINVAL, "invalid namespace ID"},
+       {namespace_of(nqn, nsid), EEXIST, "namespace exists"}},
+      [&] { s->namespaces[nsid] = NvmetNamespace{.nsid = nsid}; }, "create " + nsid_of(nqn, nsid),
+      shell_join({"mkdir", nvmet_namespace_dir(nqn, nsid)}));
 }
 
 Result<void> ModelNvme::set_namespace_device(const std::string& nqn, unsigned nsid, const std::string& path,
                                              bool buffered) {
+  auto* ns = namespace_of(nqn, nsid);
   auto r = act(
       "nvme.set_namespace_device", nqn,
-      [&]() -> Result<void> {
-        auto* s = subsystem(nqn);
-        if (!s || !s->namespaces.count(nsid)) return make_error("no namespace " + std::to_string(nsid), ENOENT);
-        auto& ns = s->namespaces[nsid];
-        if (ns.enabled) return make_error("namespace is enabled", EBUSY);
-        ns.device_path = path;
-        ns.buffered_io = buffered;
-        return {};
-      },
-      "back " + nsid_of(nqn, nsid) + " by " + path,
+      {{!ns, ENOENT, "no namespace " + std::to_string(nsid)}, {ns && ns->enabled, EBUSY, "namespace is enabled"}},
+      [&] { ns->device_path = path, ns->buffered_io = buffered; }, "back " + nsid_of(nqn, nsid) + " by " + path,
       echo_into_attr(path, nvmet_namespace_dir(nqn, nsid) + "/device_path"));
   if (r && buffered)
     k_.did_anywhere("nvme", "read and write it through the page cache",
@@ -212,33 +185,23 @@ Result<void> ModelNvme::set_namespace_device(const std::string& nqn, unsigned ns
 }
 
 Result<void> ModelNvme::enable_namespace(const std::string& nqn, unsigned nsid, bool enable) {
+  auto* ns = namespace_of(nqn, nsid);
+  const std::string device = ns ? ns->device_path : "";
+  bool opens = files.count(device) || (k_.open_world && host_has && host_has(device));
+  for (const auto& [name, n] : nullb_dirs) opens = opens || (n.powered && n.disk == device);
   return act(
       "nvme.enable_namespace", nqn,
-      [&]() -> Result<void> {
-        auto* s = subsystem(nqn);
-        if (!s || !s->namespaces.count(nsid)) return make_error("no namespace " + std::to_string(nsid), ENOENT);
-        auto& ns = s->namespaces[nsid];
-        if (enable && !ns.enabled) {
-          bool found = files.count(ns.device_path) || (k_.open_world && host_has && host_has(ns.device_path));
-          for (const auto& [name, n] : nullb_dirs) found = found || (n.powered && n.disk == ns.device_path);
-          if (!found) return make_error("cannot open " + ns.device_path, ENOENT);
-        }
-        ns.enabled = enable;
-        return {};
-      },
-      std::string(enable ? "enable " : "disable ") + nsid_of(nqn, nsid),
+      {{!ns, ENOENT, "no namespace " + std::to_string(nsid)},
+       {enable && ns && !ns->enabled && !opens, ENOENT, "cannot open " + device}},
+      [&] { ns->enabled = enable; }, std::string(enable ? "enable " : "disable ") + nsid_of(nqn, nsid),
       echo_into_attr(enable ? "1" : "0", nvmet_namespace_dir(nqn, nsid) + "/enable"));
 }
 
 Result<void> ModelNvme::remove_namespace(const std::string& nqn, unsigned nsid) {
   return act(
-      "nvme.remove_namespace", nqn,
-      [&]() -> Result<void> {
-        auto* s = subsystem(nqn);
-        if (!s || !s->namespaces.erase(nsid)) return make_error("no namespace " + std::to_string(nsid), ENOENT);
-        return {};
-      },
-      "remove " + nsid_of(nqn, nsid), shell_join({"rmdir", nvmet_namespace_dir(nqn, nsid)}));
+      "nvme.remove_namespace", nqn, {{!namespace_of(nqn, nsid), ENOENT, "no namespace " + std::to_string(nsid)}},
+      [&] { subsys_dirs[nqn].namespaces.erase(nsid); }, "remove " + nsid_of(nqn, nsid),
+      shell_join({"rmdir", nvmet_namespace_dir(nqn, nsid)}));
 }
 
 Result<std::vector<NvmetPort>> ModelNvme::ports() {
@@ -252,15 +215,11 @@ Result<void> ModelNvme::add_port(const NvmetPort& port) {
   const std::string dir = nvmet_port_dir(port.id);
   auto r = act(
       "nvme.add_port", std::to_string(port.id),
-      [&]() -> Result<void> {
-        if (!nvmet_visible()) return make_error("no nvmet tree", ENOENT);
-        if (port.id > 65535) return make_error("invalid port ID", EINVAL);
-        if (port_dirs.count(port.id)) return make_error("port " + std::to_string(port.id) + " exists", EEXIST);
-        port_dirs[port.id] = port;
-        port_dirs[port.id].subsystems.clear();
-        return {};
-      },
-      "create NVMe target port " + std::to_string(port.id), shell_join({"mkdir", dir}));
+      {{!nvmet_visible(), ENOENT, "no nvmet tree"},
+       {port.id > 65535, EINVAL, "invalid port ID"},
+       {port_dirs.count(port.id) > 0, EEXIST, "port " + std::to_string(port.id) + " exists"}},
+      [&] { (port_dirs[port.id] = port).subsystems.clear(); }, "create NVMe target port " + std::to_string(port.id),
+      shell_join({"mkdir", dir}));
   if (r)
     k_.did_anywhere("nvme", "set its address: " + port.trtype + " " + port.traddr + ":" + port.trsvcid,
                     echo_into_attr(port.trtype, dir + "/addr_trtype") + "; " +
@@ -271,52 +230,41 @@ Result<void> ModelNvme::add_port(const NvmetPort& port) {
 }
 
 Result<void> ModelNvme::remove_port(unsigned id) {
+  auto it = port_dirs.find(id);
   return act(
       "nvme.remove_port", std::to_string(id),
-      [&]() -> Result<void> {
-        auto it = port_dirs.find(id);
-        if (it == port_dirs.end()) return make_error("no port " + std::to_string(id), ENOENT);
-        if (!it->second.subsystems.empty()) return make_error("port links subsystems", ENOTEMPTY);
-        port_dirs.erase(it);
-        return {};
-      },
-      "remove NVMe target port " + std::to_string(id), shell_join({"rmdir", nvmet_port_dir(id)}));
+      {{it == port_dirs.end(), ENOENT, "no port " + std::to_string(id)},
+       {it != port_dirs.end() && !it->second.subsystems.empty(), ENOTEMPTY, "port links subsystems"}},
+      [&] { port_dirs.erase(it); }, "remove NVMe target port " + std::to_string(id),
+      shell_join({"rmdir", nvmet_port_dir(id)}));
 }
 
 Result<void> ModelNvme::link_port(unsigned id, const std::string& nqn) {
+  auto it = port_dirs.find(id);
+  NvmetPort* p = it == port_dirs.end() ? nullptr : &it->second;
+  // The port starts listening with its first link: nobody else may listen there.
+  const bool taken = p && p->subsystems.empty() && std::any_of(port_dirs.begin(), port_dirs.end(), [&](const auto& o) {
+                       return o.first != id && !o.second.subsystems.empty() && o.second.trtype == p->trtype &&
+                              o.second.traddr == p->traddr && o.second.trsvcid == p->trsvcid;
+                     });
   return act(
       "nvme.link_port", std::to_string(id),
-      [&]() -> Result<void> {
-        auto it = port_dirs.find(id);
-        if (it == port_dirs.end()) return make_error("no port " + std::to_string(id), ENOENT);
-        if (!subsystem(nqn)) return make_error("no subsystem " + nqn, ENOENT);
-        auto& p = it->second;
-        if (std::count(p.subsystems.begin(), p.subsystems.end(), nqn)) return make_error("linked already", EEXIST);
-        if (p.subsystems.empty())
-          for (const auto& [other_id, other] : port_dirs)
-            if (other_id != id && !other.subsystems.empty() && other.trtype == p.trtype && other.traddr == p.traddr &&
-                other.trsvcid == p.trsvcid)
-              return make_error("another port listens at " + p.traddr + ":" + p.trsvcid, EADDRINUSE);
-        p.subsystems.push_back(nqn);
-        return {};
-      },
-      "offer " + nqn + " on port " + std::to_string(id) + " (the port listens)",
+      {{!p, ENOENT, "no port " + std::to_string(id)},
+       {!subsystem(nqn), ENOENT, "no subsystem " + nqn},
+       {p && std::count(p->subsystems.begin(), p->subsystems.end(), nqn), EEXIST, "linked already"},
+       {taken, EADDRINUSE, "another port listens at " + (p ? p->traddr + ":" + p->trsvcid : "")}},
+      [&] { p->subsystems.push_back(nqn); }, "offer " + nqn + " on port " + std::to_string(id) + " (the port listens)",
       shell_join({"ln", "-s", nvmet_subsystem_dir(nqn), nvmet_port_dir(id) + "/subsystems/" + nqn}));
 }
 
 Result<void> ModelNvme::unlink_port(unsigned id, const std::string& nqn) {
+  auto it = port_dirs.find(id);
+  auto* subs = it == port_dirs.end() ? nullptr : &it->second.subsystems;
   return act(
       "nvme.unlink_port", std::to_string(id),
-      [&]() -> Result<void> {
-        auto it = port_dirs.find(id);
-        if (it == port_dirs.end()) return make_error("no port " + std::to_string(id), ENOENT);
-        auto& subs = it->second.subsystems;
-        auto at = std::find(subs.begin(), subs.end(), nqn);
-        if (at == subs.end()) return make_error("not linked", ENOENT);
-        subs.erase(at);
-        return {};
-      },
-      "withdraw " + nqn + " from port " + std::to_string(id),
+      {{!subs, ENOENT, "no port " + std::to_string(id)},
+       {subs && !std::count(subs->begin(), subs->end(), nqn), ENOENT, "not linked"}},
+      [&] { std::erase(*subs, nqn); }, "withdraw " + nqn + " from port " + std::to_string(id),
       shell_join({"rm", nvmet_port_dir(id) + "/subsystems/" + nqn}));
 }
 
@@ -331,16 +279,15 @@ Result<void> ModelNvme::add_null_blk(const std::string& name, std::uint64_t size
   const std::string dir = null_blk_dir(name);
   return act(
       "nvme.add_null_blk", name,
-      [&]() -> Result<void> {
-        if (!nullb_visible()) return make_error("no nullb tree", ENOENT);
-        if (nullb_dirs.count(name)) return make_error("null_blk " + name + " exists", EEXIST);
-        nullb_dirs[name] = NullBlk{.name = name,
-                                   .index = next_index_++,
-                                   .size_mib = size_mib,
-                                   .memory_backed = true,
-                                   .powered = true,
-                                   .disk = "/dev/" + name};
-        return {};
+      {{!nullb_visible(), ENOENT, "no nullb tree"},
+       {nullb_dirs.count(name) > 0, EEXIST, "null_blk " + name + " exists"}},
+      [&] {
+        nullb_dirs[name] = {.name = name,
+                            .index = next_index_++,
+                            .size_mib = size_mib,
+                            .memory_backed = true,
+                            .powered = true,
+                            .disk = "/dev/" + name};
       },
       "create null_blk device " + name + " of " + std::to_string(size_mib) + " MiB, memory-backed",
       shell_join({"mkdir", dir}) + "; " + echo_into_attr(std::to_string(size_mib), dir + "/size") + "; " +
@@ -350,12 +297,9 @@ Result<void> ModelNvme::add_null_blk(const std::string& name, std::uint64_t size
 Result<void> ModelNvme::remove_null_blk(const std::string& name) {
   const std::string dir = null_blk_dir(name);
   return act(
-      "nvme.remove_null_blk", name,
-      [&]() -> Result<void> {
-        if (!nullb_dirs.erase(name)) return make_error("no null_blk " + name, ENOENT);
-        return {};
-      },
-      "remove null_blk device " + name, echo_into_attr("0", dir + "/power") + "; " + shell_join({"rmdir", dir}));
+      "nvme.remove_null_blk", name, {{!nullb_dirs.count(name), ENOENT, "no null_blk " + name}},
+      [&] { nullb_dirs.erase(name); }, "remove null_blk device " + name,
+      echo_into_attr("0", dir + "/power") + "; " + shell_join({"rmdir", dir}));
 }
 
 Result<std::optional<FileId>> ModelNvme::file_id(const std::string& path) {
@@ -365,16 +309,10 @@ Result<std::optional<FileId>> ModelNvme::file_id(const std::string& path) {
 }
 
 Result<FileId> ModelNvme::create_file(const std::string& path, std::uint64_t size) {
-  FileId id{.dev = 2049, .ino = next_ino_, .size = size};
+  const FileId id{.dev = 2049, .ino = next_ino_, .size = size};
   auto r = act(
-      "nvme.create_file", path,
-      [&]() -> Result<void> {
-        if (files.count(path)) return make_error(path + " exists", EEXIST);
-        files[path] = id;
-        ++next_ino_;
-        return {};
-      },
-      "create " + path + " (" + std::to_string(size) + " bytes, sparse)",
+      "nvme.create_file", path, {{files.count(path) > 0, EEXIST, path + " exists"}},
+      [&] { files[path] = id, ++next_ino_; }, "create " + path + " (" + std::to_string(size) + " bytes, sparse)",
       shell_join({"truncate", "-s", std::to_string(size), path}));
   if (!r) return r.error();
   return id;
@@ -382,11 +320,7 @@ Result<FileId> ModelNvme::create_file(const std::string& path, std::uint64_t siz
 
 Result<void> ModelNvme::remove_file(const std::string& path) {
   return act(
-      "nvme.remove_file", path,
-      [&]() -> Result<void> {
-        if (!files.erase(path)) return make_error("no file " + path, ENOENT);
-        return {};
-      },
+      "nvme.remove_file", path, {{!files.count(path), ENOENT, "no file " + path}}, [&] { files.erase(path); },
       "remove " + path, shell_join({"rm", path}));
 }
 
@@ -469,12 +403,9 @@ Result<std::vector<FabricsController>> ModelNvme::controllers() {
 Result<void> ModelNvme::delete_controller(unsigned instance) {
   const std::string name = "nvme" + std::to_string(instance);
   return act(
-      "nvme.delete_controller", name,
-      [&]() -> Result<void> {
-        if (!ctrls.erase(instance)) return make_error("no controller " + name, ENOENT);
-        return {};
-      },
-      "disconnect NVMe controller " + name, echo_into_attr("1", "/sys/class/nvme/" + name + "/delete_controller"));
+      "nvme.delete_controller", name, {{!ctrls.count(instance), ENOENT, "no controller " + name}},
+      [&] { ctrls.erase(instance); }, "disconnect NVMe controller " + name,
+      echo_into_attr("1", "/sys/class/nvme/" + name + "/delete_controller"));
 }
 
 Result<bool> ModelNvme::block_device(const std::string& name) {

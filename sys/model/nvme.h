@@ -92,13 +92,22 @@ class ModelNvme final : public Nvme {
   std::function<bool(const std::string&)> host_has;
 
  private:
-  // The fault script, then the kernel's rule; logs the change when it holds.
-  Result<void> act(const char* op, const std::string& arg, const std::function<Result<void>()>& rule, std::string what,
-                   std::string shell);
+  // A refusal of the kernel's, when `when` holds.
+  struct Refusal {
+    bool when;
+    int code;
+    std::string why;
+  };
+  // The fault script, then the first refusal that holds, else the change;
+  // logged when it went through (or the world is open and the refusal only
+  // says the model does not hold the object).
+  Result<void> act(const char* op, const std::string& arg, const std::vector<Refusal>& refusals,
+                   const std::function<void()>& change, std::string what, std::string shell);
   bool configfs_mounted();
   bool nvmet_visible() { return configfs_mounted() && *modules_.loaded("nvmet"); }
   bool nullb_visible() { return configfs_mounted() && *modules_.loaded("null_blk"); }
   Subsystem* subsystem(const std::string& nqn);
+  NvmetNamespace* namespace_of(const std::string& nqn, unsigned nsid);
   Result<FabricsController> connect_host(const FabricsOptions& o, unsigned instance);
 
   ModelKernel& k_;
