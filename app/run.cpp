@@ -147,11 +147,10 @@ bool names_a_directory(const std::vector<std::string>& args) {
 // and the summary"; the lab VM's guest leaves it to the host, which has
 // every run), the reports, and the exit code: the worst of the runs' and
 // the reports', 130 when a run was interrupted, whatever the others said.
-int finish_runs(const RunCommandOptions& o, const RunPlan& plan, const RunLedger& ledger,
-                const std::vector<ReportTarget>& targets) {
+int finish_runs(const RunCommandOptions& o, const RunPlan& plan, const RunLedger& ledger) {
   const SuiteReport report = ledger.report(plan.suite);
   if (plan.suite && o.suite_position.empty()) print_suite_summary(stdout, report, want_color(o.color));
-  const int written = write_reports(targets, report, false);
+  const int written = write_reports(plan.reports, report, false);
   int code = worse_exit_code(report.exit_code, written);
   for (const auto& r : report.runs)
     if (r.interrupted) code = kExitInterrupted;
@@ -161,8 +160,10 @@ int finish_runs(const RunCommandOptions& o, const RunPlan& plan, const RunLedger
 }  // namespace
 
 int cmd_run(const RunCommandOptions& o, Registry& registry) {
-  const auto targets = read_report_targets(o.reports);
-  if (const auto* refused = std::get_if<Refusal>(&targets)) return refuse_run(*refused);
+  // Bad options are refused before any file is read, in the order plan_runs
+  // checks them; a directory without scenarios between --report and the rest.
+  if (const auto targets = read_report_targets(o.reports); const auto* refused = std::get_if<Refusal>(&targets))
+    return refuse_run(*refused);
   const auto files = expand_scenario_args(o.scenarios);
   if (!files) return refuse_run({files.error().message});
   const auto request = read_run_request(o);
@@ -182,10 +183,10 @@ int cmd_run(const RunCommandOptions& o, Registry& registry) {
   const RunPlan& plan = std::get<RunPlan>(planned);
 
   RunLedger ledger(plan.runs.size(), o.fail_fast);
-  const PlanContext context{o, plan, *scenarios, prepared, std::get<std::vector<ReportTarget>>(targets), registry};
+  const PlanContext context{o, plan, *scenarios, prepared, registry};
   run_host_lanes(context, ledger);
   run_lab_vm_lanes(context, ledger);
-  return finish_runs(o, plan, ledger, context.reports);
+  return finish_runs(o, plan, ledger);
 }
 
 }  // namespace rxerun

@@ -42,7 +42,7 @@ RunReport run_on_this_machine(const PlanContext& c, const PlannedRun& run, const
       return run_nodes(c.options, s, c.registry,
                        c.prepared.empty() ? vm::prepared_kernels(vm::search_dirs()) : c.prepared, interrupt);
     case Lane::Child: return run_in_child(c.options, s, *interrupt);
-    default: return run_on_host(c.options, s, c.registry);
+    default: return run_on_host(c.options, s, c.registry);  // Lane::Host; Nowhere and LabVm never come here
   }
 }
 
@@ -71,7 +71,7 @@ void run_host_lanes(const PlanContext& c, RunLedger& ledger) {
     ledger.settle(i, run_on_this_machine(c, run, interrupt ? &*interrupt : nullptr));
     if (interrupt && interrupt->requested()) ledger.interrupt();
     // Rewritten after every run: what finished is on record if rxerun dies.
-    write_reports(c.reports, ledger.report(plan.suite), true);
+    write_reports(plan.reports, ledger.report(plan.suite), true);
   }
 }
 

@@ -26,7 +26,6 @@ struct PlanContext {
   const RunPlan& plan;
   const std::vector<Scenario>& scenarios;           // the plan's runs index them
   const std::vector<vm::PreparedKernel>& prepared;  // for a two-node lab's nodes
-  const std::vector<ReportTarget>& reports;
   Registry& registry;
 };
 

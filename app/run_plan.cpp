@@ -173,6 +173,8 @@ void put_in_lanes(const RunCommandOptions& o, const std::vector<Scenario>& scena
 }  // namespace
 
 std::variant<RunPlan, Refusal> plan_runs(const RunCommandOptions& o, const PlanInputs& in, const Registry& registry) {
+  auto reports = read_report_targets(o.reports);
+  if (const auto* refused = std::get_if<Refusal>(&reports)) return *refused;
   auto request = read_run_request(o);
   if (const auto* refused = std::get_if<Refusal>(&request)) return *refused;
   const RunRequest& req = std::get<RunRequest>(request);
@@ -181,6 +183,7 @@ std::variant<RunPlan, Refusal> plan_runs(const RunCommandOptions& o, const PlanI
   const auto& labels = std::get<std::vector<std::string>>(asked);
 
   RunPlan plan;
+  plan.reports = std::move(std::get<std::vector<ReportTarget>>(reports));
   plan.suite = in.scenarios.size() > 1 || req.shard.has_value() || labels.size() > 1 || in.directory;
   for (std::size_t i = 0; i < in.scenarios.size(); ++i) {
     auto runs = place_scenario(o, i, labels, req.own_kernel, in, registry);

@@ -72,6 +72,7 @@ struct LabVmGroup {
 };
 
 struct RunPlan {
+  std::vector<ReportTarget> reports;  // --report's targets, rewritten as runs finish
   bool suite = false;  // numbered runs and a summary table (several runs, a directory, --shard, the guest's part)
   std::vector<PlannedRun> runs;        // in the order of the arguments, which the summary keeps; --shard's part only
   std::vector<std::size_t> host_runs;  // run first, one at a time, in order: Host, Child, Nodes, Nowhere
@@ -93,7 +94,8 @@ struct PlanInputs {
 // lab kernel prepared, --host with a matrix, a scenario with nodes with
 // --host, --kernel, --modules or --keep, an unknown kernel label, --keep
 // with a lab VM or a suite, and a single run that nothing can run (exit 3,
-// its reason).
+// its reason); before them, what read_report_targets and read_run_request
+// refuse, in that order.
 std::variant<RunPlan, Refusal> plan_runs(const RunCommandOptions& options, const PlanInputs& inputs,
                                          const Registry& registry);
 

@@ -384,4 +384,15 @@ TEST_CASE("run plan: options are checked before any scenario is read") {
   auto good = read_report_targets({"json:a.json", "junit:b.xml"});
   REQUIRE(std::holds_alternative<std::vector<ReportTarget>>(good));
   CHECK(std::get<std::vector<ReportTarget>>(good).size() == 2);
+
+  // plan_runs: --report first of all, and the plan keeps the targets.
+  o = options();
+  o.reports = {"xml:b"};
+  o.shard = "0/1";
+  CHECK(plan(o, {idle("a")}).refusal().message.starts_with("--report xml:b: "));
+  o.reports = {"junit:b.xml"};
+  CHECK(plan(o, {idle("a")}).refusal().message == "--shard 0/1: expected K/N with 1 <= K <= N, e.g. 2/4");
+  o.shard.clear();
+  REQUIRE(plan(o, {idle("a")}).plan().reports.size() == 1);
+  CHECK(plan(o, {idle("a")}).plan().reports[0].path == "b.xml");
 }
