@@ -8,8 +8,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "app/cli.h"
 #include "base/output.h"
+#include "engine/exit_code.h"
 #include "roce/opcodes.h"
 #include "roce/packet.h"
 #include "roce/summary.h"

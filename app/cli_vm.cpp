@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,12 +13,12 @@
 #include <optional>
 #include <variant>
 
-#include "app/cli.h"
 #include "app/kernel_health.h"
 #include "app/placement.h"
 #include "base/files.h"
 #include "base/output.h"
 #include "base/strings.h"
+#include "engine/exit_code.h"
 #include "engine/report.h"
 #include "sys/host_info.h"
 #include "sys/interrupt.h"
@@ -224,71 +225,56 @@ RunReport unfinished_run(const Scenario& scenario, const vm::PreparedKernel& ker
   return r;
 }
 
-}  // namespace
+// The guest's report, in the share (as the guest sees it: vm::kShareMount).
+constexpr std::string_view kGuestReport = "runs.json";
 
-VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scenario*>& scenarios,
-                            const Registry& registry, const vm::PreparedKernel& kernel) {
-  VmGroupResult result;
-  // Every scenario the VM could not finish gets a report that says why.
-  auto finish_unrun = [&](int exit_code, const std::string& error) {
-    for (std::size_t i = result.runs.size(); i < scenarios.size(); ++i) {
-      const bool first = i == result.runs.size();
-      result.runs.push_back(unfinished_run(*scenarios[i], kernel, exit_code,
-                                           first ? error : "not run: the lab VM stopped before it", !first));
-    }
-    result.exit_code = worse_exit_code(result.exit_code, exit_code);
-  };
-  auto share = vm::ShareDir::create();
-  if (!share) {
-    const std::string message = share.error().message + errno_suffix(share.error());
-    print(stderr, "{}rxerun: {}\n", o.prefix, message);
-    finish_unrun(kExitEnvironment, message);
-    return result;
-  }
-  // The guest runs the same command on its own kernel: `--host`, its report
-  // into the share, the colour decided here.
+// The guest runs the same command on its own kernel: `--host`, the
+// scenarios by their absolute paths (its working directory may differ),
+// its report and the files its steps write into the share.
+vm::GuestRequest guest_request(const VmRunOptions& o, const vm::PreparedKernel& kernel) {
+  RunCommandOptions guest = o.run;
+  for (auto& file : guest.scenarios) file = fs::absolute(file).string();
+  guest.host = true;
+  guest.lab_kernel = kernel.label;
+  guest.reports = {fmt::format("json:{}/{}", vm::kShareMount, kGuestReport)};
+  guest.guest_output = fmt::format("{}/output", vm::kShareMount);
   vm::GuestRequest request;
-  auto& args = request.args;
-  args = {"run", "--host", "--color", o.color ? "always" : "never", "--lab-kernel", kernel.label};
-  for (const auto& f : o.scenarios) args.push_back(fs::absolute(f).string());
-  for (const auto& p : o.plugins) args.insert(args.end(), {"--plugin", p});
-  for (const auto& v : o.vars) args.insert(args.end(), {"--var", v});
-  for (const auto& t : o.only) args.insert(args.end(), {"--only", t});
-  for (const auto& t : o.skip) args.insert(args.end(), {"--skip", t});
-  if (o.force) args.push_back("--force");
-  if (o.verbose) args.push_back("-v");
-  if (o.quiet) args.push_back("-q");
-  if (o.fail_fast) args.push_back("--fail-fast");
-  if (o.progress) args.push_back("--progress");
-  if (!o.suite_position.empty()) args.insert(args.end(), {"--suite-position", o.suite_position});
-  const std::string guest_report = "runs.json";
-  args.insert(args.end(), {"--report", fmt::format("json:{}/{}", vm::kShareMount, guest_report)});
-  if (!o.kernel_health.empty()) args.insert(args.end(), {"--kernel-health", o.kernel_health});
-  // Files the steps write (captures) go into the share and come back here.
-  const fs::path guest_output = share->path() / "output";
-  std::error_code mkdir_ec;
-  fs::create_directories(guest_output, mkdir_ec);
-  args.insert(args.end(), {"--guest-output", fmt::format("{}/output", vm::kShareMount)});
+  request.args = {"run"};
+  for (auto& arg : run_arguments(guest)) request.args.push_back(std::move(arg));
   request.cwd = fs::current_path().string();
   const char* term = std::getenv("TERM");
-  request.term = o.color && term && *term ? term : "dumb";
+  request.term = o.run.color == "always" && term && *term ? term : "dumb";
+  return request;
+}
 
-  std::chrono::seconds budget{0};
-  for (const Scenario* s : scenarios) budget += lab_run_budget(*s, registry);
-  const BootIo io{.output = o.output,
-                  .prefix = o.prefix,
-                  .spinner = o.spinner,
-                  .interrupt_fd = o.interrupt_fd,
-                  .return_crash = true};
-  auto ran = boot_and_run(kernel, std::move(request), share->path(), budget, o.quiet, io);
+// The scenarios of one boot and the reports they have so far.
+class LabVmGroupRun {
+ public:
+  LabVmGroupRun(const VmRunOptions& o, const std::vector<const Scenario*>& scenarios, const vm::PreparedKernel& kernel)
+      : o_(o), scenarios_(scenarios), kernel_(kernel) {}
 
-  // What the guest finished, even when the VM stopped later: it rewrites
-  // its report after every run.
-  const fs::path report_file = share->path() / guest_report;
-  nlohmann::json facts;
-  if (const auto* lab = std::get_if<vm::LabRunResult>(&ran)) facts = vm_facts(kernel, *lab);
-  if (std::error_code ec; fs::exists(report_file, ec)) {
-    std::ifstream in(report_file);
+  VmGroupResult take() { return std::move(result_); }
+
+  // One of rxerun's own notes, on stderr, after the VM's prefix.
+  void note(const std::string& message) const { print(stderr, "{}rxerun: {}\n", o_.prefix, message); }
+  void worsen(int exit_code) { result_.exit_code = worse_exit_code(result_.exit_code, exit_code); }
+
+  // Every scenario the VM could not finish gets a report that says why:
+  // the first the error, the others not run.
+  void finish_unrun(int exit_code, const std::string& error) {
+    for (std::size_t i = result_.runs.size(); i < scenarios_.size(); ++i) {
+      const bool first = i == result_.runs.size();
+      result_.runs.push_back(unfinished_run(*scenarios_[i], kernel_, exit_code,
+                                            first ? error : "not run: the lab VM stopped before it", !first));
+    }
+    worsen(exit_code);
+  }
+
+  // What the guest finished, even when the VM stopped later (it rewrites its
+  // report after every run), with the VM's `facts` in each run that ran.
+  void read_guest_reports(const fs::path& file, const nlohmann::json& facts) {
+    if (std::error_code ec; !fs::exists(file, ec)) return;
+    std::ifstream in(file);
     auto runs = [&]() -> Result<std::vector<RunReport>> {
       try {
         return run_reports_from_json(nlohmann::json::parse(in));
@@ -297,71 +283,116 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
       }
     }();
     if (!runs) {
-      print(stderr, "{}rxerun: cannot read the lab VM's report: {}\n", o.prefix, runs.error().message);
-    } else {
-      for (auto& r : *runs) {
-        if (result.runs.size() == scenarios.size()) break;
-        r.file = o.scenarios[result.runs.size()];  // as the user named it, not the guest's absolute path
-        r.lab_kernel = kernel.label;
-        if (!r.not_run) r.vm = facts;
-        result.exit_code = r.not_run ? result.exit_code : worse_exit_code(result.exit_code, r.exit_code);
-        result.runs.push_back(std::move(r));
-      }
+      note("cannot read the lab VM's report: " + runs.error().message);
+      return;
+    }
+    for (auto& r : *runs) {
+      if (result_.runs.size() == scenarios_.size()) break;
+      r.file = o_.run.scenarios[result_.runs.size()];  // as the user named it, not the guest's absolute path
+      r.lab_kernel = kernel_.label;
+      if (!r.not_run) r.vm = facts;
+      if (!r.not_run) worsen(r.exit_code);
+      result_.runs.push_back(std::move(r));
     }
   }
-  // What the guest's steps wrote comes back whatever became of the VM.
-  if (auto r = bring_back_outputs(guest_output, o.output_dir.empty() ? fs::path(".") : fs::path(o.output_dir)); !r) {
-    print(stderr, "{}rxerun: {}\n", o.prefix, r.error().message);
-    result.exit_code = worse_exit_code(result.exit_code, kExitEnvironment);
+
+  // The lab VM ended by itself (it finished, or its kernel died).
+  void settle_end(const vm::LabRunResult& lab, const fs::path& share, const nlohmann::json& facts) {
+    const bool all_reported = result_.runs.size() == scenarios_.size();
+    if (lab.outcome == vm::LabOutcome::Crashed && !all_reported) return settle_kernel_death(lab, share, facts);
+    if (lab.outcome == vm::LabOutcome::Crashed) {  // after its last run: the runs stand, the VM's end is an error
+      note(crash_message(lab, "kernel " + kernel_.label));
+      worsen(kExitEnvironment);
+      return;
+    }
+    if (!all_reported)
+      finish_unrun(kExitEnvironment, "the run in the lab VM ended (" + lab.guest.ended + ") without its report");
+    worsen(lab.guest.exit_code);
+    if (result_.exit_code != kExitOk && !lab.guest.dmesg.empty()) show_dmesg(lab.guest.dmesg);
   }
-  if (const auto* failed = std::get_if<BootFailure>(&ran)) {
-    finish_unrun(failed->exit_code, failed->message);
-    return result;
-  }
-  const auto& lab = std::get<vm::LabRunResult>(ran);
-  if (lab.outcome == vm::LabOutcome::Crashed && result.runs.size() < scenarios.size()) {
-    // A guest kernel that died of a panic or an oops is a kernel health
-    // finding of the scenario it was running, not a lab VM error.
-    const Scenario& running = *scenarios[result.runs.size()];
-    auto died =
-        lab_vm_death_report(lab, running, kernel, kernel_health_policy(o.kernel_health, running), share->path());
+
+ private:
+  // A guest kernel that died of a panic or an oops is a kernel health
+  // finding of the scenario it was running, not a lab VM error; without
+  // its report of the death on the console (or under policy off) it stays
+  // one.
+  void settle_kernel_death(const vm::LabRunResult& lab, const fs::path& share, const nlohmann::json& facts) {
+    const Scenario& running = *scenarios_[result_.runs.size()];
+    auto died = lab_vm_death_report(lab, running, kernel_, kernel_health_policy(o_.run.kernel_health, running), share);
     if (!died) {
-      const std::string message = crash_message(lab, "kernel " + kernel.label);
-      print(stderr, "{}rxerun: {}\n", o.prefix, message);
+      const std::string message = crash_message(lab, "kernel " + kernel_.label);
+      note(message);
       finish_unrun(kExitEnvironment, message);
-      return result;
+      return;
     }
-    print(stdout, "{}the lab VM's kernel ({}) died {}\n", o.prefix, kernel.label,
+    print(stdout, "{}the lab VM's kernel ({}) died {}\n", o_.prefix, kernel_.label,
           died->kernel_health.findings.front().where());
-    TerminalReporter terminal(stdout, {o.color, o.quiet ? Verbosity::Quiet : Verbosity::Normal});
+    TerminalReporter terminal(stdout, {o_.run.color == "always", o_.run.quiet ? Verbosity::Quiet : Verbosity::Normal});
     terminal.run_finished(*died);
-    died->file = o.scenarios[result.runs.size()];
-    died->lab_kernel = kernel.label;
+    died->file = o_.run.scenarios[result_.runs.size()];
+    died->lab_kernel = kernel_.label;
     died->vm = facts;
-    result.exit_code = worse_exit_code(result.exit_code, died->exit_code);
-    result.runs.push_back(std::move(*died));
-    for (std::size_t i = result.runs.size(); i < scenarios.size(); ++i)
-      result.runs.push_back(
-          unfinished_run(*scenarios[i], kernel, kExitOk, "not run: the lab VM's kernel died before it", true));
-    return result;
+    worsen(died->exit_code);
+    result_.runs.push_back(std::move(*died));
+    for (std::size_t i = result_.runs.size(); i < scenarios_.size(); ++i)
+      result_.runs.push_back(
+          unfinished_run(*scenarios_[i], kernel_, kExitOk, "not run: the lab VM's kernel died before it", true));
   }
-  if (lab.outcome == vm::LabOutcome::Crashed) {  // after its last run: the runs stand, the VM's end is an error
-    print(stderr, "{}rxerun: {}\n", o.prefix, crash_message(lab, "kernel " + kernel.label));
-    result.exit_code = worse_exit_code(result.exit_code, kExitEnvironment);
-    return result;
-  }
-  if (result.runs.size() < scenarios.size())
-    finish_unrun(kExitEnvironment, "the run in the lab VM ended (" + lab.guest.ended + ") without its report");
-  result.exit_code = worse_exit_code(result.exit_code, lab.guest.exit_code);
-  if (result.exit_code != kExitOk && !lab.guest.dmesg.empty()) {
+
+  void show_dmesg(const std::vector<std::string>& dmesg) const {
     std::string text = "kernel messages of the RDMA stack in the lab VM:\n";
-    for (const auto& line : lab.guest.dmesg) text += "  " + line + "\n";
-    if (o.output)
-      o.output(text);
+    for (const auto& line : dmesg) text += "  " + line + "\n";
+    if (o_.output)
+      o_.output(text);
     else
       write_out(stdout, text);
   }
-  return result;
+
+  const VmRunOptions& o_;
+  const std::vector<const Scenario*>& scenarios_;
+  const vm::PreparedKernel& kernel_;
+  VmGroupResult result_;
+};
+
+}  // namespace
+
+VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scenario*>& scenarios,
+                            const Registry& registry, const vm::PreparedKernel& kernel) {
+  LabVmGroupRun group(o, scenarios, kernel);
+  auto share = vm::ShareDir::create();
+  if (!share) {
+    const std::string message = share.error().message + errno_suffix(share.error());
+    group.note(message);
+    group.finish_unrun(kExitEnvironment, message);
+    return group.take();
+  }
+  // Files the steps write (captures) go into the share and come back here.
+  const fs::path guest_output = share->path() / "output";
+  std::error_code mkdir_ec;
+  fs::create_directories(guest_output, mkdir_ec);
+
+  std::chrono::seconds budget{0};
+  for (const Scenario* s : scenarios) budget += lab_run_budget(*s, registry);
+  const BootIo io{.output = o.output,
+                  .prefix = o.prefix,
+                  .spinner = o.spinner,
+                  .interrupt_fd = o.interrupt_fd,
+                  .return_crash = true};
+  auto ran = boot_and_run(kernel, guest_request(o, kernel), share->path(), budget, o.run.quiet, io);
+
+  nlohmann::json facts;
+  if (const auto* lab = std::get_if<vm::LabRunResult>(&ran)) facts = vm_facts(kernel, *lab);
+  group.read_guest_reports(share->path() / kGuestReport, facts);
+  // What the guest's steps wrote comes back whatever became of the VM.
+  if (auto r = bring_back_outputs(guest_output, o.output_dir.empty() ? fs::path(".") : fs::path(o.output_dir)); !r) {
+    group.note(r.error().message);
+    group.worsen(kExitEnvironment);
+  }
+  if (const auto* failed = std::get_if<BootFailure>(&ran))
+    group.finish_unrun(failed->exit_code, failed->message);
+  else
+    group.settle_end(std::get<vm::LabRunResult>(ran), share->path(), facts);
+  return group.take();
 }
 
 int cmd_vm_exec(const VmExecOptions& o) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/run_options.h"
 #include "engine/model.h"
 #include "engine/registry.h"
 #include "engine/report.h"
@@ -21,20 +22,14 @@
 
 namespace rxerun {
 
-// What `run` was asked, as the guest needs it again, and how this part of a
-// suite shows its output.
+// What one lab VM's guest runs, and how this part of a suite shows its
+// output.
 struct VmRunOptions {
-  std::vector<std::string> scenarios;  // the files this lab VM runs, in order
-  std::vector<std::string> plugins, vars, only, skip;
-  bool force = false;
-  bool verbose = false;
-  bool quiet = false;
-  bool color = false;
-  bool fail_fast = false;
-  bool progress = false;       // the guest draws the live status line (the host's stdout is a terminal)
-  std::string suite_position;  // "3/8": the guest numbers its runs from there; empty: not a suite
-  std::string output_dir;      // where the guest's output files come back to; empty: here
-  std::string kernel_health;   // --kernel-health; empty: each scenario's own
+  // The guest's `rxerun run` (app/run_options.h, lab_vm_run_options): its
+  // scenarios as the user named them, in order; run_in_lab_vm adds what
+  // only the boot knows (--host, the kernel, the share's report and output).
+  RunCommandOptions run;
+  std::string output_dir;  // where the guest's output files come back to; empty: here
   // Where the guest's output and the boot line go (stdout when empty), and
   // what precedes rxerun's own notes on stderr ("[7.3] " when VMs run side
   // by side).
@@ -51,8 +46,8 @@ struct VmGroupResult {
   int exit_code = 0;
 };
 
-// Runs `scenarios` (loaded from options.scenarios) in one boot of the lab
-// VM with `kernel`.
+// Runs `scenarios` (loaded from options.run.scenarios) in one boot of the
+// lab VM with `kernel`.
 VmGroupResult run_in_lab_vm(const VmRunOptions& options, const std::vector<const Scenario*>& scenarios,
                             const Registry& registry, const vm::PreparedKernel& kernel);
 

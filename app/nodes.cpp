@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -30,6 +31,7 @@
 #include "engine/runner.h"
 #include "sys/interrupt.h"
 #include "sys/process.h"
+#include "vm/boot_protocol.h"
 #include "vm/control.h"
 #include "vm/lab_vm.h"
 
@@ -126,14 +128,9 @@ std::optional<vm::PreparedKernel> kernel_of(const NodeSpec& node, const Scenario
 // The guest's command: this scenario's agent for `node`, with what the host
 // was given.
 std::vector<std::string> agent_args(const RunCommandOptions& o, const Scenario& scenario, const std::string& node) {
-  std::vector<std::string> args{"__agent", scenario.file,  "--node",
-                                node,      "--output-dir", std::string(vm::kShareMount) + "/output"};
-  for (const auto& p : o.common.plugins) args.insert(args.end(), {"--plugin", p});
-  for (const auto& v : o.common.vars) args.insert(args.end(), {"--var", v});
-  for (const auto& t : o.common.only) args.insert(args.end(), {"--only", t});
-  for (const auto& t : o.common.skip) args.insert(args.end(), {"--skip", t});
-  if (o.force) args.push_back("--force");
-  if (!o.kernel_health.empty()) args.insert(args.end(), {"--kernel-health", o.kernel_health});
+  std::vector<std::string> args{"__agent", scenario.file, "--node", node};
+  for (auto& arg : run_arguments(agent_run_options(o, std::string(vm::kShareMount) + "/output"), WithScenarios::no))
+    args.push_back(std::move(arg));
   return args;
 }
 
@@ -216,159 +213,174 @@ class VmNodeLinks final : public NodeLinks {
   int interrupt_fd_;
 };
 
-}  // namespace
+// A two-node lab's lab VMs, from their making to their end, and what each
+// node's agent reported at its end.
+class NodeLab {
+ public:
+  NodeLab(const RunCommandOptions& o, const Scenario& scenario) : o_(o), scenario_(scenario) {}
+  NodeLab(const NodeLab&) = delete;
+  NodeLab& operator=(const NodeLab&) = delete;
 
-RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const Registry& registry,
-                    const std::vector<vm::PreparedKernel>& prepared, const sys::Interrupt* given_interrupt) {
-  RunReport report;
-  report.file = scenario.file;
-  report.scenario = scenario.name;
-  report.description = scenario.description;
-  report.started_at = now_iso8601();
-  report.kernel_health.policy = parse_kernel_health_policy(o.kernel_health).value_or(scenario.kernel_health);
-  report.host = host_record();
-  const auto start = SteadyClock::now();
-  auto failed = [&](std::string why) {
-    print(stderr, "rxerun: {}: {}\n", scenario.name, why);
-    report.error = std::move(why);
-    report.exit_code = kExitEnvironment;
-    return report;
-  };
+  const std::map<std::string, Node*>& by_name() const { return by_name_; }
 
-  const auto exe = own_binary();
-  if (!exe) return failed("cannot find its own binary (/proc/self/exe)");
-  std::vector<std::unique_ptr<Node>> nodes;
-  std::map<std::string, Node*> by_name;
-  for (const auto& spec : scenario.nodes) {
-    auto node = std::make_unique<Node>();
-    node->spec = &spec;
-    std::string why;
-    auto kernel = kernel_of(spec, scenario, prepared, &why);
-    if (!kernel) return failed(why);
-    node->kernel = *kernel;
-    auto share = vm::ShareDir::create();
-    if (!share) return failed(share.error().message);
-    node->share.emplace(std::move(*share));
-    // Files the node's steps write (captures) go here and come back after the run.
-    std::error_code ec;
-    fs::create_directories(node->share->path() / "output", ec);
-    if (ec) return failed("cannot create " + (node->share->path() / "output").string() + ": " + ec.message());
-    by_name[spec.name] = node.get();
-    nodes.push_back(std::move(node));
-  }
-  // Each wire: a datagram socket in each end's share; each end sends to the other's.
-  for (std::size_t i = 0; i < scenario.wires.size(); ++i) {
-    const WireSpec& w = scenario.wires[i];
-    Node& a = *by_name.at(w.a.node);
-    Node& b = *by_name.at(w.b.node);
-    const std::string file = "wire" + std::to_string(i);
-    a.wires.push_back({w.a.mac, a.share->path() / file, b.share->path() / file});
-    b.wires.push_back({w.b.mac, b.share->path() / file, a.share->path() / file});
-  }
-
-  TerminalReporter terminal(stdout, terminal_style(o));
-  terminal.run_started(scenario);
-  std::optional<sys::Interrupt> own_interrupt;
-  if (!given_interrupt) {
-    own_interrupt.emplace();
-    own_interrupt->bind_signals();
-  }
-  const sys::Interrupt& interrupt = given_interrupt ? *given_interrupt : *own_interrupt;
-  StopAll stop_all(interrupt);
-  std::mutex output_lock;
-  const vm::Accel accel = vm::choose_accel(vm::boot_image(nodes.front()->kernel));
-  const auto budget = lab_run_budget(scenario, registry);
-  for (auto& n : nodes) {
-    Node& node = *n;
-    node.output = std::make_unique<PrefixedLines>(output_lock, "[" + node.name() + "] ");
-    vm::LabRun run;
-    run.kernel = node.kernel;
-    run.kvm = accel.kvm;
-    run.wires = node.wires;
-    run.control = node.control();
-    run.exe = *exe;
-    run.share = node.share->path();
-    run.run_timeout = budget;
-    const char* term = std::getenv("TERM");
-    run.request = {.program = "",
-                   .args = agent_args(o, scenario, node.name()),
-                   .cwd = fs::current_path().string(),
-                   .term = term ? term : "dumb"};
-    run.output = [&node](std::string_view bytes) { (*node.output)(bytes); };
-    run.started = [&node, &o, accel](double secs) {
-      if (!o.quiet)
-        (*node.output)(fmt::format("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", node.kernel.label,
-                                   node.kernel.release, accel.kvm ? "kvm" : "tcg", secs));
-    };
-    run.notice = [&node](const std::string& line) { (*node.output)("rxerun: " + line + "\n"); };
-    run.interrupt_fd = stop_all.fd();
-    node.thread = std::thread([&node, run = std::move(run)]() {
-      node.lab.emplace(vm::run_lab(run));
-      node.ended = true;
-    });
-  }
-  // No lab VM outlives this function: the nodes that finished power off by
-  // themselves; then every one still running is stopped.
-  auto join_all = [&]() {
-    for (auto& n : nodes)
-      if (n->finished && n->thread.joinable()) n->thread.join();
-    stop_all.stop();
-    for (auto& n : nodes)
-      if (n->thread.joinable()) n->thread.join();
-  };
-
-  bool stop = false;
-  for (auto& n : nodes) {
-    auto hello = await_hello(*n, interrupt.fd());
-    if (!hello) {
-      report.error = "node " + n->name() + ": " + hello.error().message;
-      stop = true;
-      break;
+  // Each node's kernel and share, and the wires between the shares; the
+  // error says why a node cannot be made.
+  Result<void> prepare(const std::vector<vm::PreparedKernel>& prepared) {
+    for (const auto& spec : scenario_.nodes) {
+      auto node = std::make_unique<Node>();
+      node->spec = &spec;
+      std::string why;
+      auto kernel = kernel_of(spec, scenario_, prepared, &why);
+      if (!kernel) return make_error(why);
+      node->kernel = *kernel;
+      auto share = vm::ShareDir::create();
+      if (!share) return make_error(share.error().message);
+      node->share.emplace(std::move(*share));
+      // Files the node's steps write (captures) go here and come back after the run.
+      std::error_code ec;
+      fs::create_directories(node->share->path() / "output", ec);
+      if (ec) return make_error("cannot create " + (node->share->path() / "output").string() + ": " + ec.message());
+      by_name_[spec.name] = node.get();
+      nodes_.push_back(std::move(node));
     }
-    n->release = hello->value("kernel", "");
-    if (!hello->value("preclean_clean", true)) {
-      report.error = "node " + n->name() + ": its preclean left something behind";
-      stop = true;
+    // Each wire: a datagram socket in each end's share; each end sends to the other's.
+    for (std::size_t i = 0; i < scenario_.wires.size(); ++i) {
+      const WireSpec& w = scenario_.wires[i];
+      Node& a = *by_name_.at(w.a.node);
+      Node& b = *by_name_.at(w.b.node);
+      const std::string file = "wire" + std::to_string(i);
+      a.wires.push_back({w.a.mac, a.share->path() / file, b.share->path() / file});
+      b.wires.push_back({w.b.mac, b.share->path() / file, a.share->path() / file});
+    }
+    return {};
+  }
+
+  // Boots every node's lab VM at once, each in a thread of its own, its
+  // output prefixed with the node's name. Ctrl-C stops them all.
+  void boot(const std::string& exe, std::chrono::seconds budget, const sys::Interrupt& interrupt) {
+    stop_all_.emplace(interrupt);
+    const vm::Accel accel = vm::choose_accel(vm::boot_image(nodes_.front()->kernel));
+    for (auto& n : nodes_) {
+      Node& node = *n;
+      node.output = std::make_unique<PrefixedLines>(output_lock_, "[" + node.name() + "] ");
+      vm::LabRun run;
+      run.kernel = node.kernel;
+      run.kvm = accel.kvm;
+      run.wires = node.wires;
+      run.control = node.control();
+      run.exe = exe;
+      run.share = node.share->path();
+      run.run_timeout = budget;
+      const char* term = std::getenv("TERM");
+      run.request = {.program = "",
+                     .args = agent_args(o_, scenario_, node.name()),
+                     .cwd = fs::current_path().string(),
+                     .term = term ? term : "dumb"};
+      run.output = [&node](std::string_view bytes) { (*node.output)(bytes); };
+      run.started = [&node, quiet = o_.quiet, accel](double secs) {
+        if (!quiet)
+          (*node.output)(fmt::format("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", node.kernel.label,
+                                     node.kernel.release, accel.kvm ? "kvm" : "tcg", secs));
+      };
+      run.notice = [&node](const std::string& line) { (*node.output)("rxerun: " + line + "\n"); };
+      run.interrupt_fd = stop_all_->fd();
+      node.thread = std::thread([&node, run = std::move(run)]() {
+        node.lab.emplace(vm::run_lab(run));
+        node.ended = true;
+      });
     }
   }
-  if (interrupt.requested()) report.interrupted = true;
 
-  VmNodeLinks links(by_name, interrupt.fd());
-  run_node_steps(
-      scenario, registry, links, terminal, [&] { return interrupt.requested(); }, stop, report);
-
-  // Each node cleans up its own lab and sends its whole report.
-  report.preclean.phase = "preclean";
-  report.cleanup.phase = "cleanup";
-  nlohmann::json vm_nodes = nlohmann::json::object();
-  std::map<std::string, nlohmann::json> kernel_messages;  // by node: what its RDMA stack logged
-  std::vector<std::string> releases;
-  for (auto& n : nodes) {
-    Node& node = *n;
-    if (report.interrupted || node.gone || !node.channel) continue;
-    Result<vm::ControlChannel::Received> got = make_error("closed");
-    if (auto sent = node.channel->send({{"finish", true}}); sent) got = node.channel->receive(interrupt.fd());
-    if (!got || !got->message || !got->message->contains("finished")) {
-      if (got && got->stopped) {
-        report.interrupted = true;
-        continue;
+  // Waits for each agent's hello, in order. Whether the steps must not run
+  // (`report.error` says why): an agent that did not say hello, a node
+  // whose preclean left something behind.
+  bool greet(int interrupt_fd, RunReport& report) {
+    bool stop = false;
+    for (auto& n : nodes_) {
+      auto hello = await_hello(*n, interrupt_fd);
+      if (!hello) {
+        report.error = "node " + n->name() + ": " + hello.error().message;
+        return true;
       }
-      node.gone = true;
-      report.cleanup.undos.push_back({.step = "",
-                                      .kind = "node",
-                                      .summary = "clean up node " + node.name(),
-                                      .ok = false,
-                                      .error = "node " + node.name() +
-                                               " died during cleanup (nothing of it outlives "
-                                               "its lab VM): " +
-                                               node.ended_because()});
-      continue;
+      n->release = hello->value("kernel", "");
+      if (!hello->value("preclean_clean", true)) {
+        report.error = "node " + n->name() + ": its preclean left something behind";
+        stop = true;
+      }
     }
-    node.finished = true;
-    auto run = run_report_from_json((*got->message)["finished"]);
+    return stop;
+  }
+
+  // Each node cleans up its own lab and sends its whole report, which goes
+  // into `report`: its undos, its kernel's findings.
+  void finish(int interrupt_fd, RunReport& report) {
+    report.preclean.phase = "preclean";
+    report.cleanup.phase = "cleanup";
+    for (auto& n : nodes_) {
+      Node& node = *n;
+      if (report.interrupted || node.gone || !node.channel) continue;
+      Result<vm::ControlChannel::Received> got = make_error("closed");
+      if (auto sent = node.channel->send({{"finish", true}}); sent) got = node.channel->receive(interrupt_fd);
+      if (got && got->message && got->message->contains("finished")) {
+        node.finished = true;
+        merge_node_report(node, (*got->message)["finished"], report);
+      } else if (got && got->stopped) {
+        report.interrupted = true;
+      } else {
+        node.gone = true;
+        report.cleanup.undos.push_back({.step = "",
+                                        .kind = "node",
+                                        .summary = "clean up node " + node.name(),
+                                        .ok = false,
+                                        .error = "node " + node.name() +
+                                                 " died during cleanup (nothing of it outlives "
+                                                 "its lab VM): " +
+                                                 node.ended_because()});
+      }
+    }
+  }
+
+  // No lab VM outlives the run: the nodes that finished power off by
+  // themselves; then every one still running is stopped.
+  void shut_down() {
+    for (auto& n : nodes_)
+      if (n->finished && n->thread.joinable()) n->thread.join();
+    if (stop_all_) stop_all_->stop();
+    for (auto& n : nodes_)
+      if (n->thread.joinable()) n->thread.join();
+    stop_all_.reset();
+  }
+
+  // Once shut down: each node's lab VM in the report (with what its RDMA
+  // stack logged), the nodes' kernels, and the files the nodes' steps wrote,
+  // brought back.
+  void collect(RunReport& report) const {
+    nlohmann::json vm_nodes = nlohmann::json::object();
+    for (const auto& n : nodes_) {
+      const Node& node = *n;
+      if (node.lab && *node.lab) {
+        nlohmann::json facts_of_vm = vm_facts(node.kernel, **node.lab);
+        const auto messages = kernel_messages_.find(node.name());
+        facts_of_vm["kernel_messages"] =
+            messages != kernel_messages_.end() ? messages->second : nlohmann::json::array();
+        vm_nodes[node.name()] = std::move(facts_of_vm);
+      }
+      if (auto r = bring_back_outputs(node.share->path() / "output", o_.output_dir.empty() ? "." : o_.output_dir); !r)
+        print(stderr, "rxerun: node {}: {}\n", node.name(), r.error().message);
+    }
+    report.vm = {{"nodes", vm_nodes}};
+    report.kernel_health.kernel = join(releases_, ", ");
+  }
+
+ private:
+  // A node's report at its end, into the run's: its preclean's and
+  // cleanup's undos (named with the node), its kernel's findings and what
+  // its RDMA stack logged.
+  void merge_node_report(const Node& node, const nlohmann::json& finished, RunReport& report) {
+    auto run = run_report_from_json(finished);
     if (!run) {
       report.error = "node " + node.name() + " sent a report rxerun cannot read: " + run.error().message;
-      continue;
+      return;
     }
     for (auto* phase : {&report.preclean, &report.cleanup}) {
       const CleanupReport& theirs = phase == &report.preclean ? run->preclean : run->cleanup;
@@ -382,24 +394,68 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
       f.node = node.name();
       report.kernel_health.findings.push_back(std::move(f));
     }
-    if (!run->kernel_health.kernel.empty()) releases.push_back(node.name() + ": " + run->kernel_health.kernel);
-    kernel_messages[node.name()] = run->host.value("kernel_messages", nlohmann::json::array());
+    if (!run->kernel_health.kernel.empty()) releases_.push_back(node.name() + ": " + run->kernel_health.kernel);
+    kernel_messages_[node.name()] = run->host.value("kernel_messages", nlohmann::json::array());
   }
+
+  const RunCommandOptions& o_;
+  const Scenario& scenario_;
+  std::mutex output_lock_;  // the nodes' output, a whole line at a time
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::map<std::string, Node*> by_name_;
+  std::optional<StopAll> stop_all_;                        // from boot() to shut_down()
+  std::map<std::string, nlohmann::json> kernel_messages_;  // by node: what its RDMA stack logged
+  std::vector<std::string> releases_;                      // "a: 6.1.0-...", from the nodes' reports
+};
+
+// The report of a two-node lab's run before anything runs.
+RunReport node_lab_report(const RunCommandOptions& o, const Scenario& scenario) {
+  RunReport report;
+  report.file = scenario.file;
+  report.scenario = scenario.name;
+  report.description = scenario.description;
+  report.started_at = now_iso8601();
+  report.kernel_health.policy = parse_kernel_health_policy(o.kernel_health).value_or(scenario.kernel_health);
+  report.host = host_record();
+  return report;
+}
+
+}  // namespace
+
+RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const Registry& registry,
+                    const std::vector<vm::PreparedKernel>& prepared, const sys::Interrupt* given_interrupt) {
+  RunReport report = node_lab_report(o, scenario);
+  const auto start = SteadyClock::now();
+  auto failed = [&](std::string why) {
+    print(stderr, "rxerun: {}: {}\n", scenario.name, why);
+    report.error = std::move(why);
+    report.exit_code = kExitEnvironment;
+    return report;
+  };
+  const auto exe = own_binary();
+  if (!exe) return failed("cannot find its own binary (/proc/self/exe)");
+  NodeLab lab(o, scenario);
+  if (auto made = lab.prepare(prepared); !made) return failed(made.error().message);
+
+  TerminalReporter terminal(stdout, terminal_style(o));
+  terminal.run_started(scenario);
+  std::optional<sys::Interrupt> own_interrupt;
+  if (!given_interrupt) {
+    own_interrupt.emplace();
+    own_interrupt->bind_signals();
+  }
+  const sys::Interrupt& interrupt = given_interrupt ? *given_interrupt : *own_interrupt;
+  lab.boot(*exe, lab_run_budget(scenario, registry), interrupt);
+  const bool stop = lab.greet(interrupt.fd(), report);
+  if (interrupt.requested()) report.interrupted = true;
+  VmNodeLinks links(lab.by_name(), interrupt.fd());
+  run_node_steps(
+      scenario, registry, links, terminal, [&] { return interrupt.requested(); }, stop, report);
+
+  lab.finish(interrupt.fd(), report);
   if (report.interrupted) terminal.note("interrupted: the lab VMs were stopped (nothing of them is left)");
-  join_all();
-  for (auto& n : nodes) {
-    Node& node = *n;
-    if (node.lab && *node.lab) {
-      nlohmann::json facts_of_vm = vm_facts(node.kernel, **node.lab);
-      facts_of_vm["kernel_messages"] =
-          kernel_messages.count(node.name()) ? kernel_messages[node.name()] : nlohmann::json::array();
-      vm_nodes[node.name()] = std::move(facts_of_vm);
-    }
-    if (auto r = bring_back_outputs(node.share->path() / "output", o.output_dir.empty() ? "." : o.output_dir); !r)
-      print(stderr, "rxerun: node {}: {}\n", node.name(), r.error().message);
-  }
-  report.vm = {{"nodes", vm_nodes}};
-  report.kernel_health.kernel = join(releases, ", ");
+  lab.shut_down();
+  lab.collect(report);
   terminal.cleanup_finished(report.cleanup);
   report.duration = std::chrono::duration_cast<Duration>(SteadyClock::now() - start);
   report.exit_code = exit_code_for(report);

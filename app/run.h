@@ -1,8 +1,10 @@
 #pragma once
 // `rxerun run`: one scenario, or a suite (several files, directories, a
 // kernel matrix), on the host or in the lab VM, one boot per kernel, up to
-// -j lab VMs at once; a summary and the reports at the end. Also the pieces
-// `cleanup` shares with it.
+// -j lab VMs at once; a summary and the reports at the end. The options are
+// read and every scenario loaded before anything runs; the runs are planned
+// by a pure function (app/run_plan.h), then carried out lane by lane
+// (app/run_lanes.h). Also the pieces `cleanup` and the lanes share with it.
 
 #include <optional>
 #include <string>
@@ -10,45 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/run_options.h"
 #include "engine/journal.h"
 #include "engine/model.h"
 #include "engine/registry.h"
 #include "engine/report.h"
 
 namespace rxerun {
-
-struct CommonOptions {
-  std::vector<std::string> plugins;  // --plugin, absolute paths (loaded already)
-  std::vector<std::string> vars;     // KEY=VALUE
-  std::vector<std::string> only;
-  std::vector<std::string> skip;
-};
-
-struct RunCommandOptions {
-  std::vector<std::string> scenarios;  // files and directories, as given
-  CommonOptions common;
-  bool keep = false;
-  bool force = false;
-  std::vector<std::string> reports;
-  bool verbose = false;
-  bool quiet = false;
-  std::string color = "auto";
-  bool vm = false;
-  bool host = false;
-  std::string kernel;   // --kernel: a label, a list, all, or the path of a kernel of one's own
-  std::string modules;  // --modules: with --kernel IMAGE, its modules directory
-  std::size_t jobs = 1;
-  bool fail_fast = false;
-  std::string shard;          // --shard K/N
-  std::string kernel_health;  // --kernel-health fail|warn|off; empty: the scenario's kernel_health
-  std::string output_dir;     // --output-dir
-  std::string guest_output;   // --guest-output: the lab VM's share (set by the host, not by people)
-  // Set by the host for the guest, not by people: the lab kernel's label and
-  // where this part of the suite starts in the whole ("3/8").
-  std::string lab_kernel;
-  std::string suite_position;
-  bool progress = false;  // the live status line although stdout is no terminal (the lab VM's serial port)
-};
 
 int cmd_run(const RunCommandOptions& options, Registry& registry);
 
