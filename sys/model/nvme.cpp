@@ -363,12 +363,20 @@ Result<FabricsConnected> ModelNvme::connect(const FabricsOptions& options, std::
   if (!k_.open_world && options.transport == "rdma" && !*modules_.loaded("nvme_rdma"))
     return make_error("no transport rdma", EINVAL);
   auto c = connect_host(options, next_instance_);
-  if (!c && !k_.open_world) {
+  const auto write = [&] {
+    k_.did_anywhere("nvme",
+                    "connect to NVMe subsystem " + options.nqn + " over " + options.transport + " at " +
+                        options.traddr + ":" + options.trsvcid,
+                    echo_into_attr(fabrics_options_line(options), "/dev/nvme-fabrics"));
+  };
+  // A plan shows the write the run makes, refused or not; a target it did
+  // not make (nobody listens in the model) may well be there at run time.
+  if (k_.open_world) write();
+  if (!c && (!k_.open_world || c.error().code != ECONNRESET)) {
     if (kernel_lines) *kernel_lines = kernel_log;
     return make_error("the kernel refused the connect: " + std::string(std::strerror(c.error().code)), c.error().code);
   }
-  if (!c) {
-    // A target a plan did not make may well be there at run time.
+  if (!c)
     c = FabricsController{.instance = next_instance_,
                           .transport = options.transport,
                           .traddr = options.traddr,
@@ -377,14 +385,10 @@ Result<FabricsConnected> ModelNvme::connect(const FabricsOptions& options, std::
                           .cntlid = 1,
                           .state = "live",
                           .block_devices = {fmt::format("nvme{}n1", next_instance_)}};
-  }
+  if (!k_.open_world) write();
   ++next_instance_;
   ctrls[c->instance] = *c;
   if (devices_after > 0) hidden_[c->instance] = devices_after;
-  k_.did_anywhere("nvme",
-                  "connect to NVMe subsystem " + options.nqn + " over " + options.transport + " at " + options.traddr +
-                      ":" + options.trsvcid,
-                  echo_into_attr(fabrics_options_line(options), "/dev/nvme-fabrics"));
   return FabricsConnected{c->instance, c->cntlid};
 }
 
