@@ -8,6 +8,7 @@
 
 #include "base/utf8.h"
 #include "engine/barrier.h"
+#include "engine/report_journal.h"
 #include "engine/runner.h"
 #include "engine/step.h"
 
