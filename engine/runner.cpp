@@ -1,6 +1,5 @@
 // Running a scenario: preclean, each step with its retries, timeouts and
-// expectations, then cleanup (engine/cleanup.cpp: undo, revert, the journal
-// replay).
+// expectations, `revert`, then cleanup (a Cleanup, engine/cleanup.h).
 
 #include "engine/runner.h"
 
@@ -16,6 +15,7 @@
 #include "base/utf8.h"
 #include "engine/barrier.h"
 #include "engine/checks.h"
+#include "engine/cleanup.h"
 #include "engine/exit_code.h"
 #include "engine/kernel_health.h"
 #include "engine/step.h"
@@ -386,6 +386,24 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
   }
   sr.duration = sys::elapsed_since(sys_.clock, start);
   return sr;
+}
+
+CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view phase, const Scenario* marked) {
+  scenario_name_ = scenario_name;
+  return Cleanup(registry_, sys_, journal_, reporter_, scenario_name_, &running_).run(phase, marked);
+}
+
+Result<nlohmann::json> Runner::revert(const std::string& step_name) {
+  Cleanup cleanup(registry_, sys_, journal_, reporter_, scenario_name_, &running_);
+  std::vector<JournalEntry> mine;
+  for (const auto& e : journal_.pending())
+    if (e.step == step_name) mine.push_back(e);
+  nlohmann::json facts = nlohmann::json::object();
+  for (auto it = mine.rbegin(); it != mine.rend(); ++it) {
+    UndoReport ur = cleanup.undo(*it, &facts);
+    if (!ur.ok) return make_error("could not undo '" + ur.summary + "': " + ur.error);
+  }
+  return facts;
 }
 
 int exit_code_for(const RunReport& report) {
