@@ -69,6 +69,16 @@ class Runner {
 
   StepReport run_step(const Scenario& scenario, const StepSpec& step);
   StepReport attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind);
+  // Why `plan` leaves the step out (a plugin's kind, parameters that read
+  // facts known only at run time), or nullopt.
+  std::optional<std::string> not_previewed(const StepSpec& step, const Kind& kind) const;
+  // Puts earlier steps' facts into `params` and checks them again; the first
+  // problem, if any.
+  std::optional<Diagnostic> expand_facts(const Scenario& scenario, const StepSpec& step, const Kind& kind,
+                                         nlohmann::json& params) const;
+  // One attempt: the kind's run, in the step's namespace, against its deadline.
+  StepResult run_attempt(const Scenario& scenario, const StepSpec& step, const Kind& kind,
+                         const nlohmann::json& params);
   std::optional<std::string> skip_reason(const Scenario& scenario, const StepSpec& step) const;
   // Undoes the changes of an earlier step now, newest first; the facts its
   // undos observed (a fault's final counters).
