@@ -1,14 +1,14 @@
-// Undoing: one journal entry, a batch of them, the marked sweep, `revert`,
-// and the cleanup that replays the journal newest first.
+#include "engine/cleanup.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <set>
 
-#include "base/utf8.h"
 #include "engine/barrier.h"
-#include "engine/runner.h"
+#include "engine/report_journal.h"
 #include "engine/step.h"
 
 namespace rxerun {
@@ -26,9 +26,8 @@ nlohmann::json undo_args(const JournalEntry& entry) {
 
 class SimpleUndoContext final : public UndoContext {
  public:
-  using Running = RunningTools;
   SimpleUndoContext(sys::System& sys, const std::string& scenario, std::string step = {}, std::string netns = {},
-                    Running* running = nullptr)
+                    RunningTools* running = nullptr)
       : sys_(sys), scenario_(scenario), step_(std::move(step)), netns_(std::move(netns)), running_(running) {}
   sys::System& sys() override { return sys_; }
   const std::string& scenario() const override { return scenario_; }
@@ -43,11 +42,96 @@ class SimpleUndoContext final : public UndoContext {
   const std::string& scenario_;
   std::string step_;
   std::string netns_;
-  Running* running_;
+  RunningTools* running_;
 };
+
+// A change that lives on something an older pending change made (an
+// address on the run's veth, a rule in the run's namespace) rides on the
+// oldest such change: when that one's undo removes the thing, the rider
+// went with it and is not undone on its own. By the owner's seq, oldest
+// first; pointers into `pending`.
+std::map<long, std::vector<const JournalEntry*>> riders_of(const std::vector<JournalEntry>& pending) {
+  std::map<long, std::vector<const JournalEntry*>> riders;
+  std::map<std::string, long> maker;  // object -> the oldest pending change that makes it
+  for (const auto& e : pending) {
+    long owner = 0;
+    for (const auto& o : e.footprint.on)
+      if (auto it = maker.find(o); it != maker.end() && it->second != e.seq && (!owner || it->second < owner))
+        owner = it->second;
+    if (owner) riders[owner].push_back(&e);
+    for (const auto& o : e.footprint.makes) maker.emplace(o, e.seq);
+  }
+  return riders;
+}
+
 }  // namespace
 
-UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
+CleanupReport Cleanup::run(std::string_view phase, const Scenario* marked) {
+  CleanupReport report;
+  report.phase = std::string(phase);
+  const std::vector<JournalEntry> pending = journal_.pending();  // copy: undo() shrinks it
+  reporter_.cleanup_started(phase, pending.size());
+  const Riders riders = riders_of(pending);
+  undo_batches(undo_one_by_one(pending, riders, report), riders, report);
+  // Interrupted (Ctrl-C during `rxerun cleanup`, a second one during a
+  // run's cleanup): the undo in progress finished and was recorded; what is
+  // left stays in the journal for the next cleanup, and is reported.
+  if (sys_.interrupt.requested()) {
+    report_interrupted(report);
+  } else if (marked && report.clean()) {
+    // Not after an undo that left something behind: it may have refused a
+    // namesake that copied the mark, which the mark alone cannot tell from
+    // a leftover. The next cleanup looks again.
+    remove_marked(*marked, report);
+  }
+  // Lines the journal could not read may have recorded changes nobody
+  // undid: residue, with the file kept for a person to read.
+  if (!journal_.damaged().empty()) report_damage(report);
+  journal_.remove_if_clean();
+  reporter_.cleanup_finished(report);
+  return report;
+}
+
+std::vector<Cleanup::Batch> Cleanup::undo_one_by_one(const std::vector<JournalEntry>& pending, const Riders& riders,
+                                                     CleanupReport& report) {
+  std::set<long> riding;
+  for (const auto& [owner, list] : riders)
+    for (const auto* e : list) riding.insert(e->seq);
+  // Newest first; changes of kinds that can undo many at once are gathered
+  // (by kind and namespace, in order of first appearance) and undone last.
+  std::vector<Batch> batches;
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    if (riding.count(it->seq)) continue;
+    const Kind* kind = registry_.find(it->kind);
+    if (kind && kind->undo_batch && it->unreadable.empty()) {
+      auto b = std::find_if(batches.begin(), batches.end(),
+                            [&](const auto& x) { return x.first == kind && x.second.front().netns == it->netns; });
+      if (b == batches.end()) {
+        batches.push_back({kind, {*it}});
+      } else {
+        b->second.push_back(*it);
+      }
+      continue;
+    }
+    if (sys_.interrupt.requested()) break;
+    record(report, undo(*it, nullptr));
+    settle_riders(*it, report.undos.back().ok, riders, report);
+  }
+  return batches;
+}
+
+void Cleanup::undo_batches(const std::vector<Batch>& batches, const Riders& riders, CleanupReport& report) {
+  for (const auto& [kind, entries] : batches) {
+    if (sys_.interrupt.requested()) break;
+    auto results = undo_batch(*kind, entries);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      record(report, std::move(results[i]));
+      settle_riders(entries[i], report.undos.back().ok, riders, report);
+    }
+  }
+}
+
+UndoReport Cleanup::undo(const JournalEntry& entry, nlohmann::json* facts) {
   UndoReport ur{.step = entry.step, .kind = entry.kind, .summary = entry.summary};
   const auto start = sys_.clock.now();
   const Kind* kind = registry_.find(entry.kind);
@@ -81,7 +165,7 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   auto scope = enter(entry.netns, &gone);
   if (gone) return finish({});  // a namespace that is gone took everything inside it along
   if (!scope) return finish(scope.error());
-  SimpleUndoContext uctx(sys_, scenario_name_, entry.step, entry.netns, &running_);
+  SimpleUndoContext uctx(sys_, scenario_, entry.step, entry.netns, running_);
   auto r = guarded(
       "undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); }, kUnreadableArgs);
   if (!r) return finish(r.error());
@@ -89,7 +173,7 @@ UndoReport Runner::undo(const JournalEntry& entry, nlohmann::json* facts) {
   return finish({});
 }
 
-Result<std::unique_ptr<sys::NetnsScope>> Runner::enter(const std::string& netns, bool* gone) {
+Result<std::unique_ptr<sys::NetnsScope>> Cleanup::enter(const std::string& netns, bool* gone) {
   *gone = false;
   if (netns.empty()) return std::unique_ptr<sys::NetnsScope>();
   auto entered = sys_.netns.enter(netns);
@@ -97,7 +181,7 @@ Result<std::unique_ptr<sys::NetnsScope>> Runner::enter(const std::string& netns,
   return entered;
 }
 
-std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries) {
+std::vector<UndoReport> Cleanup::undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries) {
   const auto start = sys_.clock.now();
   Result<void> r;
   {
@@ -109,7 +193,7 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
       } else {
         std::vector<nlohmann::json> args;
         for (const auto& e : entries) args.push_back(undo_args(e));
-        SimpleUndoContext uctx(sys_, scenario_name_, "", entries.front().netns);
+        SimpleUndoContext uctx(sys_, scenario_, "", entries.front().netns);
         r = guarded(
             "undo of step kind '" + kind.spec.name + "'", [&] { return kind.undo_batch(args, uctx); }, kUnreadableArgs);
       }
@@ -125,167 +209,12 @@ std::vector<UndoReport> Runner::undo_batch(const Kind& kind, const std::vector<J
   return mark_all_undone(done, sys::elapsed_since(sys_.clock, start) / static_cast<long>(entries.size()), "");
 }
 
-void Runner::remove_marked(const Scenario& scenario, CleanupReport& report) {
-  scenario_name_ = scenario.name;
-  std::vector<std::string> namespaces = {""};
-  for (const auto& s : scenario.steps)
-    if (s.netns && std::find(namespaces.begin(), namespaces.end(), *s.netns) == namespaces.end())
-      namespaces.push_back(*s.netns);
-  for (const auto& kind : registry_.kinds()) {
-    if (!kind.preclean) continue;
-    // Only the kinds the scenario uses can have left marked things behind;
-    // asking the others costs time and may need rights the scenario does not
-    // (a sleep-only lab run by a user without CAP_NET_ADMIN).
-    const bool used = std::any_of(scenario.steps.begin(), scenario.steps.end(),
-                                  [&](const StepSpec& s) { return s.kind == kind.spec.name; });
-    if (!used) continue;
-    for (const auto& ns : namespaces) {
-      bool gone = false;
-      auto scope = enter(ns, &gone);
-      if (gone) continue;
-      const auto start = sys_.clock.now();
-      if (!scope) {
-        report.undos.push_back({.kind = kind.spec.name,
-                                .summary = "look for leftovers in netns " + ns,
-                                .ok = false,
-                                .error = scope.error().message});
-        reporter_.undo_finished(report.undos.back());
-        continue;
-      }
-      SimpleUndoContext uctx(sys_, scenario_name_);
-      auto removed = guarded("preclean of step kind '" + kind.spec.name + "'", [&] { return kind.preclean(uctx); });
-      if (!removed) {
-        report.undos.push_back({.kind = kind.spec.name,
-                                .summary = "remove marked leftovers" + (ns.empty() ? "" : " in netns " + ns),
-                                .ok = false,
-                                .error = removed.error().message,
-                                .duration = sys::elapsed_since(sys_.clock, start)});
-        reporter_.undo_finished(report.undos.back());
-        continue;
-      }
-      for (const auto& what : *removed) {
-        report.undos.push_back(
-            {.kind = kind.spec.name, .summary = what, .duration = sys::elapsed_since(sys_.clock, start)});
-        reporter_.undo_finished(report.undos.back());
-      }
-    }
-  }
-}
-
-Result<nlohmann::json> Runner::revert(const std::string& step_name) {
-  std::vector<JournalEntry> mine;
-  for (const auto& e : journal_.pending())
-    if (e.step == step_name) mine.push_back(e);
-  nlohmann::json facts = nlohmann::json::object();
-  for (auto it = mine.rbegin(); it != mine.rend(); ++it) {
-    UndoReport ur = undo(*it, &facts);
-    if (!ur.ok) return make_error("could not undo '" + ur.summary + "': " + ur.error);
-  }
-  return facts;
-}
-
-CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view phase, const Scenario* marked) {
-  scenario_name_ = scenario_name;
-  CleanupReport report;
-  report.phase = std::string(phase);
-  std::vector<JournalEntry> pending = journal_.pending();  // copy: undo() shrinks it
-  reporter_.cleanup_started(phase, pending.size());
-
-  // A change that lives on something an older pending change made (an
-  // address on the run's veth, a rule in the run's namespace) rides on the
-  // oldest such change: when that one's undo removes the thing, the rider
-  // went with it and is not undone on its own.
-  std::map<long, std::vector<const JournalEntry*>> riders;  // by the owner's seq, oldest first
-  {
-    std::map<std::string, long> maker;  // object -> the oldest pending change that makes it
-    for (const auto& e : pending) {
-      long owner = 0;
-      for (const auto& o : e.footprint.on)
-        if (auto it = maker.find(o); it != maker.end() && it->second != e.seq && (!owner || it->second < owner))
-          owner = it->second;
-      if (owner) riders[owner].push_back(&e);
-      for (const auto& o : e.footprint.makes) maker.emplace(o, e.seq);
-    }
-  }
-  std::set<long> riding;
-  for (const auto& [owner, list] : riders)
-    for (const auto* e : list) riding.insert(e->seq);
-
-  // Newest first; changes of kinds that can undo many at once are gathered
-  // (by kind and namespace, in order of first appearance) and undone last.
-  std::vector<std::pair<const Kind*, std::vector<JournalEntry>>> batches;
-  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
-    if (riding.count(it->seq)) continue;
-    const Kind* kind = registry_.find(it->kind);
-    if (kind && kind->undo_batch && it->unreadable.empty()) {
-      auto b = std::find_if(batches.begin(), batches.end(),
-                            [&](const auto& x) { return x.first == kind && x.second.front().netns == it->netns; });
-      if (b == batches.end()) {
-        batches.push_back({kind, {*it}});
-      } else {
-        b->second.push_back(*it);
-      }
-      continue;
-    }
-    if (sys_.interrupt.requested()) break;
-    report.undos.push_back(undo(*it, nullptr));
-    reporter_.undo_finished(report.undos.back());
-    settle_riders(*it, report.undos.back().ok, riders, report);
-  }
-  for (const auto& [kind, entries] : batches) {
-    if (sys_.interrupt.requested()) break;
-    auto results = undo_batch(*kind, entries);
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      report.undos.push_back(std::move(results[i]));
-      reporter_.undo_finished(report.undos.back());
-      settle_riders(entries[i], report.undos.back().ok, riders, report);
-    }
-  }
-  // Interrupted (Ctrl-C during `rxerun cleanup`, a second one during a
-  // run's cleanup): the undo in progress finished and was recorded; what is
-  // left stays in the journal for the next cleanup, and is reported.
-  if (sys_.interrupt.requested()) {
-    report.interrupted = true;
-    for (const auto& e : journal_.pending()) {
-      report.undos.push_back({.step = e.step,
-                              .kind = e.kind,
-                              .summary = e.summary,
-                              .ok = false,
-                              .error = "not undone: interrupted (it stays in the journal for `rxerun cleanup`)"});
-      reporter_.undo_finished(report.undos.back());
-    }
-  } else if (marked && report.clean()) {
-    // Not after an undo that left something behind: it may have refused a
-    // namesake that copied the mark, which the mark alone cannot tell from
-    // a leftover. The next cleanup looks again.
-    remove_marked(*marked, report);
-  }
-  // Lines the journal could not read may have recorded changes nobody
-  // undid: residue, with the file kept for a person to read.
-  if (!journal_.damaged().empty()) {
-    UndoReport ur{.kind = "journal", .summary = damaged_line_numbers(journal_.damaged()), .ok = false};
-    ur.journal_text = journal_text(journal_.damaged());
-    auto kept = journal_.keep_damaged_aside();
-    ur.error =
-        kept ? "unreadable: whatever they recorded was not undone (check by hand); the journal is kept as " + *kept
-             : "unreadable: whatever they recorded was not undone (check by hand); " + kept.error().message +
-                   (kept.error().code ? std::string(": ") + std::strerror(kept.error().code) : "");
-    report.undos.push_back(std::move(ur));
-    reporter_.undo_finished(report.undos.back());
-  }
-  journal_.remove_if_clean();
-  reporter_.cleanup_finished(report);
-  return report;
-}
-
-void Runner::settle_riders(const JournalEntry& owner, bool owner_undone,
-                           const std::map<long, std::vector<const JournalEntry*>>& riders, CleanupReport& report) {
+void Cleanup::settle_riders(const JournalEntry& owner, bool owner_undone, const Riders& riders, CleanupReport& report) {
   auto it = riders.find(owner.seq);
   if (it == riders.end()) return;
   if (!owner_undone) {  // the thing is still there: undo what rides on it, one by one, newest first
     for (auto r = it->second.rbegin(); r != it->second.rend(); ++r) {
-      report.undos.push_back(undo(**r, nullptr));
-      reporter_.undo_finished(report.undos.back());
+      record(report, undo(**r, nullptr));
       settle_riders(**r, report.undos.back().ok, riders, report);
     }
     return;
@@ -300,14 +229,11 @@ void Runner::settle_riders(const JournalEntry& owner, bool owner_undone,
     if (auto more = riders.find(e->seq); more != riders.end())
       todo.insert(todo.end(), more->second.rbegin(), more->second.rend());
   }
-  for (auto& ur : mark_all_undone(gone, Duration{0}, owner.summary)) {
-    report.undos.push_back(std::move(ur));
-    reporter_.undo_finished(report.undos.back());
-  }
+  for (auto& ur : mark_all_undone(gone, Duration{0}, owner.summary)) record(report, std::move(ur));
 }
 
-std::vector<UndoReport> Runner::mark_all_undone(const std::vector<const JournalEntry*>& entries, Duration each,
-                                                const std::string& covered_by) {
+std::vector<UndoReport> Cleanup::mark_all_undone(const std::vector<const JournalEntry*>& entries, Duration each,
+                                                 const std::string& covered_by) {
   std::vector<long> seqs;
   for (const auto* e : entries) seqs.push_back(e->seq);
   auto marked = guarded("the journal", [&] { return journal_.mark_undone(seqs); });
@@ -324,12 +250,74 @@ std::vector<UndoReport> Runner::mark_all_undone(const std::vector<const JournalE
   return out;
 }
 
-std::unique_ptr<sys::RunningTool> take_running(RunningTools& running, const std::string& step) {
-  auto it = running.find(step);
-  if (it == running.end()) return nullptr;
-  auto tool = std::move(it->second);
-  running.erase(it);
-  return tool;
+void Cleanup::report_interrupted(CleanupReport& report) {
+  report.interrupted = true;
+  for (const auto& e : journal_.pending()) {
+    record(report, {.step = e.step,
+                    .kind = e.kind,
+                    .summary = e.summary,
+                    .ok = false,
+                    .error = "not undone: interrupted (it stays in the journal for `rxerun cleanup`)"});
+  }
+}
+
+void Cleanup::remove_marked(const Scenario& scenario, CleanupReport& report) {
+  std::vector<std::string> namespaces = {""};
+  for (const auto& s : scenario.steps)
+    if (s.netns && std::find(namespaces.begin(), namespaces.end(), *s.netns) == namespaces.end())
+      namespaces.push_back(*s.netns);
+  for (const auto& kind : registry_.kinds()) {
+    if (!kind.preclean) continue;
+    // Only the kinds the scenario uses can have left marked things behind;
+    // asking the others costs time and may need rights the scenario does not
+    // (a sleep-only lab run by a user without CAP_NET_ADMIN).
+    const bool used = std::any_of(scenario.steps.begin(), scenario.steps.end(),
+                                  [&](const StepSpec& s) { return s.kind == kind.spec.name; });
+    if (!used) continue;
+    for (const auto& ns : namespaces) remove_marked_in(kind, ns, scenario, report);
+  }
+}
+
+void Cleanup::remove_marked_in(const Kind& kind, const std::string& netns, const Scenario& scenario,
+                               CleanupReport& report) {
+  bool gone = false;
+  auto scope = enter(netns, &gone);
+  if (gone) return;
+  const auto start = sys_.clock.now();
+  if (!scope) {
+    record(report, {.kind = kind.spec.name,
+                    .summary = "look for leftovers in netns " + netns,
+                    .ok = false,
+                    .error = scope.error().message});
+    return;
+  }
+  SimpleUndoContext uctx(sys_, scenario.name);
+  auto removed = guarded("preclean of step kind '" + kind.spec.name + "'", [&] { return kind.preclean(uctx); });
+  if (!removed) {
+    record(report, {.kind = kind.spec.name,
+                    .summary = "remove marked leftovers" + (netns.empty() ? "" : " in netns " + netns),
+                    .ok = false,
+                    .error = removed.error().message,
+                    .duration = sys::elapsed_since(sys_.clock, start)});
+    return;
+  }
+  for (const auto& what : *removed)
+    record(report, {.kind = kind.spec.name, .summary = what, .duration = sys::elapsed_since(sys_.clock, start)});
+}
+
+void Cleanup::report_damage(CleanupReport& report) {
+  UndoReport ur{.kind = "journal", .summary = damaged_line_numbers(journal_.damaged()), .ok = false};
+  ur.journal_text = journal_text(journal_.damaged());
+  auto kept = journal_.keep_damaged_aside();
+  ur.error = kept ? "unreadable: whatever they recorded was not undone (check by hand); the journal is kept as " + *kept
+                  : "unreadable: whatever they recorded was not undone (check by hand); " + kept.error().message +
+                        (kept.error().code ? std::string(": ") + std::strerror(kept.error().code) : "");
+  record(report, std::move(ur));
+}
+
+void Cleanup::record(CleanupReport& report, UndoReport undo) {
+  report.undos.push_back(std::move(undo));
+  reporter_.undo_finished(report.undos.back());
 }
 
 }  // namespace rxerun

@@ -5,7 +5,8 @@
 // cleanup` replays what is left. A journal written in an earlier boot is
 // discarded: every change it lists was the kernel's, and went with it.
 //
-// On disk: STATE_DIR/SCENARIO.journal, JSON Lines:
+// On disk: STATE_DIR/SCENARIO.journal, JSON Lines (engine/journal_line.h
+// writes and reads them):
 //   {"boot":"0b6e...-..."}   (/proc/sys/kernel/random/boot_id)
 //   {"do":1,"step":"pair","kind":"veth","netns":"","summary":"delete veth vA","args":{...}}
 //   {"do":2,...,"on":["link:/vA"]}      (Footprint, when the kind declares one)
@@ -13,27 +14,15 @@
 //   {"is":1,"identity":{"ifindex":7,"netns_inode":4026532281}}
 //   {"undone":1}   {"undone":[3,4,5]}
 // and STATE_DIR/SCENARIO.lock, held with flock() for the whole run, so that
-// two runs of one scenario cannot interleave.
+// two runs of one scenario cannot interleave. STATE_DIR must be the user's
+// own (base/state_dir.h); lock and journal are opened relative to it.
 //
-// STATE_DIR must be the user's own: a directory (not a symbolic link) that
-// belongs to the effective uid and has no group or other permission bits,
-// since whoever can write there can make cleanup undo what they choose. It
-// is created (mode 0700) when missing, the last component only. Lock and
-// journal are opened relative to it, never through a symbolic link, and
-// must be regular files.
-//
-// Reading is forgiving and loud. A torn last line (a crash in the middle of
-// a write: no newline at the end and not a whole line) is cut off when the
-// journal is opened, since its change was never made, so the next line
-// starts on its own. Any other line that is not a line rxerun writes (not
-// JSON, an unknown line type, a "do" without a usable seq or repeating one,
-// longer than kMaxLineBytes) is damage: listed by damaged(), and the runner
-// reports it and keeps the file aside (keep_damaged_aside()). A "do" line
-// whose seq is fine but whose other fields are not (missing "kind", wrong
-// types, a number in "args" that is not an integer: kinds journal none) is
-// an entry that cannot be undone: it stays pending with
-// `unreadable` set, and is reported as residue with its text. "undone" for
-// a seq not seen before it is ignored.
+// A torn last line is cut off when the journal is opened, since its change
+// was never made, so the next line starts on its own. Damage (a line that
+// is not one rxerun writes) is listed by damaged(); the runner reports it and
+// keeps the file aside (keep_damaged_aside()). An entry whose fields cannot
+// be read stays pending with `unreadable` set, and is reported as residue
+// with its text.
 
 #include <cstddef>
 #include <optional>
@@ -44,59 +33,11 @@
 
 #include "base/fd.h"
 #include "base/result.h"
+#include "base/state_dir.h"  // default_state_dir(), where Journal::open looks by default
+#include "engine/journal_entry.h"
+#include "engine/journal_line.h"
 
 namespace rxerun {
-
-// What a change lives on and what it creates, named as objects
-// ("link:NETNS/DEV", "netns:NAME"; NETNS is "" for rxerun's own namespace).
-// Cleanup leaves out the undo of a change that lives on an object an older
-// change of the same run created, when that object's removal succeeds: an
-// address on a veth the run made goes with the veth, a rule in a namespace it
-// made goes with the namespace.
-struct Footprint {
-  std::vector<std::string> on;     // the change goes when one of these goes
-  std::vector<std::string> makes;  // the undo of this change removes these
-};
-
-std::string link_object(const std::string& netns, const std::string& dev);
-std::string netns_object(const std::string& name);
-
-struct JournalEntry {
-  long seq = 0;
-  std::string step;
-  std::string kind;
-  std::string netns;  // where the change was made; "" for rxerun's own namespace
-  std::string summary;
-  nlohmann::json args;
-  Footprint footprint;
-  // What identifies the object the change made, beyond its name (an
-  // interface's index, a namespace's inode), once it exists; null when the
-  // change made nothing or the run ended before it could say. An undo acts
-  // only on the object that still matches it.
-  nlohmann::json identity;
-  // The entry's line as the journal holds it, and its number in the file
-  // (0 when not known): what a report shows when the undo fails.
-  std::string raw;
-  long line = 0;
-  // Why the reader could not take the entry's fields ("\"kind\" is not a
-  // string"); such an entry is never undone, only reported.
-  std::string unreadable;
-  // The plugin file the entry's kind comes from (an absolute path); "" for a
-  // kind built into rxerun. Cleanup loads it to undo the change.
-  std::string plugin;
-};
-
-// A line of a journal file that is not a line rxerun writes.
-struct DamagedLine {
-  long number = 0;   // 1-based
-  std::string why;   // "not JSON", "unknown line type", ...
-  std::string text;  // the start of the line, bytes outside printable ASCII escaped (\xNN)
-};
-
-// Lines longer than this are damage when read, and refused when written
-// (the change is then not made): bigger than any entry a kind writes, small
-// enough to hold in memory.
-inline constexpr std::size_t kMaxLineBytes = 8u << 20;
 
 class Journal {
  public:
@@ -141,23 +82,38 @@ class Journal {
 
  private:
   Journal() = default;
-  Result<void> write_line(const nlohmann::json& line);
+  // Takes the scenario's lock, SCENARIO.lock, and writes this process's pid
+  // into it for the message of a run that finds it held.
+  Result<void> lock(const std::string& scenario);
+  // Reads the journal file: what is pending, what is damaged; cuts off a
+  // torn last line, and forgets an earlier boot's journal.
+  Result<void> load();
+  // Hands every line of the file to `reader`, reading in pieces: a line
+  // longer than kMaxLineBytes is never held whole.
+  Result<void> read_lines(JournalReader& reader);
+  Result<void> write_line(const std::string& line);
   // One or more lines of JSON, without the last newline, in one write();
   // returns the number of the first line in the file.
   Result<long> write_text(const std::string& lines);
   Result<void> reopen();  // the journal file again, after remove_if_clean() or keep_damaged_aside()
+  // The fresh journal keep_damaged_aside() writes: the boot line, then each
+  // pending entry (with its identity line); sets each entry's line number
+  // in it, and `lines` to how many it holds.
+  std::string pending_text(long* lines);
+  // Links the damaged journal to SCENARIO.journal.damaged-STAMP (link()
+  // never replaces a file: "-2", "-3"... when taken); returns that name.
+  Result<std::string> link_damaged();
 
-  std::string dir_;
+  // Declared in this order so that they close in the reverse one: the journal
+  // file first, then the lock (closing it releases the flock), the directory
+  // last.
+  StateDir dir_;  // checked on open: every file is opened relative to it
+  UniqueFd lock_fd_;
+  UniqueFd fd_;
   std::string name_;  // SCENARIO.journal
   std::string path_;
   std::string boot_;  // written as the first line of a journal file that starts empty
   bool boot_written_ = false;
-  // Declared in this order so that they close in the reverse one: the journal
-  // file first, then the lock (closing it releases the flock), the directory
-  // last.
-  UniqueFd dir_fd_;  // STATE_DIR, checked on open: every file is opened relative to it
-  UniqueFd lock_fd_;
-  UniqueFd fd_;
   long next_seq_ = 1;
   long lines_ = 0;  // newlines in the file, for JournalEntry::line
   // The file does not end with a newline (a line without one was read, or
@@ -168,30 +124,5 @@ class Journal {
   std::vector<DamagedLine> damaged_;
   std::vector<JournalEntry> pending_;
 };
-
-// What a report shows of an entry whose undo failed: "line N: " and its
-// journal line, cut at 4 KiB (or entry_line() for an entry of an in-memory
-// journal).
-std::string journal_text(const JournalEntry& entry);
-// What a report shows of damaged lines: "line N (WHY): TEXT", one a line,
-// the first ten.
-std::string journal_text(const std::vector<DamagedLine>& lines);
-// "journal lines 3, 7" (the first ten, then "and N more").
-std::string damaged_line_numbers(const std::vector<DamagedLine>& lines);
-
-// The journal's line for `entry`: the JSON object {"do":SEQ,"step":...,
-// "kind":...,"netns":...,"summary":...,"args":...} plus "on", "makes" and
-// "plugin" when not empty, written directly, keys in the order nlohmann::json writes them
-// (building the object would copy `args` and make a map for every line).
-std::string entry_line(const JournalEntry& entry);
-
-// Where journals and locks live: $RXERUN_STATE_DIR when set, /run/rxerun for
-// root, else $XDG_RUNTIME_DIR/rxerun or /tmp/rxerun-UID.
-std::string default_state_dir();
-
-// Opens `dir` as a state directory (creating its last component, mode
-// 0700, when missing) and checks that it is the user's own; returns the
-// directory's fd, or what to fix.
-Result<UniqueFd> open_state_dir(const std::string& dir);
 
 }  // namespace rxerun

@@ -1,20 +1,21 @@
-// The loader's part of two-node labs: `nodes:` (the lab VMs), `wires:`
-// (between their NICs), a step's `node:`, and the nodes of a pair kind's
-// ends (Kind::end_nodes). docs/scenarios.md, "Nodes and wires", says the
-// rules.
+#include "engine/loader_nodes.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <vector>
+
 #include "base/utf8.h"
 #include "engine/checks.h"
 #include "engine/kind.h"
-#include "engine/loader_detail.h"
 #include "engine/nodes.h"
 
 namespace rxerun::loading {
 
 namespace {
+
+const std::vector<std::string> kNodeKeys{"kernel"};
+const std::vector<std::string> kWireEndKeys{"nic", "mac"};
 
 // The names of the declared nodes: "a, b" ("none" when there is none).
 std::string node_list(const Scenario& scenario) {
@@ -40,56 +41,57 @@ std::string wire_end_words(std::size_t index, int end, const std::string& node) 
 
 }  // namespace
 
-void Loader::load_nodes(const YAML::Node& value, const YAML::Node& key) {
+void NodesReader::read_nodes(const YAML::Node& value, const YAML::Node& key, std::optional<Mark> vm_kernels) {
   has_nodes_ = true;
-  if (vm_kernels_mark_)
-    error(*vm_kernels_mark_,
-          "'vm.kernels' cannot go with 'nodes': each node names its own kernel (nodes: {a: "
-          "{kernel: \"6.1\"}, b: {kernel: \"7.3\"}})");
+  if (vm_kernels)
+    sink_.error(*vm_kernels,
+                "'vm.kernels' cannot go with 'nodes': each node names its own kernel (nodes: {a: "
+                "{kernel: \"6.1\"}, b: {kernel: \"7.3\"}})");
   if (value.IsNull() || (value.IsMap() && value.size() == 0)) {
-    error(value.IsNull() ? key : value,
-          "'nodes' is empty: declare at least one node, such as nodes: {a: {kernel: \"6.1\"}}");
+    sink_.error(value.IsNull() ? key : value,
+                "'nodes' is empty: declare at least one node, such as nodes: {a: {kernel: \"6.1\"}}");
     return;
   }
   if (!value.IsMap()) {
-    error(value, fmt::format("'nodes' must be a mapping of node names to {{kernel: ...}}, such as {{a: {{kernel: "
-                             "\"6.1\"}}, b: {{}}}}, got {}",
-                             type_name(value)));
+    sink_.error(value, fmt::format("'nodes' must be a mapping of node names to {{kernel: ...}}, such as {{a: "
+                                   "{{kernel: \"6.1\"}}, b: {{}}}}, got {}",
+                                   type_name(value)));
     return;
   }
   std::size_t count = 0;
   for_each_pair(value, [&](const std::string& name, const YAML::Node& name_node, const YAML::Node& v) {
     if (++count == kMaxLabNodes + 1)
-      error(name_node, fmt::format("node '{}' is one too many: a scenario has at most {} nodes, each a lab VM of "
-                                   "about 1.4 GB of memory",
-                                   excerpt(name), kMaxLabNodes));
+      sink_.error(name_node, fmt::format("node '{}' is one too many: a scenario has at most {} nodes, each a lab VM "
+                                         "of about 1.4 GB of memory",
+                                         excerpt(name), kMaxLabNodes));
     if (count > kMaxLabNodes) return;
-    load_node(name, name_node, v);
+    read_node(name, name_node, v);
   });
 }
 
-void Loader::load_node(const std::string& name, const YAML::Node& key, const YAML::Node& value) {
+void NodesReader::read_node(const std::string& name, const YAML::Node& key, const YAML::Node& value) {
   if (!valid_node_name(name)) {
-    error(key, fmt::format("node name '{}' must be a letter, then letters, digits, '-' or '_', at most 15 bytes",
-                           excerpt(name)));
+    sink_.error(key, fmt::format("node name '{}' must be a letter, then letters, digits, '-' or '_', at most 15 bytes",
+                                 excerpt(name)));
     return;
   }
   NodeSpec node{.name = name, .kernel = std::nullopt, .mark = mark_of(key)};
   if (!value.IsNull() && !value.IsMap()) {
-    error(value,
-          fmt::format("node '{}' must be a mapping such as {{kernel: \"6.1\"}}, got {}", name, type_name(value)));
+    sink_.error(value,
+                fmt::format("node '{}' must be a mapping such as {{kernel: \"6.1\"}}, got {}", name, type_name(value)));
   } else if (value.IsMap()) {
     for_each_pair(value, [&](const std::string& k, const YAML::Node& key_node, const YAML::Node& v) {
       if (k != "kernel") {
-        error(key_node, fmt::format("unknown key '{}' in node '{}'{}", excerpt(k), name, did_you_mean(k, kNodeKeys)));
+        sink_.error(key_node,
+                    fmt::format("unknown key '{}' in node '{}'{}", excerpt(k), name, did_you_mean(k, kNodeKeys)));
         return;
       }
-      auto s = scalar_text(v, key_node, fmt::format("nodes.{}.kernel", name));
+      auto s = scalar_text(v, key_node, fmt::format("nodes.{}.kernel", name), sink_);
       if (!s) return;
-      auto e = expand_string(*s, mark_of(v), false);
+      auto e = vars_.expand(*s, mark_of(v));
       if (!e) return;
       if (e->empty())
-        error(v, fmt::format("the kernel of node '{}' cannot be empty", name));
+        sink_.error(v, fmt::format("the kernel of node '{}' cannot be empty", name));
       else
         node.kernel = *e;
     });
@@ -98,41 +100,43 @@ void Loader::load_node(const std::string& name, const YAML::Node& key, const YAM
   scenario_.nodes.push_back(std::move(node));
 }
 
-void Loader::load_wires(const YAML::Node& value, const YAML::Node& key) {
+void NodesReader::read_wires(const YAML::Node& value, const YAML::Node& key) {
   if (value.IsNull()) return;
   if (!value.IsSequence()) {
-    error(value,
-          fmt::format("'wires' must be a list of wires such as [{{a: eth1, b: eth1}}], got {}", type_name(value)));
+    sink_.error(
+        value, fmt::format("'wires' must be a list of wires such as [{{a: eth1, b: eth1}}], got {}", type_name(value)));
     return;
   }
   // The derived MACs number the wires in one byte.
   if (value.size() > 255) {
-    error(key, fmt::format("'wires' holds {} wires; at most 255", value.size()));
+    sink_.error(key, fmt::format("'wires' holds {} wires; at most 255", value.size()));
     return;
   }
   std::size_t index = 0;
-  for (const auto& item : value) load_wire(item, index++);
+  for (const auto& item : value) read_wire(item, index++);
 }
 
-void Loader::load_wire(const YAML::Node& item, std::size_t index) {
+void NodesReader::read_wire(const YAML::Node& item, std::size_t index) {
   if (!item.IsMap()) {
-    error(item, fmt::format("a wire must be a mapping of two nodes to their NICs, such as {{a: eth1, b: eth1}}, got {}",
-                            type_name(item)));
+    sink_.error(item, fmt::format("a wire must be a mapping of two nodes to their NICs, such as {{a: eth1, b: eth1}}, "
+                                  "got {}",
+                                  type_name(item)));
     return;
   }
   if (item.size() != 2) {
-    error(item, fmt::format("a wire joins two nodes' NICs, such as {{a: eth1, b: eth1}}; this one names {} node{}",
+    sink_.error(item,
+                fmt::format("a wire joins two nodes' NICs, such as {{a: eth1, b: eth1}}; this one names {} node{}",
                             item.size(), item.size() == 1 ? "" : "s"));
     return;
   }
   std::vector<WireEndRead> ends;
   for_each_pair(item, [&](const std::string& node, const YAML::Node& key, const YAML::Node& v) {
     if (!scenario_.find_node(node)) {
-      error(key, fmt::format("wire names node '{}', which 'nodes' does not declare (nodes: {})", excerpt(node),
-                             node_list(scenario_)));
+      sink_.error(key, fmt::format("wire names node '{}', which 'nodes' does not declare (nodes: {})", excerpt(node),
+                                   node_list(scenario_)));
       return;
     }
-    if (auto end = load_wire_end(node, key, v)) ends.push_back(std::move(*end));
+    if (auto end = read_wire_end(node, key, v)) ends.push_back(std::move(*end));
   });
   if (ends.size() != 2) return;
   for (int i = 0; i < 2; ++i) {
@@ -143,8 +147,8 @@ void Loader::load_wire(const YAML::Node& item, std::size_t index) {
   scenario_.wires.push_back(WireSpec{.a = ends[0].end, .b = ends[1].end, .mark = mark_of(item)});
 }
 
-std::optional<Loader::WireEndRead> Loader::load_wire_end(const std::string& node, const YAML::Node& key,
-                                                         const YAML::Node& value) {
+std::optional<NodesReader::WireEndRead> NodesReader::read_wire_end(const std::string& node, const YAML::Node& key,
+                                                                   const YAML::Node& value) {
   WireEndRead read;
   read.end.node = node;
   read.end.mark = mark_of(key);
@@ -159,70 +163,88 @@ std::optional<Loader::WireEndRead> Loader::load_wire_end(const std::string& node
       else if (k == "mac")
         mac = v;
       else
-        error(key_node, fmt::format("unknown key '{}' in the wire end of node '{}'{}", excerpt(k), node,
-                                    did_you_mean(k, kWireEndKeys)));
+        sink_.error(key_node, fmt::format("unknown key '{}' in the wire end of node '{}'{}", excerpt(k), node,
+                                          did_you_mean(k, kWireEndKeys)));
     });
     if (!nic) {
-      error(value,
-            fmt::format("the wire end of node '{}' names no 'nic': {{nic: eth1, mac: \"52:54:00:12:34:56\"}}", node));
+      sink_.error(value, fmt::format("the wire end of node '{}' names no 'nic': {{nic: eth1, mac: "
+                                     "\"52:54:00:12:34:56\"}}",
+                                     node));
       return std::nullopt;
     }
   } else {
-    error(value.IsNull() ? key : value,
-          fmt::format("the wire end of node '{}' must be a NIC's name (eth1) or {{nic: eth1, mac: ...}}, got {}", node,
-                      type_name(value)));
+    sink_.error(value.IsNull() ? key : value,
+                fmt::format("the wire end of node '{}' must be a NIC's name (eth1) or {{nic: eth1, mac: ...}}, got {}",
+                            node, type_name(value)));
     return std::nullopt;
   }
-  auto nic_text = scalar_text(*nic, key, "nic");
-  if (!nic_text) return std::nullopt;
-  auto name = expand_string(*nic_text, mark_of(*nic), false);
+  auto name = read_nic(node, key, *nic);
   if (!name) return std::nullopt;
-  std::string why;
   read.nic_mark = mark_of(*nic);
-  if (!valid_ifname(*name, &why)) {
-    error(*nic, fmt::format("'{}' is not a valid interface name: {}", excerpt(*name), why));
-    return std::nullopt;
-  }
-  if (*name == "lo") {
-    error(*nic, fmt::format("'lo' is the loopback of node '{}': a wire joins a NIC of its own (eth1)", node));
-    return std::nullopt;
-  }
   read.end.nic = *name;
   if (mac) {
-    auto mac_text = scalar_text(*mac, key, "mac");
-    if (!mac_text) return std::nullopt;
-    auto given = expand_string(*mac_text, mark_of(*mac), false);
-    if (!given) return std::nullopt;
-    read.end.mac = normalized_mac(*given, &why);
-    if (read.end.mac.empty()) {
-      error(*mac, fmt::format("'{}' is not a NIC's MAC address: {}", excerpt(*given), why));
-      return std::nullopt;
-    }
+    auto normalized = read_mac(key, *mac);
+    if (!normalized) return std::nullopt;
+    read.end.mac = *normalized;
     read.mac_given = true;
     read.mac_mark = mark_of(*mac);
   }
   return read;
 }
 
-void Loader::claim_wire_end(const WireEndRead& read, std::size_t index, int which) {
+std::optional<std::string> NodesReader::read_nic(const std::string& node, const YAML::Node& key,
+                                                 const YAML::Node& nic) {
+  auto text = scalar_text(nic, key, "nic", sink_);
+  if (!text) return std::nullopt;
+  auto name = vars_.expand(*text, mark_of(nic));
+  if (!name) return std::nullopt;
+  std::string why;
+  if (!valid_ifname(*name, &why)) {
+    sink_.error(nic, fmt::format("'{}' is not a valid interface name: {}", excerpt(*name), why));
+    return std::nullopt;
+  }
+  if (*name == "lo") {
+    sink_.error(nic, fmt::format("'lo' is the loopback of node '{}': a wire joins a NIC of its own (eth1)", node));
+    return std::nullopt;
+  }
+  return name;
+}
+
+std::optional<std::string> NodesReader::read_mac(const YAML::Node& key, const YAML::Node& mac) {
+  auto text = scalar_text(mac, key, "mac", sink_);
+  if (!text) return std::nullopt;
+  auto given = vars_.expand(*text, mark_of(mac));
+  if (!given) return std::nullopt;
+  std::string why;
+  std::string normalized = normalized_mac(*given, &why);
+  if (normalized.empty()) {
+    sink_.error(mac, fmt::format("'{}' is not a NIC's MAC address: {}", excerpt(*given), why));
+    return std::nullopt;
+  }
+  return normalized;
+}
+
+void NodesReader::claim_wire_end(const WireEndRead& read, std::size_t index, int which) {
   const WireEnd& end = read.end;
   const std::string nic = end.node + "/" + end.nic;
   if (auto [it, fresh] = nics_.try_emplace(nic, read.nic_mark, index); !fresh)
-    error(read.nic_mark, fmt::format("{} of node '{}' is on wire {} already (at {}:{}): a NIC joins one wire", end.nic,
-                                     end.node, it->second.second + 1, it->second.first.line, it->second.first.col));
+    sink_.error(read.nic_mark,
+                fmt::format("{} of node '{}' is on wire {} already (at {}:{}): a NIC joins one wire", end.nic, end.node,
+                            it->second.second + 1, it->second.first.line, it->second.first.col));
   const std::string who = wire_end_words(index, which, end.node);
   if (auto [it, fresh] = macs_.try_emplace(end.mac, read.mac_mark, who); !fresh) {
     if (read.mac_given)
-      error(read.mac_mark, fmt::format("MAC {} is given twice: {} has it already (at {}:{})", end.mac,
-                                       it->second.second, it->second.first.line, it->second.first.col));
+      sink_.error(read.mac_mark, fmt::format("MAC {} is given twice: {} has it already (at {}:{})", end.mac,
+                                             it->second.second, it->second.first.line, it->second.first.col));
     else
-      error(read.mac_mark, fmt::format("the MAC derived for this end, {}, is the one {} is given (at {}:{}): give "
-                                       "this end a MAC, or that one another",
-                                       end.mac, it->second.second, it->second.first.line, it->second.first.col));
+      sink_.error(read.mac_mark,
+                  fmt::format("the MAC derived for this end, {}, is the one {} is given (at {}:{}): give this end a "
+                              "MAC, or that one another",
+                              end.mac, it->second.second, it->second.first.line, it->second.first.col));
   }
 }
 
-std::string Loader::unknown_node(const std::string& name, std::string_view what) const {
+std::string NodesReader::unknown_node(const std::string& name, std::string_view what) const {
   if (!has_nodes_)
     return fmt::format("{} names node '{}', but this scenario declares no 'nodes' (the lab VMs of a two-node lab)",
                        what, excerpt(name));
@@ -232,17 +254,15 @@ std::string Loader::unknown_node(const std::string& name, std::string_view what)
                      node_list(scenario_));
 }
 
-void Loader::load_step_node(StepSpec& step, const YAML::Node& key_node, const YAML::Node& value) {
-  auto s = common_text(key_node, value, "node");
-  if (!s) return;
-  if (!scenario_.find_node(*s)) {
-    error(value, unknown_node(*s, "'node'"));
+void NodesReader::read_step_node(StepSpec& step, const std::string& name, const YAML::Node& value) {
+  if (!scenario_.find_node(name)) {
+    sink_.error(value, unknown_node(name, "'node'"));
     return;
   }
-  step.node = *s;
+  step.node = name;
 }
 
-void Loader::check_step_nodes(StepSpec& step, bool node_given) {
+void NodesReader::check_step_nodes(StepSpec& step, bool node_given, const StepTable& steps) {
   const Kind* kind = registry_.find(step.kind);
   if (!kind) return;  // no kind, or an unknown one: reported
   // Both ends (each end the step gives) name their node: the step needs none.
@@ -254,7 +274,8 @@ void Loader::check_step_nodes(StepSpec& step, bool node_given) {
     if (!v || !v->is_string()) continue;  // not given (the step's node), or not a string (reported)
     ++named;
     const std::string& name = v->get_ref<const std::string&>();
-    if (!has_nodes_ || !scenario_.find_node(name)) error(step.mark_of(path), unknown_node(name, "'" + path + "'"));
+    if (!has_nodes_ || !scenario_.find_node(name))
+      sink_.error(step.mark_of(path), unknown_node(name, "'" + path + "'"));
   }
   const bool ends_named = ends > 0 && named == ends;
   // A `node:` that names no node was reported where it is.
@@ -264,7 +285,7 @@ void Loader::check_step_nodes(StepSpec& step, bool node_given) {
   if (kind_name == "wait" || kind_name == "revert") {
     // It runs where the step it names (its scalar parameter) ran.
     if (!step.params.is_string()) return;  // reported
-    const StepSpec* target = find_loaded(step.params.get<std::string>());
+    const StepSpec* target = steps.find(step.params.get<std::string>());
     if (!target || target->index >= step.index) return;  // reported
     const auto nodes = step_nodes(*target, registry_.find(target->kind));
     if (nodes.size() == 1) {
@@ -276,7 +297,7 @@ void Loader::check_step_nodes(StepSpec& step, bool node_given) {
                                     node_list(scenario_), node_choices(scenario_));
   if (!kind->end_nodes.empty())
     message += fmt::format(", or name each end's node ({})", fmt::join(kind->end_nodes, ", "));
-  error(step.mark, std::move(message));
+  sink_.error(step.mark, std::move(message));
 }
 
 }  // namespace rxerun::loading

@@ -1,6 +1,5 @@
 // Running a scenario: preclean, each step with its retries, timeouts and
-// expectations, then cleanup (engine/cleanup.cpp: undo, revert, the journal
-// replay).
+// expectations, `revert`, then cleanup (a Cleanup, engine/cleanup.h).
 
 #include "engine/runner.h"
 
@@ -16,6 +15,7 @@
 #include "base/utf8.h"
 #include "engine/barrier.h"
 #include "engine/checks.h"
+#include "engine/cleanup.h"
 #include "engine/exit_code.h"
 #include "engine/kernel_health.h"
 #include "engine/step.h"
@@ -286,47 +286,19 @@ sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
 StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind) {
   StepReport sr = step_report_for(step);
   const auto start = sys_.clock.now();
-
-  // A plugin's kind acts by its own means, not through sys: `plan` cannot
-  // record what it would do, and must not let it act.
-  if (options_.planning && !kind.plugin.empty()) {
+  if (auto why = options_.planning ? not_previewed(step, kind) : std::nullopt) {
     sr.status = StepStatus::Skipped;
-    sr.message = "step kind '" + kind.spec.name + "' comes from a plugin, which acts by its own means: not previewed";
+    sr.message = *why;
     if (sys_.recorder) sys_.recorder->record({sr.message, ""});
     return sr;
   }
-
   // Parameters that read earlier steps' facts are expanded and checked now.
   nlohmann::json params = step.params;
   if (has_step_references(params)) {
-    if (options_.planning) {
-      sr.status = StepStatus::Skipped;
-      sr.message = "its parameters use facts of earlier steps, known only at run time: not previewed";
-      if (sys_.recorder) sys_.recorder->record({sr.message, ""});
-      return sr;
-    }
-    FactLookup lookup = [this](const std::string& s, const std::string& f) -> std::optional<nlohmann::json> {
-      auto it = facts_.find(s);
-      if (it == facts_.end() || !it->second.contains(f)) return std::nullopt;
-      return it->second.at(f);
-    };
-    std::vector<std::string> earlier;
-    for (const auto& s : scenario.steps)
-      if (s.index < step.index) earlier.push_back(s.name);
-    Diagnostics diags;
-    if (auto r = expand_json(params, {}, &lookup); !r) {
-      Mark m = step.mark_of("");
-      diags.push_back({scenario.file, m, r.error().message});
-    } else if (auto bad = not_utf8(params)) {
-      diags.push_back({scenario.file, step.mark_of(""),
-                       fmt::format("a fact of an earlier step put bytes that are not UTF-8 into '{}'", excerpt(*bad))});
-    } else {
-      diags = check_params(kind.spec, params, step, scenario.file, earlier);
-    }
-    if (!diags.empty()) {
+    if (auto problem = expand_facts(scenario, step, kind, params)) {
       sr.status = StepStatus::Error;
       sr.outcome = Outcome::Error;
-      sr.message = diags.front().to_string();
+      sr.message = problem->to_string();
       sr.duration = sys::elapsed_since(sys_.clock, start);
       return sr;
     }
@@ -335,28 +307,7 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
   const int max_attempts = 1 + std::max(0, step.retries);
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     sr.attempts = attempt;
-    StepResult result;
-    {
-      std::unique_ptr<sys::NetnsScope> scope;
-      if (step.netns) {
-        auto entered = sys_.netns.enter(*step.netns);
-        if (!entered) {
-          result = StepResult::error(entered.error());
-        } else {
-          scope = std::move(entered).value();
-        }
-      }
-      if (result.outcome != Outcome::Error) {
-        const auto deadline = deadline_for(step, kind);
-        reporter_.step_waiting(step, timeout_for(step, kind));
-        Context ctx(*this, step, kind, deadline);
-        Params p(params, step, scenario.file);
-        result = guarded("step kind '" + step.kind + "'", [&] { return kind.run(p, ctx); });
-        // A step that overran its deadline timed out, whatever it says.
-        if (result.outcome != Outcome::Error && deadline != sys::SteadyTime::max() && sys_.clock.now() > deadline)
-          result.outcome = Outcome::Timeout;
-      }
-    }
+    const StepResult result = run_attempt(scenario, step, kind, params);
     sr.outcome = result.outcome;
     sr.facts = result.facts;
     sr.message = result.message;
@@ -386,6 +337,77 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
   }
   sr.duration = sys::elapsed_since(sys_.clock, start);
   return sr;
+}
+
+std::optional<std::string> Runner::not_previewed(const StepSpec& step, const Kind& kind) const {
+  // A plugin's kind acts by its own means, not through sys: `plan` cannot
+  // record what it would do, and must not let it act.
+  if (!kind.plugin.empty())
+    return "step kind '" + kind.spec.name + "' comes from a plugin, which acts by its own means: not previewed";
+  if (has_step_references(step.params))
+    return std::string("its parameters use facts of earlier steps, known only at run time: not previewed");
+  return std::nullopt;
+}
+
+std::optional<Diagnostic> Runner::expand_facts(const Scenario& scenario, const StepSpec& step, const Kind& kind,
+                                               nlohmann::json& params) const {
+  FactLookup lookup = [this](const std::string& s, const std::string& f) -> std::optional<nlohmann::json> {
+    auto it = facts_.find(s);
+    if (it == facts_.end() || !it->second.contains(f)) return std::nullopt;
+    return it->second.at(f);
+  };
+  std::vector<std::string> earlier;
+  for (const auto& s : scenario.steps)
+    if (s.index < step.index) earlier.push_back(s.name);
+  Diagnostics diags;
+  if (auto r = expand_json(params, {}, &lookup); !r) {
+    Mark m = step.mark_of("");
+    diags.push_back({scenario.file, m, r.error().message});
+  } else if (auto bad = not_utf8(params)) {
+    diags.push_back({scenario.file, step.mark_of(""),
+                     fmt::format("a fact of an earlier step put bytes that are not UTF-8 into '{}'", excerpt(*bad))});
+  } else {
+    diags = check_params(kind.spec, params, step, scenario.file, earlier);
+  }
+  if (diags.empty()) return std::nullopt;
+  return diags.front();
+}
+
+StepResult Runner::run_attempt(const Scenario& scenario, const StepSpec& step, const Kind& kind,
+                               const nlohmann::json& params) {
+  std::unique_ptr<sys::NetnsScope> scope;
+  if (step.netns) {
+    auto entered = sys_.netns.enter(*step.netns);
+    if (!entered) return StepResult::error(entered.error());
+    scope = std::move(entered).value();
+  }
+  const auto deadline = deadline_for(step, kind);
+  reporter_.step_waiting(step, timeout_for(step, kind));
+  Context ctx(*this, step, kind, deadline);
+  Params p(params, step, scenario.file);
+  StepResult result = guarded("step kind '" + step.kind + "'", [&] { return kind.run(p, ctx); });
+  // A step that overran its deadline timed out, whatever it says.
+  if (result.outcome != Outcome::Error && deadline != sys::SteadyTime::max() && sys_.clock.now() > deadline)
+    result.outcome = Outcome::Timeout;
+  return result;
+}
+
+CleanupReport Runner::cleanup(const std::string& scenario_name, std::string_view phase, const Scenario* marked) {
+  scenario_name_ = scenario_name;
+  return Cleanup(registry_, sys_, journal_, reporter_, scenario_name_, &running_).run(phase, marked);
+}
+
+Result<nlohmann::json> Runner::revert(const std::string& step_name) {
+  Cleanup cleanup(registry_, sys_, journal_, reporter_, scenario_name_, &running_);
+  std::vector<JournalEntry> mine;
+  for (const auto& e : journal_.pending())
+    if (e.step == step_name) mine.push_back(e);
+  nlohmann::json facts = nlohmann::json::object();
+  for (auto it = mine.rbegin(); it != mine.rend(); ++it) {
+    UndoReport ur = cleanup.undo(*it, &facts);
+    if (!ur.ok) return make_error("could not undo '" + ur.summary + "': " + ur.error);
+  }
+  return facts;
 }
 
 int exit_code_for(const RunReport& report) {

@@ -17,6 +17,7 @@
 #include "engine/model.h"
 #include "engine/registry.h"
 #include "engine/report.h"
+#include "engine/running_tools.h"
 #include "sys/system.h"
 
 namespace rxerun {
@@ -33,12 +34,6 @@ struct RunOptions {
   // --kernel-health: wins over the scenario's kernel_health (unset: the scenario's).
   std::optional<KernelHealthPolicy> kernel_health;
 };
-
-// Programs steps left running (exec background), by step name, for `wait`,
-// `revert` and cleanup to take.
-using RunningTools = std::map<std::string, std::unique_ptr<sys::RunningTool>>;
-// Takes the step's program out of `running`: null when it has none.
-std::unique_ptr<sys::RunningTool> take_running(RunningTools& running, const std::string& step);
 
 class Runner {
  public:
@@ -63,10 +58,9 @@ class Runner {
   static bool stops_run(StepStatus status);
 
   // Undoes every change pending in the journal, newest first (the cleanup
-  // command, and a run's preclean and cleanup). With `marked`, then asks
-  // every kind of that scenario with a preclean hook to remove what carries its
-  // mark but is missing from the journal (leftovers of a crashed run), in
-  // rxerun's own namespace and in each namespace the scenario names.
+  // command, and a run's preclean and cleanup), through a Cleanup
+  // (engine/cleanup.h), which says how. With `marked`, then removes the
+  // leftovers of a crashed run that carry that scenario's mark.
   CleanupReport cleanup(const std::string& scenario_name, std::string_view phase, const Scenario* marked = nullptr);
 
  private:
@@ -75,19 +69,20 @@ class Runner {
 
   StepReport run_step(const Scenario& scenario, const StepSpec& step);
   StepReport attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind);
+  // Why `plan` leaves the step out (a plugin's kind, parameters that read
+  // facts known only at run time), or nullopt.
+  std::optional<std::string> not_previewed(const StepSpec& step, const Kind& kind) const;
+  // Puts earlier steps' facts into `params` and checks them again; the first
+  // problem, if any.
+  std::optional<Diagnostic> expand_facts(const Scenario& scenario, const StepSpec& step, const Kind& kind,
+                                         nlohmann::json& params) const;
+  // One attempt: the kind's run, in the step's namespace, against its deadline.
+  StepResult run_attempt(const Scenario& scenario, const StepSpec& step, const Kind& kind,
+                         const nlohmann::json& params);
   std::optional<std::string> skip_reason(const Scenario& scenario, const StepSpec& step) const;
+  // Undoes the changes of an earlier step now, newest first; the facts its
+  // undos observed (a fault's final counters).
   Result<nlohmann::json> revert(const std::string& step_name);
-  UndoReport undo(const JournalEntry& entry, nlohmann::json* facts);
-  void remove_marked(const Scenario& scenario, CleanupReport& report);
-  std::vector<UndoReport> undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries);
-  // Records entries whose changes are gone (one journal write) and reports them.
-  std::vector<UndoReport> mark_all_undone(const std::vector<const JournalEntry*>& entries, Duration each,
-                                          const std::string& covered_by);
-  // After `owner`'s undo: what rode on it went with it (marked undone), or,
-  // when the undo failed, is undone on its own.
-  void settle_riders(const JournalEntry& owner, bool owner_undone,
-                     const std::map<long, std::vector<const JournalEntry*>>& riders, CleanupReport& report);
-  Result<std::unique_ptr<sys::NetnsScope>> enter(const std::string& netns, bool* gone);
   Duration timeout_for(const StepSpec& step, const Kind& kind) const;  // zero: none
   sys::SteadyTime deadline_for(const StepSpec& step, const Kind& kind);
   // The kernel log's clock while the run watches the kernel (else 0), and

@@ -114,12 +114,10 @@ json step_schema(const KindSpec& k) {
           {"properties", props}, {"required", json::array({k.name})}, {"additionalProperties", false}};
 }
 
-}  // namespace
-
-json scenario_schema(const Registry& registry) {
-  json steps = json::array();
-  for (const auto& k : registry.kinds()) steps.push_back(step_schema(k.spec));
-  json definitions = {
+// The schema's shared definitions: templates, durations, sizes, names, MACs,
+// outcomes and matchers.
+json schema_definitions() {
+  return {
       {"template", {{"type", "string"}, {"pattern", "\\{\\{[^}]+\\}\\}"}}},
       {"duration", {{"type", "string"}, {"pattern", "^([0-9]+(\\.[0-9]+)?(ms|s|m|h)|.*\\{\\{.*\\}\\}.*)$"}}},
       {"size", {{"type", "string"}, {"pattern", "^[0-9]+(B|KiB|MiB|GiB|TiB)?$"}}},
@@ -141,20 +139,10 @@ json scenario_schema(const Registry& registry) {
                                 {"properties", {{"outcome", {{"$ref", "#/definitions/outcome"}}}}},
                                 {"additionalProperties", {{"$ref", "#/definitions/matcher"}}}}})}}},
   };
-  return {
-      {"$schema", "http://json-schema.org/draft-07/schema#"},
-      {"title", "rxerun scenario"},
-      {"description", "A Soft-RoCE lab: steps that build it, check it and inject faults; rxerun cleans up."},
-      {"type", "object"},
-      {"required", json::array({"steps"})},
-      {"additionalProperties", false},
-      {"properties",
-       {{"name", {{"type", "string"}, {"pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}},
-        {"description", {{"type", "string"}}},
-        {"vars",
-         {{"type", "object"}, {"additionalProperties", {{"type", json::array({"string", "number", "boolean"})}}}}},
-        {"vm",
-         {{"type", "object"},
+}
+
+json vm_schema() {
+  return {{"type", "object"},
           {"properties",
            {{"kernel", {{"type", "string"}, {"description", "the lab kernel the scenario needs (6.1, 7.3)"}}},
             {"kernels",
@@ -167,20 +155,11 @@ json scenario_schema(const Registry& registry) {
              {{"type", "string"},
               {"description", "time for the whole run in the lab VM (default: the steps' timeouts plus 5m)"}}}}},
           {"not", {{"required", {"kernel", "kernels"}}}},
-          {"additionalProperties", false}}},
-        {"kernel_health",
-         {{"enum", json::array({"fail", "warn", "off"})},
-          {"description",
-           "what the kernel's own reports during the run (WARNING, BUG, Oops, panic, ...) do: fail the run "
-           "(default), show them only (warn), or go unread (off)"}}},
-        {"plugins",
-         {{"type", "array"},
-          {"items", {{"type", "string"}, {"minLength", 1}}},
-          {"description",
-           "plugins whose step kinds the scenario uses: shared objects built against rxerun's SDK, each path "
-           "relative to the scenario file"}}},
-        {"nodes",
-         {{"type", "object"},
+          {"additionalProperties", false}};
+}
+
+json nodes_schema() {
+  return {{"type", "object"},
           {"minProperties", 1},
           {"maxProperties", kMaxLabNodes},
           {"propertyNames", {{"pattern", "^[A-Za-z][A-Za-z0-9_-]{0,14}$"}}},
@@ -194,9 +173,11 @@ json scenario_schema(const Registry& registry) {
             {"additionalProperties", false}}},
           {"description",
            "the lab VMs of a two-node lab (at most 4, each about 1.4 GB of memory): a mapping from a node's name to "
-           "{kernel: \"6.1\"}; every step that touches a kernel names its node"}}},
-        {"wires",
-         {{"type", "array"},
+           "{kernel: \"6.1\"}; every step that touches a kernel names its node"}};
+}
+
+json wires_schema() {
+  return {{"type", "array"},
           {"items",
            {{"type", "object"},
             {"minProperties", 2},
@@ -212,14 +193,47 @@ json scenario_schema(const Registry& registry) {
                              {"additionalProperties", false}}})}}}}},
           {"description",
            "wires between the nodes' NICs: {a: eth1, b: eth1}, or {a: {nic: eth1, mac: \"52:54:00:12:34:56\"}, b: "
-           "eth1}; a MAC not given is 52:54:00:0a:WW:NN (WW: the wire's position, NN: 01 or 02, its end)"}}},
+           "eth1}; a MAC not given is 52:54:00:0a:WW:NN (WW: the wire's position, NN: 01 or 02, its end)"}};
+}
+
+}  // namespace
+
+json scenario_schema(const Registry& registry) {
+  json steps = json::array();
+  for (const auto& k : registry.kinds()) steps.push_back(step_schema(k.spec));
+  return {
+      {"$schema", "http://json-schema.org/draft-07/schema#"},
+      {"title", "rxerun scenario"},
+      {"description", "A Soft-RoCE lab: steps that build it, check it and inject faults; rxerun cleans up."},
+      {"type", "object"},
+      {"required", json::array({"steps"})},
+      {"additionalProperties", false},
+      {"properties",
+       {{"name", {{"type", "string"}, {"pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}},
+        {"description", {{"type", "string"}}},
+        {"vars",
+         {{"type", "object"}, {"additionalProperties", {{"type", json::array({"string", "number", "boolean"})}}}}},
+        {"vm", vm_schema()},
+        {"kernel_health",
+         {{"enum", json::array({"fail", "warn", "off"})},
+          {"description",
+           "what the kernel's own reports during the run (WARNING, BUG, Oops, panic, ...) do: fail the run "
+           "(default), show them only (warn), or go unread (off)"}}},
+        {"plugins",
+         {{"type", "array"},
+          {"items", {{"type", "string"}, {"minLength", 1}}},
+          {"description",
+           "plugins whose step kinds the scenario uses: shared objects built against rxerun's SDK, each path "
+           "relative to the scenario file"}}},
+        {"nodes", nodes_schema()},
+        {"wires", wires_schema()},
         {"steps", {{"type", "array"}, {"minItems", 1}, {"items", {{"oneOf", steps}}}}}}},
       // wires join nodes; a node names its own kernel (no vm.kernels matrix).
       {"dependencies", {{"wires", json::array({"nodes"})}}},
       {"not",
        {{"required", json::array({"nodes", "vm"})},
         {"properties", {{"vm", {{"required", json::array({"kernels"})}}}}}}},
-      {"definitions", definitions},
+      {"definitions", schema_definitions()},
   };
 }
 

@@ -10,6 +10,8 @@
 #include <iterator>
 
 #include "engine/journal.h"
+#include "engine/journal_line.h"
+#include "engine/report_journal.h"
 #include "support/privileged.h"
 
 using namespace rxerun;

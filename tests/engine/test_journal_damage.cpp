@@ -25,14 +25,14 @@ namespace {
 
 using Harness = fakes::WorldHarness;
 
-struct StateDir {
+struct TempStateDir {
   fs::path dir = fs::temp_directory_path() / ("rxerun-damage-" + std::to_string(::getpid()));
-  StateDir() {
+  TempStateDir() {
     fs::remove_all(dir);
     fs::create_directory(dir);
     fs::permissions(dir, fs::perms::owner_all);
   }
-  ~StateDir() { fs::remove_all(dir); }
+  ~TempStateDir() { fs::remove_all(dir); }
   void write(const std::string& text) const { std::ofstream(dir / "test.journal") << text; }
   std::vector<fs::path> kept() const {
     std::vector<fs::path> out;
@@ -61,7 +61,7 @@ const UndoReport* failed(const CleanupReport& c, const std::string& summary) {
 }  // namespace
 
 TEST_CASE("journal damage: cleanup undoes the good entries, lists the bad lines and keeps the file aside") {
-  StateDir state;
+  TempStateDir state;
   const std::string text = change(1, "a") + "{\"do\":2,\"step\":\"s2\",\"kind\":\"change\",\"ar\n" +  // torn mid-file
                            change(3, "b") + "not json at all\n" + change(4, "c") + R"({"undone":4})" + "\n";
   state.write(text);
@@ -104,7 +104,7 @@ TEST_CASE("journal damage: cleanup undoes the good entries, lists the bad lines 
 }
 
 TEST_CASE("journal damage: an entry an undo cannot read is residue with its text, the others are undone once") {
-  StateDir state;
+  TempStateDir state;
   state.write(change(1, "a") + R"({"do":2,"step":"s2","kind":"change","summary":"undo ?","args":{"ID":"x"}})" + "\n" +
               change(3, "b", "teleport") + R"({"do":4,"step":"s4","summary":"no kind","args":{"id":"d"}})" + "\n" +
               R"({"do":5,"step":"s5","kind":"change","summary":"undo e","args":{"id":5}})" + "\n" + change(6, "f"));
@@ -141,7 +141,7 @@ TEST_CASE("journal damage: an entry an undo cannot read is residue with its text
 }
 
 TEST_CASE("journal damage: a batch undo that cannot read one entry still undoes the others") {
-  StateDir state;
+  TempStateDir state;
   state.write(change(1, "a", "batch") + R"({"do":2,"step":"s2","kind":"batch","summary":"undo ?","args":{}})" + "\n" +
               change(3, "c", "batch"));
   Harness h;
@@ -155,7 +155,7 @@ TEST_CASE("journal damage: a batch undo that cannot read one entry still undoes 
 }
 
 TEST_CASE("journal damage: a run's preclean reports it and stops, and the run after that is clean") {
-  StateDir state;
+  TempStateDir state;
   state.write(change(1, "old") + "\x01garbage\n");
   Harness h;
   {
@@ -179,7 +179,7 @@ TEST_CASE("journal damage: a run's preclean reports it and stops, and the run af
 }
 
 TEST_CASE("journal damage: a torn last line and then a new run: not damage, nothing swallowed") {
-  StateDir state;
+  TempStateDir state;
   Harness h;
   {
     auto j = Journal::open(state.dir.string(), "test");
