@@ -202,7 +202,7 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
   if (!found) return StepResult::error(found.error());
 
   if (found->empty()) {
-    // Planning: the recording Ethtool knows no features; show the request as written.
+    // Planning: the plan's model knows no features of the host's interfaces; show the request as written.
     std::map<std::string, bool> wanted;
     nlohmann::json facts = {{"changed", true}};
     std::vector<std::string> names;
