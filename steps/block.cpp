@@ -10,11 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/try.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -210,6 +211,45 @@ long long echoed_handle(const nlohmann::json& echo) {
   return 0;
 }
 
+// What an undo may touch: the run's own table, a base chain of a hook this
+// kind uses, a rule with a comment this kind writes (the text goes into nft
+// commands and is matched against listings, never quoted by a shell).
+void check_names(JournalArgs& a, const std::string& scenario, const std::string& family, const std::string& table,
+                 const std::string& chain, const std::string& comment) {
+  if (!a.ok()) return;
+  if (family != kFamily) a.refuse("family", "inet, the family of the run's table");
+  if (table != table_for(scenario)) a.refuse("table", "this scenario's table, " + table_for(scenario));
+  if (chain != "input" && chain != "output" && chain != "forward") a.refuse("chain", "input, output or forward");
+  const bool plain = std::none_of(comment.begin(), comment.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '"' || c == '\\';
+  });
+  if (comment.rfind("rxerun step ", 0) != 0 || comment.size() > 127 || !plain)
+    a.refuse("comment", "a comment this kind writes (rxerun step NAME)");
+}
+
+// The rule the step added (or found) in the run's table, known by its
+// comment; the namespace it is in (its identity).
+struct BlockRecord {
+  static constexpr std::string_view kOp = "block";
+  std::string family;
+  std::string table;
+  std::string chain;  // the hook's base chain
+  std::string comment;
+  nlohmann::json identity;  // {"netns_inode"}
+
+  nlohmann::json to_args() const {
+    return {{"op", kOp},      {"family", family},   {"table", table},
+            {"chain", chain}, {"comment", comment}, {"identity", identity}};
+  }
+  static Result<BlockRecord> read(JournalArgs& a) {
+    BlockRecord r{a.has("family") ? a.text("family") : kFamily, a.text("table"), a.text("chain"), a.text("comment"),
+                  a.identity()};
+    check_names(a, a.scenario(), r.family, r.table, r.chain, r.comment);
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 StepResult run_block(const Params& params, StepContext& ctx) {
   const std::string proto = params.has("proto") ? params.str("proto") : "";
   const std::string hook = params.str("hook");
@@ -252,23 +292,18 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   }
 
   auto& nft = ctx.sys().nft;
-  auto view = read_table(nft, table);
-  if (!view) return StepResult::error(view.error());
+  RXERUN_TRY_ASSIGN(const TableView view, read_table(nft, table));
 
   const std::string where = std::string(kFamily) + " " + table + " " + hook;
-  auto found = view->rules_with(hook, comment);
+  auto found = view.rules_with(hook, comment);
   const bool changed = found.empty();
-  auto identity = netns_identity(ctx.sys());
-  if (!identity) return StepResult::error(identity.error());
+  RXERUN_TRY_ASSIGN(const auto identity, netns_identity(ctx.sys()));
   // The table is the run's own: whatever carries this step's comment there
   // goes at cleanup, found or made now.
-  if (auto r = ctx.will_change(
-          {{"family", kFamily}, {"table", table}, {"chain", hook}, {"comment", comment}, {"identity", *identity}},
-          "delete the nftables rule '" + comment + "' from " + where + " (then the chain and the table when empty)",
-          ctx.in_netns());
-      !r) {
-    return StepResult::error(r.error());
-  }
+  RXERUN_TRY(ctx.will_change(
+      BlockRecord{kFamily, table, hook, comment, identity}.to_args(),
+      "delete the nftables rule '" + comment + "' from " + where + " (then the chain and the table when empty)",
+      ctx.in_netns()));
 
   long long handle = 0;
   Counted counted;
@@ -280,19 +315,14 @@ StepResult run_block(const Params& params, StepContext& ctx) {
       counted.bytes += c.bytes;
     }
   } else {
-    if (!view->exists) {
-      if (auto r = nft.run(std::string("add table ") + kFamily + " " + table); !r) return StepResult::error(r.error());
-    }
-    if (!view->has_chain(hook)) {
-      auto r = nft.run("add chain " + where + " { type filter hook " + hook + " priority 0 ; policy accept ; }");
-      if (!r) return StepResult::error(r.error());
-    }
+    if (!view.exists) RXERUN_TRY(nft.run(std::string("add table ") + kFamily + " " + table));
+    if (!view.has_chain(hook))
+      RXERUN_TRY(nft.run("add chain " + where + " { type filter hook " + hook + " priority 0 ; policy accept ; }"));
     auto added = nft.run("add rule " + where + " " + rule_text);
     if (!added && added.error().code == EINTR) {
       // Interrupted: the kernel may have added it. Look before adding again.
-      auto now = read_table(nft, table);
-      if (!now) return StepResult::error(now.error());
-      if (auto there = now->rules_with(hook, comment); !there.empty()) {
+      RXERUN_TRY_ASSIGN(const TableView now, read_table(nft, table));
+      if (auto there = now.rules_with(hook, comment); !there.empty()) {
         handle = there.front()->value("handle", 0LL);
       } else {
         added = nft.run("add rule " + where + " " + rule_text);
@@ -316,32 +346,13 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   return result;
 }
 
-// What an undo may touch: the run's own table, a base chain of a hook this
-// kind uses, a rule with a comment this kind writes (the text goes into nft
-// commands and is matched against listings, never quoted by a shell).
-void check_names(JournalArgs& a, const std::string& scenario, const std::string& family, const std::string& table,
-                 const std::string& chain, const std::string& comment) {
-  if (!a.ok()) return;
-  if (family != kFamily) a.refuse("family", "inet, the family of the run's table");
-  if (table != table_for(scenario)) a.refuse("table", "this scenario's table, " + table_for(scenario));
-  if (chain != "input" && chain != "output" && chain != "forward") a.refuse("chain", "input, output or forward");
-  const bool plain = std::none_of(comment.begin(), comment.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '"' || c == '\\';
-  });
-  if (comment.rfind("rxerun step ", 0) != 0 || comment.size() > 127 || !plain)
-    a.refuse("comment", "a comment this kind writes (rxerun step NAME)");
-}
-
 Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string family = a.has("family") ? a.text("family") : kFamily;
-  const std::string table = a.text("table");
-  const std::string chain = a.text("chain");
-  const std::string comment = a.text("comment");
-  const nlohmann::json recorded = a.identity();
-  check_names(a, ctx.scenario(), family, table, chain, comment);
-  if (!a.ok()) return a.error();
-  if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
+  RXERUN_TRY_ASSIGN(const auto record, read_record<BlockRecord>(args, ctx));
+  const std::string& family = record.family;
+  const std::string& table = record.table;
+  const std::string& chain = record.chain;
+  const std::string& comment = record.comment;
+  RXERUN_TRY(check_netns(ctx.sys(), record.identity, ctx.netns()));
   auto& nft = ctx.sys().nft;
 
   auto listed = nft.run("list table " + family + " " + table);
@@ -386,9 +397,8 @@ Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx) 
 Result<std::vector<std::string>> preclean_block(UndoContext& ctx) {
   const std::string table = table_for(ctx.scenario());
   auto& nft = ctx.sys().nft;
-  auto view = read_table(nft, table);
-  if (!view) return view.error();
-  if (!view->exists) return std::vector<std::string>{};
+  RXERUN_TRY_ASSIGN(const TableView view, read_table(nft, table));
+  if (!view.exists) return std::vector<std::string>{};
   auto r = nft.run(std::string("delete table ") + kFamily + " " + table);
   if (!r && !is_enoent(r.error())) return r.error();
   return std::vector<std::string>{"nftables table " + std::string(kFamily) + " " + table};
