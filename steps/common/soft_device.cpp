@@ -101,8 +101,8 @@ namespace {
 
 // The device over its netdev, its driver loaded: adopted when it is there
 // as asked, else journalled, added and waited for until the kernel lists it.
-StepResult add_soft_device(const SoftDeviceType& t, const std::string& name, const std::string& netdev,
-                           nlohmann::json facts, StepContext& ctx) {
+StepResult make_device(const SoftDeviceType& t, const std::string& name, const std::string& netdev,
+                       nlohmann::json facts, StepContext& ctx) {
   auto& rdma = ctx.sys().rdma;
   const std::string type = t.type;
   RXERUN_TRY_ASSIGN(const auto devs, rdma.soft_devices());
@@ -170,7 +170,7 @@ StepResult run_soft_device(const SoftDeviceType& t, const Params& params, StepCo
   }
   const bool module_loaded = std::find(loaded->begin(), loaded->end(), t.module) != loaded->end();
   nlohmann::json facts = {{"name", name}, {"netdev", netdev}, {"module_loaded", module_loaded}};
-  StepResult r = add_soft_device(t, name, netdev, std::move(facts), ctx);
+  StepResult r = make_device(t, name, netdev, std::move(facts), ctx);
   return with_hints(std::move(r), hints);
 }
 
