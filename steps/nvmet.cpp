@@ -789,9 +789,10 @@ Result<nlohmann::json> undo_nvmet_modules(JournalArgs& a, UndoContext& ctx) {
   return unload_modules(record, ctx, [&](UndoContext& c) { return nvmet_users(record, c); });
 }
 
-// Every record nvmet writes, with its undo. An entry without "op" (an older
-// journal) is told by the first of these keys it has: several records carry
-// "subsystem", so the order matters.
+// Every record nvmet writes, with its undo. Each record's op is also the key
+// of the object it names, which tells an entry without "op" (an older
+// journal): its record is the first of these whose op it has as a key.
+// Several records carry "subsystem", so the order matters.
 struct NvmetUndo {
   std::string_view op;
   Result<nlohmann::json> (*undo)(JournalArgs&, UndoContext&);
