@@ -10,10 +10,11 @@
 #include <algorithm>
 #include <optional>
 
+#include "base/try.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -84,6 +85,21 @@ std::optional<Cidr> cidr_of(const std::string& text) {
   return c;
 }
 
+// The address the step added, on the interface it found (its identity).
+struct AddressRecord {
+  static constexpr std::string_view kOp = "address";
+  std::string dev;
+  std::string cidr;
+  nlohmann::json identity;  // {"ifindex", "netns_inode"}
+
+  nlohmann::json to_args() const { return {{"op", kOp}, {"dev", dev}, {"cidr", cidr}, {"identity", identity}}; }
+  static Result<AddressRecord> read(JournalArgs& a) {
+    AddressRecord r{a.ifname("dev"), a.cidr("cidr"), a.identity()};
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 StepResult run_address(const Params& params, StepContext& ctx) {
   const std::string dev = params.str("dev");
   const std::string cidr = params.str("cidr");
@@ -108,27 +124,18 @@ StepResult run_address(const Params& params, StepContext& ctx) {
                                " (not rxerun's): remove it or ask for that prefix");
   }
 
-  auto inode = ctx.sys().netns.current_inode();
-  if (!inode) return StepResult::error(inode.error());
-  const nlohmann::json identity = {{"ifindex", ifindex}, {"netns_inode", *inode}};
-  if (auto r = ctx.will_change({{"dev", dev}, {"cidr", wanted->text()}, {"identity", identity}},
-                               "remove " + wanted->text() + " from " + dev, ctx.on_link(dev));
-      !r)
-    return StepResult::error(r.error());
-  if (auto r = links.add_address(dev, wanted->text(), ifindex); !r) return StepResult::error(r.error());
+  RXERUN_TRY_ASSIGN(const std::uint64_t inode, ctx.sys().netns.current_inode());
+  const AddressRecord record{dev, wanted->text(), {{"ifindex", ifindex}, {"netns_inode", inode}}};
+  RXERUN_TRY(ctx.will_change(record.to_args(), "remove " + wanted->text() + " from " + dev, ctx.on_link(dev)));
+  RXERUN_TRY(links.add_address(dev, wanted->text(), ifindex));
   return StepResult::ok({{"changed", true}, {"address", wanted->text()}});
 }
 
 Result<nlohmann::json> undo_address(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string dev = a.ifname("dev");
-  const std::string cidr = a.cidr("cidr");
-  const nlohmann::json recorded = a.identity();
-  if (!a.ok()) return a.error();
-  auto found = check_link(ctx.sys(), dev, recorded);
-  if (!found) return found.error();
-  if (*found == Found::Gone) return nlohmann::json::object();
-  auto r = ctx.sys().links.remove_address(dev, cidr);
+  RXERUN_TRY_ASSIGN(const auto record, read_record<AddressRecord>(args, ctx));
+  RXERUN_TRY_ASSIGN(const Found found, check_link(ctx.sys(), record.dev, record.identity));
+  if (found == Found::Gone) return nlohmann::json::object();
+  auto r = ctx.sys().links.remove_address(record.dev, record.cidr);
   if (!r && r.error().code != EADDRNOTAVAIL && r.error().code != ENODEV) return r.error();
   return nlohmann::json::object();
 }

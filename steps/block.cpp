@@ -10,11 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/try.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -149,6 +150,45 @@ bool has_ports(const std::string& proto) {
   return proto == "udp" || proto == "tcp" || proto == "sctp" || proto == "dccp" || proto == "udplite";
 }
 
+// What an undo may touch: the run's own table, a base chain of a hook this
+// kind uses, a rule with a comment this kind writes (the text goes into nft
+// commands and is matched against listings, never quoted by a shell).
+void check_names(JournalArgs& a, const std::string& scenario, const std::string& family, const std::string& table,
+                 const std::string& chain, const std::string& comment) {
+  if (!a.ok()) return;
+  if (family != kFamily) a.refuse("family", "inet, the family of the run's table");
+  if (table != table_for(scenario)) a.refuse("table", "this scenario's table, " + table_for(scenario));
+  if (chain != "input" && chain != "output" && chain != "forward") a.refuse("chain", "input, output or forward");
+  const bool plain = std::none_of(comment.begin(), comment.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '"' || c == '\\';
+  });
+  if (comment.rfind("rxerun step ", 0) != 0 || comment.size() > 127 || !plain)
+    a.refuse("comment", "a comment this kind writes (rxerun step NAME)");
+}
+
+// The rule the step added (or found) in the run's table, known by its
+// comment; the namespace it is in (its identity).
+struct BlockRecord {
+  static constexpr std::string_view kOp = "block";
+  std::string family;
+  std::string table;
+  std::string chain;  // the hook's base chain
+  std::string comment;
+  nlohmann::json identity;  // {"netns_inode"}
+
+  nlohmann::json to_args() const {
+    return {{"op", kOp},      {"family", family},   {"table", table},
+            {"chain", chain}, {"comment", comment}, {"identity", identity}};
+  }
+  static Result<BlockRecord> read(JournalArgs& a) {
+    BlockRecord r{a.has("family") ? a.text("family") : kFamily, a.text("table"), a.text("chain"), a.text("comment"),
+                  a.identity()};
+    check_names(a, a.scenario(), r.family, r.table, r.chain, r.comment);
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 StepResult run_block(const Params& params, StepContext& ctx) {
   const std::string proto = params.has("proto") ? params.str("proto") : "";
   const std::string hook = params.str("hook");
@@ -187,24 +227,19 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   }
 
   auto& nft = ctx.sys().nft;
-  auto listed = nft.table(kFamily, table);
-  if (!listed) return StepResult::error(listed.error());
-  const sys::NftTable view = listed->value_or(sys::NftTable{});
+  RXERUN_TRY_ASSIGN(const auto listed, nft.table(kFamily, table));
+  const sys::NftTable view = listed.value_or(sys::NftTable{});
 
   const std::string where = std::string(kFamily) + " " + table + " " + hook;
   auto found = rules_with(view, hook, comment);
   const bool changed = found.empty();
-  auto identity = netns_identity(ctx.sys());
-  if (!identity) return StepResult::error(identity.error());
+  RXERUN_TRY_ASSIGN(const auto identity, netns_identity(ctx.sys()));
   // The table is the run's own: whatever carries this step's comment there
   // goes at cleanup, found or made now.
-  if (auto r = ctx.will_change(
-          {{"family", kFamily}, {"table", table}, {"chain", hook}, {"comment", comment}, {"identity", *identity}},
-          "delete the nftables rule '" + comment + "' from " + where + " (then the chain and the table when empty)",
-          ctx.in_netns());
-      !r) {
-    return StepResult::error(r.error());
-  }
+  RXERUN_TRY(ctx.will_change(
+      BlockRecord{kFamily, table, hook, comment, identity}.to_args(),
+      "delete the nftables rule '" + comment + "' from " + where + " (then the chain and the table when empty)",
+      ctx.in_netns()));
 
   std::uint64_t handle = 0;
   Counted count;
@@ -212,22 +247,16 @@ StepResult run_block(const Params& params, StepContext& ctx) {
     handle = found.front()->handle;
     count = counted(found);
   } else {
-    if (!listed->has_value()) {
-      if (auto r = nft.add_table(kFamily, table); !r) return StepResult::error(r.error());
-    }
-    if (!has_chain(view, hook)) {
-      if (auto r = nft.add_base_chain(kFamily, table, hook); !r) return StepResult::error(r.error());
-    }
+    if (!listed) RXERUN_TRY(nft.add_table(kFamily, table));
+    if (!has_chain(view, hook)) RXERUN_TRY(nft.add_base_chain(kFamily, table, hook));
     auto added = nft.add_rule(kFamily, table, rule);
     if (!added && added.error().code == EINTR) {
       // Interrupted: the kernel may have added it. Look before adding again.
-      auto now = nft.table(kFamily, table);
-      if (!now) return StepResult::error(now.error());
-      auto there = rules_with(now->value_or(sys::NftTable{}), hook, comment);
+      RXERUN_TRY_ASSIGN(const auto now, nft.table(kFamily, table));
+      auto there = rules_with(now.value_or(sys::NftTable{}), hook, comment);
       added = there.empty() ? nft.add_rule(kFamily, table, rule) : Result<std::uint64_t>(there.front()->handle);
     }
-    if (!added) return StepResult::error(added.error());
-    handle = *added;
+    RXERUN_TRY_ASSIGN(handle, std::move(added));
   }
 
   result.outcome = Outcome::Ok;
@@ -242,38 +271,18 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   return result;
 }
 
-// What an undo may touch: the run's own table, a base chain of a hook this
-// kind uses, a rule with a comment this kind writes (the text goes into nft
-// commands and is matched against listings, never quoted by a shell).
-void check_names(JournalArgs& a, const std::string& scenario, const std::string& family, const std::string& table,
-                 const std::string& chain, const std::string& comment) {
-  if (!a.ok()) return;
-  if (family != kFamily) a.refuse("family", "inet, the family of the run's table");
-  if (table != table_for(scenario)) a.refuse("table", "this scenario's table, " + table_for(scenario));
-  if (chain != "input" && chain != "output" && chain != "forward") a.refuse("chain", "input, output or forward");
-  const bool plain = std::none_of(comment.begin(), comment.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '"' || c == '\\';
-  });
-  if (comment.rfind("rxerun step ", 0) != 0 || comment.size() > 127 || !plain)
-    a.refuse("comment", "a comment this kind writes (rxerun step NAME)");
-}
-
 Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string family = a.has("family") ? a.text("family") : kFamily;
-  const std::string table = a.text("table");
-  const std::string chain = a.text("chain");
-  const std::string comment = a.text("comment");
-  const nlohmann::json recorded = a.identity();
-  check_names(a, ctx.scenario(), family, table, chain, comment);
-  if (!a.ok()) return a.error();
-  if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
+  RXERUN_TRY_ASSIGN(const auto record, read_record<BlockRecord>(args, ctx));
+  const std::string& family = record.family;
+  const std::string& table = record.table;
+  const std::string& chain = record.chain;
+  const std::string& comment = record.comment;
+  RXERUN_TRY(check_netns(ctx.sys(), record.identity, ctx.netns()));
   auto& nft = ctx.sys().nft;
 
-  auto listed = nft.table(family, table);
-  if (!listed) return listed.error();
-  if (!listed->has_value()) return nlohmann::json::object();  // the table is gone: nothing left to undo
-  const sys::NftTable& view = **listed;
+  RXERUN_TRY_ASSIGN(const auto listed, nft.table(family, table));
+  if (!listed) return nlohmann::json::object();  // the table is gone: nothing left to undo
+  const sys::NftTable& view = *listed;
 
   nlohmann::json facts = nlohmann::json::object();
   auto mine = rules_with(view, chain, comment);
@@ -307,9 +316,8 @@ Result<nlohmann::json> undo_block(const nlohmann::json& args, UndoContext& ctx) 
 Result<std::vector<std::string>> preclean_block(UndoContext& ctx) {
   const std::string table = table_for(ctx.scenario());
   auto& nft = ctx.sys().nft;
-  auto listed = nft.table(kFamily, table);
-  if (!listed) return listed.error();
-  if (!listed->has_value()) return std::vector<std::string>{};
+  RXERUN_TRY_ASSIGN(const auto listed, nft.table(kFamily, table));
+  if (!listed) return std::vector<std::string>{};
   auto r = nft.delete_table(kFamily, table);
   if (!r && !is_enoent(r.error())) return r.error();
   return std::vector<std::string>{"nftables table " + std::string(kFamily) + " " + table};

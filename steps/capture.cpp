@@ -7,15 +7,17 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "base/files.h"
+#include "base/try.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "roce/opcodes.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -118,6 +120,30 @@ std::string capture_id(const std::string& scenario, const std::string& step) {
   return scenario + "/" + step;
 }
 
+// The capture the step started: its id in the process that runs it, the
+// file it goes to (and the name to show for it), and the temporary file it
+// writes until then, which cleanup renames into place after a crash.
+struct CaptureRecord {
+  static constexpr std::string_view kOp = "capture";
+  std::string id;
+  std::string file;
+  std::string shown;                   // an older entry without it: `file`
+  std::optional<std::string> partial;  // an older entry without it: nothing to recover
+
+  nlohmann::json to_args() const {
+    nlohmann::json args = {{"op", kOp}, {"id", id}, {"file", file}, {"shown", shown}};
+    if (partial) args["partial"] = *partial;
+    return args;
+  }
+  static Result<CaptureRecord> read(JournalArgs& a) {
+    CaptureRecord r{a.text("id"), a.text("file")};
+    r.shown = a.has("shown") ? a.text("shown") : r.file;
+    if (a.has("partial")) r.partial = a.text("partial");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 StepResult run_capture(const Params& params, StepContext& ctx) {
   sys::CaptureRequest request;
   request.id = capture_id(ctx.scenario(), ctx.step().name);
@@ -135,12 +161,8 @@ StepResult run_capture(const Params& params, StepContext& ctx) {
 
   // No footprint: the capture must be stopped (and its file closed) even
   // when the namespace or interface it runs on goes first.
-  if (auto r = ctx.will_change(
-          {{"id", request.id}, {"file", request.file}, {"shown", path->shown}, {"partial", request.partial}},
-          "stop the capture on " + request.dev + " and close " + request.file);
-      !r) {
-    return StepResult::error(r.error());
-  }
+  RXERUN_TRY(ctx.will_change(CaptureRecord{request.id, request.file, path->shown, request.partial}.to_args(),
+                             "stop the capture on " + request.dev + " and close " + request.file));
   if (auto r = ctx.sys().captures.start(request); !r) {
     std::string message = r.error().message;
     if (r.error().code == ENODEV)
@@ -176,27 +198,19 @@ nlohmann::json flat_facts(const nlohmann::json& stopped) {
 }
 
 Result<nlohmann::json> undo_capture(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string id = a.text("id");
-  const std::string file = a.text("file");
-  const std::string shown = a.has("shown") ? a.text("shown") : file;
-  if (!a.ok()) return a.error();
-  auto stopped = ctx.sys().captures.stop(id);
+  RXERUN_TRY_ASSIGN(const auto record, read_record<CaptureRecord>(args, ctx));
+  auto stopped = ctx.sys().captures.stop(record.id);
   if (!stopped) {
     // It ended with the process that started it (a crash, --keep): nothing
     // is left running; what it wrote goes to its file.
     if (stopped.error().code == ENOENT) {
-      if (args.contains("partial")) {
-        auto kept =
-            ctx.sys().captures.recover(args.at("partial").get<std::string>(), args.at("file").get<std::string>());
-        if (!kept) return kept.error();
-      }
+      if (record.partial) RXERUN_TRY(ctx.sys().captures.recover(*record.partial, record.file));
       return nlohmann::json::object();
     }
     return stopped.error();
   }
   auto facts = flat_facts(*stopped);
-  facts["file"] = shown;
+  facts["file"] = record.shown;
   return facts;
 }
 

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <set>
 
+#include "base/try.h"
 #include "engine/step.h"
 #include "steps/kinds.h"
 
@@ -69,20 +70,17 @@ namespace {
 Result<std::map<std::string, std::uint64_t>> read(StepContext& ctx, const std::vector<std::string>& devs,
                                                   std::vector<std::string>* siw_read = nullptr) {
   std::map<std::string, std::uint64_t> out;
-  auto rdma = ctx.sys().rdma.soft_devices();
-  if (!rdma) return rdma.error();
-  auto links = ctx.sys().links.statistics();
-  if (!links) return links.error();
+  RXERUN_TRY_ASSIGN(const auto rdma, ctx.sys().rdma.soft_devices());
+  RXERUN_TRY_ASSIGN(const auto links, ctx.sys().links.statistics());
   std::set<std::string> wanted(devs.begin(), devs.end());
   const bool all = wanted.empty();
-  for (const auto& d : *rdma) {
+  for (const auto& d : rdma) {
     if (!all && !wanted.erase(d.name)) continue;
     if (siw_read && d.type == sys::kSiwType) siw_read->push_back(d.name);
-    auto c = ctx.sys().rdma.counters(d.name, sys::kRxePort);
-    if (!c) return c.error();
-    for (const auto& [name, v] : *c) out[d.name + "." + name] = v;
+    RXERUN_TRY_ASSIGN(const auto counters, ctx.sys().rdma.counters(d.name, sys::kRxePort));
+    for (const auto& [name, v] : counters) out[d.name + "." + name] = v;
   }
-  for (const auto& l : *links) {
+  for (const auto& l : links) {
     if (!all && !wanted.erase(l.name)) continue;
     for (const auto& [name, v] : l.counters) out[l.name + "." + name] = v;
   }
@@ -120,9 +118,7 @@ StepResult run_counters(const Params& params, StepContext& ctx) {
       if (v.is_number_unsigned()) start[k] = v.get<std::uint64_t>();
   }
   if (params.has("window")) {
-    auto first = read(ctx, devs);
-    if (!first) return StepResult::error(first.error());
-    start = std::move(*first);
+    RXERUN_TRY_ASSIGN(start, read(ctx, devs));
     switch (ctx.sleep_for(params.duration("window"))) {
       case WaitStatus::Done: break;
       case WaitStatus::Deadline: return StepResult::error("the window is longer than the step's timeout");
@@ -130,15 +126,14 @@ StepResult run_counters(const Params& params, StepContext& ctx) {
     }
   }
   std::vector<std::string> siw;
-  auto now = read(ctx, devs, &siw);
-  if (!now) return StepResult::error(now.error());
+  RXERUN_TRY_ASSIGN(const auto now, read(ctx, devs, &siw));
   StepResult r;
   if (!params.has("since") && !params.has("window")) {
     nlohmann::json facts = nlohmann::json::object();
-    for (const auto& [k, v] : *now) facts[k] = v;
+    for (const auto& [k, v] : now) facts[k] = v;
     r = StepResult::ok(std::move(facts));
   } else {
-    r = StepResult::ok(deltas(start, *now));
+    r = StepResult::ok(deltas(start, now));
   }
   // siw keeps no counters: say so rather than leave its facts silently out.
   for (const auto& name : siw)

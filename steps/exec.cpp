@@ -26,8 +26,9 @@
 #include "base/files.h"
 #include "base/regex.h"
 #include "base/strings.h"
+#include "base/try.h"
 #include "engine/step.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/common/program.h"
 #include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
@@ -249,6 +250,58 @@ std::map<std::string, std::string> env_of(const nlohmann::json& env) {
   return out;
 }
 
+// What the step's undo does: stop the background program the step started
+// (found with its children by the token in their environment), then run the
+// user's undo command. One of them at least.
+struct ExecRecord {
+  static constexpr std::string_view kOp = "exec";
+  std::string token;                                      // "RXERUN_TOKEN=SCENARIO/STEP/RANDOM"; "": nothing to stop
+  std::string program;                                    // the background program's name, for messages
+  std::vector<std::string> argv;                          // the undo command; empty: none
+  std::optional<std::map<std::string, std::string>> env;  // its environment: the step's `env`, when given
+  std::string cwd;                                        // its directory; "": rxerun's
+
+  nlohmann::json to_args() const {
+    nlohmann::json args = {{"op", kOp}};
+    if (!token.empty()) {
+      args["token"] = token;
+      args["program"] = program;
+    }
+    if (!argv.empty()) {
+      args["argv"] = argv;
+      if (env) args["env"] = *env;
+      if (!cwd.empty()) args["cwd"] = cwd;
+    }
+    return args;
+  }
+  static Result<ExecRecord> read(JournalArgs& a) {
+    ExecRecord r;
+    if (a.has("token")) {
+      r.token = a.text("token");
+      if (r.token.rfind(std::string(kTokenVariable) + "=", 0) != 0 || r.token.size() < std::strlen(kTokenVariable) + 17)
+        a.refuse("token", std::string(kTokenVariable) + "=SCENARIO/STEP/RANDOM");
+    }
+    r.program = a.has("program") ? a.text("program") : "the program";
+    if (a.has("argv")) {
+      r.argv = a.texts("argv");
+      if (r.argv.empty()) a.refuse("argv", "a program and its arguments");
+    }
+    if (a.has("cwd")) r.cwd = a.text("cwd");
+    const nlohmann::json env = a.object("env", true);
+    if (a.has("env")) r.env.emplace();
+    for (const auto& [key, value] : env.items()) {
+      if (!valid_env_name(key) || !value.is_string()) {
+        a.refuse("env", "a map of environment variable names to strings");
+        break;
+      }
+      (*r.env)[key] = value.get<std::string>();
+    }
+    if (r.token.empty() && r.argv.empty()) a.refuse("argv", "a program to run, or a token to stop");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 // The whole of one stream, written as it comes to a file under
 // --output-dir; renamed into place when the step ends.
 struct OutputFile {
@@ -297,41 +350,37 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
   // The journal entry, before the program starts: the undo command, and for
   // a background program the token that finds it and its children later.
   const bool background = params.flag("background");
-  nlohmann::json undo_args = nlohmann::json::object();
+  ExecRecord undo;
   std::string undo_summary;
   if (background) {
     const std::string token = ctx.scenario() + "/" + ctx.step().name + "/" + random_name(16);
     spec.env[kTokenVariable] = token;
-    undo_args["token"] = std::string(kTokenVariable) + "=" + token;
-    undo_args["program"] = program;
+    undo.token = std::string(kTokenVariable) + "=" + token;
+    undo.program = program;
     undo_summary = "stop " + program + " and whatever it started";
   }
   if (params.has("undo")) {
-    const auto undo = strings_of(params.at("undo"));
-    undo_args["argv"] = undo;
-    if (params.has("env")) undo_args["env"] = env_of(params.at("env"));
-    if (!spec.cwd.empty()) undo_args["cwd"] = spec.cwd;
-    undo_summary += (undo_summary.empty() ? "run " : ", then run ") + shell_join(undo);
+    undo.argv = strings_of(params.at("undo"));
+    if (params.has("env")) undo.env = env_of(params.at("env"));
+    undo.cwd = spec.cwd;
+    undo_summary += (undo_summary.empty() ? "run " : ", then run ") + shell_join(undo.argv);
   }
   // No footprint: removing the namespace neither stops a program nor undoes
   // what the command does.
-  if (!undo_args.empty())
-    if (auto r = ctx.will_change(std::move(undo_args), undo_summary); !r) return StepResult::error(r.error());
+  if (background || !undo.argv.empty()) RXERUN_TRY(ctx.will_change(undo.to_args(), undo_summary));
 
   if (background) return start_background(params, ctx, spec, program);
 
-  auto window = CounterWindow::open(ctx, {std::nullopt});
-  if (!window) return StepResult::error(window.error());
+  RXERUN_TRY_ASSIGN(const CounterWindow window, CounterWindow::open(ctx, {std::nullopt}));
 
   const auto start = sys.clock.now();
-  auto started = sys.tools.start(spec);
-  if (!started) return StepResult::error(started.error());
-  auto& tool = **started;
+  RXERUN_TRY_ASSIGN(const auto started, sys.tools.start(spec));
+  auto& tool = *started;
   const sys::ToolWait waited = tool.wait(ctx.deadline(), sys.interrupt);
   const sys::ToolStop stop = tool.stop(kProgramStopGrace);
   facts.update(program_facts(tool, stop, program));
   facts["duration_s"] = rounded(std::chrono::duration<double>(sys.clock.now() - start).count(), 3);
-  if (auto r = window->close(ctx, facts); !r) return StepResult::error(r.error());
+  RXERUN_TRY(window.close(ctx, facts));
 
   std::vector<std::string> hints;
   for (auto* file : {&out_file, &err_file}) {
@@ -342,9 +391,7 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
     if (file->failed) hints.push_back("could not keep the output in " + file->shown + ": " + file->failed->message);
   }
   if (parse_json && waited == sys::ToolWait::Exited) parse_stdout(tool, facts, hints);
-  if (params.has("extract")) {
-    if (auto r = extract_facts(params, tool, facts, hints); !r) return StepResult::error(r.error());
-  }
+  if (params.has("extract")) RXERUN_TRY(extract_facts(params, tool, facts, hints));
 
   StepResult result = program_result(waited, tool, stop, program, std::move(facts));
   result.hints.insert(result.hints.end(), hints.begin(), hints.end());
@@ -406,22 +453,20 @@ Result<bool> ready_now(const Params& ready, StepContext& ctx, sys::RunningTool& 
   if (ready.has("rdma_cm")) return sys.rdma.cm_listening(static_cast<std::uint16_t>(ready.integer("rdma_cm")));
   if (ready.has("file")) return sys.tools.exists(ready.str("file"));
   if (ready.has("log")) {
-    auto regex = Regex::compile(ready.str("log"));
-    if (!regex) return regex.error();
+    RXERUN_TRY_ASSIGN(const Regex regex, Regex::compile(ready.str("log")));
     tool.poll();  // reads what it wrote meanwhile
-    auto in_out = regex->search(tool.out());
-    if (!in_out || *in_out) return in_out;
-    return regex->search(tool.err());
+    RXERUN_TRY_ASSIGN(const bool in_out, regex.search(tool.out()));
+    if (in_out) return true;
+    return regex.search(tool.err());
   }
   if (ready.has("exec")) {
     sys::ToolSpec probe;
     probe.argv = strings_of(ready.at("exec"));
     probe.what = "ready? " + program_name(probe.argv);
     probe.keep_bytes = kProgramFactBytes;
-    auto started = sys.tools.start(probe);
-    if (!started) return started.error();
-    const sys::ToolWait w = (*started)->wait(ctx.deadline(), sys.interrupt);
-    const sys::ToolStop stop = (*started)->stop(kProgramStopGrace);
+    RXERUN_TRY_ASSIGN(const auto started, sys.tools.start(probe));
+    const sys::ToolWait w = started->wait(ctx.deadline(), sys.interrupt);
+    const sys::ToolStop stop = started->stop(kProgramStopGrace);
     return w == sys::ToolWait::Exited && stop.status && stop.status->ok();
   }
   return true;  // no ready: started is ready
@@ -431,9 +476,7 @@ StepResult start_background(const Params& params, StepContext& ctx, sys::ToolSpe
   auto& sys = ctx.sys();
   spec.keep_bytes = kProgramFactBytes;
   const auto start = sys.clock.now();
-  auto started = sys.tools.start(spec);
-  if (!started) return StepResult::error(started.error());
-  std::unique_ptr<sys::RunningTool> tool = std::move(*started);
+  RXERUN_TRY_ASSIGN(std::unique_ptr<sys::RunningTool> tool, sys.tools.start(spec));
   nlohmann::json facts = {{"pid", tool->pid()}};
   const Params ready = params.has("ready") ? params.object("ready") : params;
   const bool probes = params.has("ready");
@@ -476,30 +519,13 @@ StepResult start_background(const Params& params, StepContext& ctx, sys::ToolSpe
 }
 
 Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  std::string token;
-  if (a.has("token")) {
-    token = a.text("token");
-    if (token.rfind(std::string(kTokenVariable) + "=", 0) != 0 || token.size() < std::strlen(kTokenVariable) + 17)
-      a.refuse("token", std::string(kTokenVariable) + "=SCENARIO/STEP/RANDOM");
-  }
-  const std::string program = a.has("program") ? a.text("program") : "the program";
+  RXERUN_TRY_ASSIGN(const auto record, read_record<ExecRecord>(args, ctx));
+  const std::string& token = record.token;
+  const std::string& program = record.program;
   sys::ToolSpec spec;
-  if (a.has("argv")) {
-    spec.argv = a.texts("argv");
-    if (spec.argv.empty()) a.refuse("argv", "a program and its arguments");
-  }
-  if (a.has("cwd")) spec.cwd = a.text("cwd");
-  const nlohmann::json env = a.object("env", true);
-  for (const auto& [key, value] : env.items()) {
-    if (!valid_env_name(key) || !value.is_string()) {
-      a.refuse("env", "a map of environment variable names to strings");
-      break;
-    }
-    spec.env[key] = value.get<std::string>();
-  }
-  if (token.empty() && spec.argv.empty()) a.refuse("argv", "a program to run, or a token to stop");
-  if (!a.ok()) return a.error();
+  spec.argv = record.argv;
+  spec.cwd = record.cwd;
+  if (record.env) spec.env = *record.env;
 
   auto& sys = ctx.sys();
   nlohmann::json facts = nlohmann::json::object();
@@ -510,17 +536,15 @@ Result<nlohmann::json> undo_exec(const nlohmann::json& args, UndoContext& ctx) {
       facts = program_facts(*tool, stop, program);
     }
     // What it started outside its process group, or all of it after a crash.
-    auto stopped = sys.tools.stop_marked(token, kProgramStopGrace);
-    if (!stopped) return stopped.error();
-    facts["stopped_after"] = stopped->size();
+    RXERUN_TRY_ASSIGN(const auto stopped, sys.tools.stop_marked(token, kProgramStopGrace));
+    facts["stopped_after"] = stopped.size();
   }
   if (spec.argv.empty()) return facts;
 
   spec.keep_bytes = kProgramFactBytes;
   spec.what = "undo: run " + spec.argv.front();
-  auto started = sys.tools.start(spec);
-  if (!started) return started.error();
-  auto& tool = **started;
+  RXERUN_TRY_ASSIGN(const auto started, sys.tools.start(spec));
+  auto& tool = *started;
   const sys::ToolWait waited = tool.wait(sys.clock.now() + kUndoTimeout, sys.interrupt);
   const sys::ToolStop stop = tool.stop(kProgramStopGrace);
   const std::string said = last_lines(tool.err(), tool.out());

@@ -6,10 +6,13 @@
 // wrote; one changed since by somebody else is left, and the undo fails
 // naming the setting, its value now, the value written and the value found.
 
+#include <optional>
+
+#include "base/try.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -52,6 +55,41 @@ Kind link_kind() {
 
 namespace {
 
+// What the step changed on the interface (its identity): the values found,
+// to put back, and the values it wrote, to tell a change somebody made since.
+// An entry written before rxerun recorded what it wrote has no "wrote": the
+// value found is then put back whatever the value now.
+struct LinkRecord {
+  static constexpr std::string_view kOp = "link";
+  std::string dev;
+  nlohmann::json identity;  // {"ifindex", "netns_inode"}
+  std::optional<bool> up;   // found; unset: the step left the state alone
+  std::optional<unsigned> mtu;
+  std::optional<bool> wrote_up;
+  std::optional<unsigned> wrote_mtu;
+
+  nlohmann::json to_args() const {
+    nlohmann::json args = {{"op", kOp}, {"dev", dev}, {"identity", identity}, {"wrote", nlohmann::json::object()}};
+    if (mtu) args["mtu"] = *mtu;
+    if (wrote_mtu) args["wrote"]["mtu"] = *wrote_mtu;
+    if (up) args["up"] = *up;
+    if (wrote_up) args["wrote"]["up"] = *wrote_up;
+    return args;
+  }
+  static Result<LinkRecord> read(JournalArgs& a) {
+    LinkRecord r{a.ifname("dev"), a.identity()};
+    const nlohmann::json wrote = a.object("wrote", true);
+    if (a.has("up")) r.up = a.flag("up");
+    if (a.has("mtu")) r.mtu = static_cast<unsigned>(a.number("mtu", UINT32_MAX));
+    JournalArgs w = a.part(wrote, "wrote");
+    if (wrote.contains("up")) r.wrote_up = w.flag("up");
+    if (wrote.contains("mtu")) r.wrote_mtu = static_cast<unsigned>(w.number("mtu", UINT32_MAX));
+    a.merge(w);
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 nlohmann::json link_facts(const sys::LinkInfo& now, const sys::LinkInfo& before, bool changed) {
   return {{"changed", changed},     {"up", now.up},           {"mtu", now.mtu},
           {"carrier", now.carrier}, {"up_before", before.up}, {"mtu_before", before.mtu}};
@@ -62,41 +100,35 @@ StepResult run_link(const Params& params, StepContext& ctx) {
   if (!params.has("up") && !params.has("mtu"))
     return StepResult::error(params.where("dev") + ": link needs `up` and/or `mtu`: nothing to set");
   auto& links = ctx.sys().links;
-  auto found = links.get(dev);
-  if (!found) return StepResult::error(found.error());
-  if (!*found) return StepResult::error("no interface " + dev + " (create it first)");
-  const sys::LinkInfo before = **found;
+  RXERUN_TRY_ASSIGN(const auto found, links.get(dev));
+  if (!found) return StepResult::error("no interface " + dev + " (create it first)");
+  const sys::LinkInfo before = *found;
 
   const bool set_up = params.has("up") && params.flag("up") != before.up;
   const bool set_mtu = params.has("mtu") && static_cast<unsigned>(params.integer("mtu")) != before.mtu;
   if (!set_up && !set_mtu) return StepResult::ok(link_facts(before, before, false));
 
-  auto identity = link_identity(ctx.sys(), before);
-  if (!identity) return StepResult::error(identity.error());
-  nlohmann::json args = {{"dev", dev}, {"identity", *identity}, {"wrote", nlohmann::json::object()}};
+  RXERUN_TRY_ASSIGN(const auto identity, link_identity(ctx.sys(), before));
+  LinkRecord record{dev, identity};
   std::string summary;
   if (set_mtu) {
-    args["mtu"] = before.mtu;
-    args["wrote"]["mtu"] = static_cast<unsigned>(params.integer("mtu"));
+    record.mtu = before.mtu;
+    record.wrote_mtu = static_cast<unsigned>(params.integer("mtu"));
     summary = "set the MTU of " + dev + " back to " + std::to_string(before.mtu);
   }
   if (set_up) {
-    args["up"] = before.up;
-    args["wrote"]["up"] = params.flag("up");
+    record.up = before.up;
+    record.wrote_up = params.flag("up");
     summary += (summary.empty() ? "bring " + dev : " and bring it") + (before.up ? " up" : " down") + " again";
   }
-  if (auto r = ctx.will_change(args, summary, ctx.on_link(dev)); !r) return StepResult::error(r.error());
+  RXERUN_TRY(ctx.will_change(record.to_args(), summary, ctx.on_link(dev)));
   // MTU first: an interface that comes up does so with the MTU asked for.
-  if (set_mtu)
-    if (auto r = links.set_mtu(dev, static_cast<unsigned>(params.integer("mtu"))); !r)
-      return StepResult::error(r.error());
-  if (set_up)
-    if (auto r = links.set_up(dev, params.flag("up")); !r) return StepResult::error(r.error());
+  if (set_mtu) RXERUN_TRY(links.set_mtu(dev, *record.wrote_mtu));
+  if (set_up) RXERUN_TRY(links.set_up(dev, *record.wrote_up));
 
-  auto after = links.get(dev);
-  if (!after) return StepResult::error(after.error());
-  if (!*after) return StepResult::error("interface " + dev + " disappeared");
-  return StepResult::ok(link_facts(**after, before, true));
+  RXERUN_TRY_ASSIGN(const auto after, links.get(dev));
+  if (!after) return StepResult::error("interface " + dev + " disappeared");
+  return StepResult::ok(link_facts(*after, before, true));
 }
 
 std::string state(bool up) {
@@ -104,27 +136,17 @@ std::string state(bool up) {
 }
 
 Result<nlohmann::json> undo_link(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string dev = a.ifname("dev");
-  const nlohmann::json recorded = a.identity();
-  // An entry written before rxerun recorded what it wrote has no "wrote":
-  // the value found is put back whatever the value now.
-  const nlohmann::json wrote = a.object("wrote", true);
-  std::optional<bool> up, wrote_up;
-  std::optional<unsigned> mtu, wrote_mtu;
-  if (a.has("up")) up = a.flag("up");
-  if (a.has("mtu")) mtu = static_cast<unsigned>(a.number("mtu", UINT32_MAX));
-  JournalArgs w(wrote, ctx, "wrote");
-  if (wrote.contains("up")) wrote_up = w.flag("up");
-  if (wrote.contains("mtu")) wrote_mtu = static_cast<unsigned>(w.number("mtu", UINT32_MAX));
-  if (!a.ok()) return a.error();
-  if (!w.ok()) return w.error();
+  RXERUN_TRY_ASSIGN(const auto record, read_record<LinkRecord>(args, ctx));
+  const std::string& dev = record.dev;
+  const auto& up = record.up;
+  const auto& mtu = record.mtu;
+  const auto& wrote_up = record.wrote_up;
+  const auto& wrote_mtu = record.wrote_mtu;
 
   auto& links = ctx.sys().links;
   std::optional<sys::LinkInfo> now;
-  auto found = check_link(ctx.sys(), dev, recorded, &now);
-  if (!found) return found.error();
-  if (*found == Found::Gone) return nlohmann::json::object();  // gone: nothing left to restore
+  RXERUN_TRY_ASSIGN(const Found found, check_link(ctx.sys(), dev, record.identity, &now));
+  if (found == Found::Gone) return nlohmann::json::object();  // gone: nothing left to restore
   nlohmann::json facts = {{"up", now->up}, {"mtu", now->mtu}};
   std::string conflicts;
   auto conflict = [&](const std::string& setting, const std::string& is, const std::string& written,
@@ -142,10 +164,8 @@ Result<nlohmann::json> undo_link(const nlohmann::json& args, UndoContext& ctx) {
     conflict("the MTU", std::to_string(now->mtu), std::to_string(*wrote_mtu), std::to_string(*mtu));
     restore_mtu = false;
   }
-  if (restore_up)
-    if (auto r = links.set_up(dev, *up); !r) return r.error();
-  if (restore_mtu)
-    if (auto r = links.set_mtu(dev, *mtu); !r) return r.error();
+  if (restore_up) RXERUN_TRY(links.set_up(dev, *up));
+  if (restore_mtu) RXERUN_TRY(links.set_mtu(dev, *mtu));
   if (!conflicts.empty()) return make_error(conflicts + ": changed by somebody else since, so left as it is");
   return facts;
 }

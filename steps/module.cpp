@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "base/try.h"
 #include "base/utf8.h"
+#include "steps/common/journal_record.h"
 #include "steps/common/modules.h"
 #include "steps/kinds.h"
 
@@ -80,7 +82,8 @@ StepResult run_module(const Params& params, StepContext& ctx) {
 }
 
 Result<nlohmann::json> undo_module(const nlohmann::json& args, UndoContext& ctx) {
-  return unload_modules(args, ctx, nullptr);
+  RXERUN_TRY_ASSIGN(const auto modules, read_record<ModulesRecord>(args, ctx));
+  return unload_modules(modules, ctx, nullptr);
 }
 
 }  // namespace

@@ -26,10 +26,11 @@
 #include <optional>
 
 #include "base/strings.h"
+#include "base/try.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -189,16 +190,12 @@ Result<sys::NetemSpec> spec_of(const Params& params) {
                               {"reorder", &sys::NetemSpec::reorder_pct}};
   for (const auto& p : kPcts) {
     if (!params.has(p.key)) continue;
-    auto v = percent(params, p.key);
-    if (!v) return v.error();
-    spec.*(p.field) = *v;
+    RXERUN_TRY_ASSIGN(spec.*(p.field), percent(params, p.key));
   }
   if (params.has("delay")) spec.delay = params.duration("delay");
   if (params.has("jitter")) spec.jitter = params.duration("jitter");
   if (params.has("rate")) {
-    auto r = rate(params);
-    if (!r) return r.error();
-    spec.rate_bytes_per_s = *r;
+    RXERUN_TRY_ASSIGN(spec.rate_bytes_per_s, rate(params));
   }
   const bool any = spec.loss_pct || spec.duplicate_pct || spec.corrupt_pct || spec.reorder_pct || spec.delay ||
                    spec.jitter || spec.rate_bytes_per_s;
@@ -214,15 +211,32 @@ Result<sys::NetemSpec> spec_of(const Params& params) {
   return spec;
 }
 
+// The netem qdisc the step put at the root of the interface (its identity,
+// when it exists).
+struct NetemRecord {
+  static constexpr std::string_view kOp = "netem";
+  std::string dev;
+  nlohmann::json identity;  // null when not recorded
+
+  nlohmann::json to_args() const {
+    nlohmann::json args = {{"op", kOp}, {"dev", dev}};
+    if (!identity.is_null()) args["identity"] = identity;
+    return args;
+  }
+  static Result<NetemRecord> read(JournalArgs& a) {
+    NetemRecord r{a.ifname("dev"), a.identity()};
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 StepResult run_netem(const Params& params, StepContext& ctx) {
   const std::string dev = params.str("dev");
-  auto spec = spec_of(params);
-  if (!spec) return StepResult::error(spec.error());
+  RXERUN_TRY_ASSIGN(const sys::NetemSpec spec, spec_of(params));
   auto& qdiscs = ctx.sys().qdiscs;
 
-  auto available = qdiscs.netem_available();
-  if (!available) return StepResult::error(available.error());
-  if (!*available) {
+  RXERUN_TRY_ASSIGN(const bool available, qdiscs.netem_available());
+  if (!available) {
     StepResult r = StepResult::error(
         "netem is not available in this kernel (CONFIG_NET_SCH_NETEM); run the scenario in the lab VM: rxerun --vm "
         "...");
@@ -240,21 +254,16 @@ StepResult run_netem(const Params& params, StepContext& ctx) {
         "' that rxerun did not add; rxerun will not replace it (remove it with `tc qdisc del dev " + dev +
         " root` if it is a leftover, or use another interface)");
 
-  auto identity = link_identity(ctx.sys(), dev);
-  if (!identity) return StepResult::error(identity.error());
-  nlohmann::json args = {{"dev", dev}};
-  if (!identity->is_null()) args["identity"] = *identity;
-  if (auto r = ctx.will_change(args, "remove netem from " + dev, ctx.on_link(dev)); !r)
-    return StepResult::error(r.error());
-  if (auto r = qdiscs.add_netem(dev, *spec); !r) {
+  RXERUN_TRY_ASSIGN(const auto identity, link_identity(ctx.sys(), dev));
+  RXERUN_TRY(ctx.will_change(NetemRecord{dev, identity}.to_args(), "remove netem from " + dev, ctx.on_link(dev)));
+  if (auto r = qdiscs.add_netem(dev, spec); !r) {
     if (r.error().code == EEXIST)
       return StepResult::error(dev + " has a root qdisc that somebody added (" + r.error().message +
                                "); rxerun will not replace it");
     return StepResult::error(r.error());
   }
-  auto stats = qdiscs.root_stats(dev);
-  if (!stats) return StepResult::error(stats.error());
-  nlohmann::json facts = stats_facts(*stats);
+  RXERUN_TRY_ASSIGN(const auto stats, qdiscs.root_stats(dev));
+  nlohmann::json facts = stats_facts(stats);
   facts["changed"] = true;
   return StepResult::ok(facts);
 }
@@ -262,14 +271,11 @@ StepResult run_netem(const Params& params, StepContext& ctx) {
 // Removes the root qdisc when it is a netem; reports its last statistics. A
 // default root means it is gone already; any other kind is not rxerun's.
 Result<nlohmann::json> undo_netem(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string dev = a.ifname("dev");
-  const nlohmann::json recorded = a.identity();
-  if (!a.ok()) return a.error();
-  if (!recorded.is_null()) {
-    auto found = check_link(ctx.sys(), dev, recorded);
-    if (!found) return found.error();
-    if (*found == Found::Gone) return nlohmann::json::object();  // the interface went, and its qdisc with it
+  RXERUN_TRY_ASSIGN(const auto record, read_record<NetemRecord>(args, ctx));
+  const std::string& dev = record.dev;
+  if (!record.identity.is_null()) {
+    RXERUN_TRY_ASSIGN(const Found found, check_link(ctx.sys(), dev, record.identity));
+    if (found == Found::Gone) return nlohmann::json::object();  // the interface went, and its qdisc with it
   }
   auto& qdiscs = ctx.sys().qdiscs;
   auto root = qdiscs.root_kind(dev);

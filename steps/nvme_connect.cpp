@@ -18,11 +18,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/try.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/common/modules.h"
 #include "steps/common/nvme_fabrics.h"
+#include "steps/common/step_hints.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -111,36 +113,97 @@ const sys::FabricsController* instance_of(const std::vector<sys::FabricsControll
   return it == all.end() ? nullptr : &*it;
 }
 
-StepResult run_nvme_connect(const Params& params, StepContext& ctx) {
-  if (auto refused = refuse_other_netns(ctx, "nvme_connect")) return *refused;
-  auto& nvme = ctx.sys().nvme;
-  const sys::FabricsOptions options{.transport = params.str("transport"),
-                                    .traddr = params.str("address"),
-                                    .trsvcid = std::to_string(params.integer("service")),
-                                    .nqn = params.str("nqn"),
-                                    .hostnqn = params.has("hostnqn") ? params.str("hostnqn") : "",
-                                    .hostid = params.has("hostid")    ? params.str("hostid")
-                                              : params.has("hostnqn") ? host_id_for(params.str("hostnqn"))
-                                                                      : "",
-                                    .host_traddr = params.has("host_address") ? params.str("host_address") : ""};
-  const std::string target = options.transport + " " + options.traddr + " service " + options.trsvcid;
-  std::vector<std::string> hints;
-  auto finish = [&](StepResult r) {
-    r.hints.insert(r.hints.end(), hints.begin(), hints.end());
+// The controller the step connected (its identity: instance and controller
+// ID, once the kernel answered); the undo deletes it while it is that one.
+struct ControllerRecord {
+  static constexpr std::string_view kOp = "controller";
+  std::string nqn;  // the subsystem's
+  std::string transport;
+  std::string address;
+  std::string service;
+  nlohmann::json identity;  // {"instance", "cntlid"}; null when not recorded
+
+  nlohmann::json to_args() const {
+    return {{"op", kOp}, {"controller", nqn}, {"transport", transport}, {"address", address}, {"service", service}};
+  }
+  static Result<ControllerRecord> read(JournalArgs& a) {
+    ControllerRecord r{a.text("controller"), a.text("transport"), a.address("address"), a.text("service"),
+                       a.identity()};
+    if (a.ok() && !valid_nqn(r.nqn)) a.refuse("controller", "a subsystem NQN");
+    if (a.ok() && r.transport != "rdma") a.refuse("transport", "a transport: rdma");
+    if (!a.ok()) return a.error();
     return r;
-  };
+  }
+};
+
+// The kernel scans the namespaces after it answered: waits for the first
+// block device of controller `instance`, and for its node in /dev.
+StepResult wait_for_namespace(StepContext& ctx, unsigned instance, nlohmann::json facts, std::uint64_t log_since) {
+  auto& nvme = ctx.sys().nvme;
+  const std::string controller = "nvme" + std::to_string(instance);
+  for (;;) {
+    RXERUN_TRY_ASSIGN(const auto all, nvme.controllers());
+    const auto* c = instance_of(all, instance);
+    if (!c) {
+      StepResult r = StepResult::fail("controller " + controller + " went away before its namespace showed up", facts);
+      for (const auto& line : nvme.kernel_messages(log_since)) r.hints.push_back("kernel: " + line);
+      return r;
+    }
+    if (!c->block_devices.empty()) {
+      RXERUN_TRY_ASSIGN(const bool node, nvme.block_device(c->block_devices.front()));
+      if (node) {
+        facts["device"] = "/dev/" + c->block_devices.front();
+        nlohmann::json devices = nlohmann::json::array();
+        for (const auto& d : c->block_devices) devices.push_back("/dev/" + d);
+        facts["devices"] = devices;
+        return StepResult::ok(facts);
+      }
+    }
+    switch (ctx.sleep_for(kDevicePoll)) {
+      case WaitStatus::Done: continue;
+      case WaitStatus::Interrupted: return StepResult::error("interrupted");
+      case WaitStatus::Deadline: {
+        StepResult r = StepResult::timeout(
+            "controller " + controller + " is " + c->state + " but no namespace block device showed up", facts);
+        for (const auto& line : nvme.kernel_messages(log_since)) r.hints.push_back("kernel: " + line);
+        return r;
+      }
+    }
+  }
+}
+
+// The connect the kernel refused: `fail`, with the errno and its own words.
+StepResult connect_refused(const Error& e, const std::string& nqn, const std::string& target,
+                           const std::vector<std::string>& kernel_log, nlohmann::json facts) {
+  const int code = e.code;
+  facts["errno"] = errno_symbol(code);
+  facts["error"] = std::string(std::strerror(code));
+  StepResult r = StepResult::fail("the kernel refused the connect to " + nqn + " at " + target + ": " +
+                                      std::strerror(code) + " (" + errno_symbol(code) + ")",
+                                  facts);
+  for (const auto& line : kernel_log) r.hints.push_back("kernel: " + line);
+  if (code == ECONNRESET || code == ECONNREFUSED)
+    r.hints.push_back(
+        "nobody listens there for that subsystem, or the target refused this host: is an nvmet "
+        "step's port on that address and service?");
+  return r;
+}
+
+// Connects (or adopts a live controller for the same target), then waits
+// for its block device. Hints of loading the modules go to `hints`.
+StepResult connect_controller(const sys::FabricsOptions& options, StepContext& ctx, std::vector<std::string>& hints) {
+  auto& nvme = ctx.sys().nvme;
+  const std::string target = options.transport + " " + options.traddr + " service " + options.trsvcid;
   const std::uint64_t log_since = nvme.log_clock();
 
-  auto loaded = load_modules(ctx, {{.name = "nvme_" + options.transport}},
-                             "once no NVMe over Fabrics controller of that transport is left", &hints);
-  if (!loaded) return finish(StepResult::error(loaded.error()));
+  RXERUN_TRY(load_modules(ctx, {{.name = "nvme_" + options.transport}},
+                          "once no NVMe over Fabrics controller of that transport is left", &hints));
 
   nlohmann::json facts = {{"nqn", options.nqn}};
-  auto before = nvme.controllers();
-  if (!before) return finish(StepResult::error(before.error()));
+  RXERUN_TRY_ASSIGN(const auto before, nvme.controllers());
   unsigned instance = 0;
   bool adopted = false;
-  for (const auto& c : *before) {
+  for (const auto& c : before) {
     if (!same_target(c, options.transport, options.traddr, options.trsvcid, options.nqn) || c.state != "live") continue;
     if (!options.hostnqn.empty() && c.hostnqn != options.hostnqn) continue;
     // Already connected, as asked: not this run's, so not this run's to disconnect.
@@ -150,72 +213,35 @@ StepResult run_nvme_connect(const Params& params, StepContext& ctx) {
     break;
   }
   if (!adopted) {
-    if (auto r = ctx.will_change({{"controller", options.nqn},
-                                  {"transport", options.transport},
-                                  {"address", options.traddr},
-                                  {"service", options.trsvcid}},
-                                 "disconnect the NVMe controller of " + options.nqn + " at " + target);
-        !r)
-      return finish(StepResult::error(r.error()));
+    const ControllerRecord record{options.nqn, options.transport, options.traddr, options.trsvcid, nullptr};
+    RXERUN_TRY(ctx.will_change(record.to_args(), "disconnect the NVMe controller of " + options.nqn + " at " + target));
     std::vector<std::string> kernel_log;
     auto connected = nvme.connect(options, &kernel_log);
-    if (!connected) {
-      const int code = connected.error().code;
-      facts["errno"] = errno_symbol(code);
-      facts["error"] = std::string(std::strerror(code));
-      StepResult r = StepResult::fail("the kernel refused the connect to " + options.nqn + " at " + target + ": " +
-                                          std::strerror(code) + " (" + errno_symbol(code) + ")",
-                                      facts);
-      for (const auto& line : kernel_log) r.hints.push_back("kernel: " + line);
-      if (code == ECONNRESET || code == ECONNREFUSED)
-        r.hints.push_back(
-            "nobody listens there for that subsystem, or the target refused this host: is an nvmet "
-            "step's port on that address and service?");
-      return finish(r);
-    }
+    if (!connected) return connect_refused(connected.error(), options.nqn, target, kernel_log, facts);
     instance = connected->instance;
     facts["cntlid"] = connected->cntlid;
-    if (auto r = ctx.identify({{"instance", connected->instance}, {"cntlid", connected->cntlid}}); !r)
-      return finish(StepResult::error(r.error()));
+    RXERUN_TRY(ctx.identify({{"instance", connected->instance}, {"cntlid", connected->cntlid}}));
   }
-  const std::string controller = "nvme" + std::to_string(instance);
   facts["changed"] = !adopted;
   facts["instance"] = instance;
-  facts["controller"] = controller;
+  facts["controller"] = "nvme" + std::to_string(instance);
+  return wait_for_namespace(ctx, instance, std::move(facts), log_since);
+}
 
-  // The kernel scans the namespaces after it answered: wait for the first
-  // block device, and for its node in /dev.
-  for (;;) {
-    auto all = nvme.controllers();
-    if (!all) return finish(StepResult::error(all.error()));
-    const auto* c = instance_of(*all, instance);
-    if (!c) {
-      StepResult r = StepResult::fail("controller " + controller + " went away before its namespace showed up", facts);
-      for (const auto& line : nvme.kernel_messages(log_since)) r.hints.push_back("kernel: " + line);
-      return finish(r);
-    }
-    if (!c->block_devices.empty()) {
-      auto node = nvme.block_device(c->block_devices.front());
-      if (!node) return finish(StepResult::error(node.error()));
-      if (*node) {
-        facts["device"] = "/dev/" + c->block_devices.front();
-        nlohmann::json devices = nlohmann::json::array();
-        for (const auto& d : c->block_devices) devices.push_back("/dev/" + d);
-        facts["devices"] = devices;
-        return finish(StepResult::ok(facts));
-      }
-    }
-    switch (ctx.sleep_for(kDevicePoll)) {
-      case WaitStatus::Done: continue;
-      case WaitStatus::Interrupted: return finish(StepResult::error("interrupted"));
-      case WaitStatus::Deadline: {
-        StepResult r = StepResult::timeout(
-            "controller " + controller + " is " + c->state + " but no namespace block device showed up", facts);
-        for (const auto& line : nvme.kernel_messages(log_since)) r.hints.push_back("kernel: " + line);
-        return finish(r);
-      }
-    }
-  }
+StepResult run_nvme_connect(const Params& params, StepContext& ctx) {
+  if (auto refused = refuse_other_netns(ctx, "nvme_connect")) return *refused;
+  const sys::FabricsOptions options{.transport = params.str("transport"),
+                                    .traddr = params.str("address"),
+                                    .trsvcid = std::to_string(params.integer("service")),
+                                    .nqn = params.str("nqn"),
+                                    .hostnqn = params.has("hostnqn") ? params.str("hostnqn") : "",
+                                    .hostid = params.has("hostid")    ? params.str("hostid")
+                                              : params.has("hostnqn") ? host_id_for(params.str("hostnqn"))
+                                                                      : "",
+                                    .host_traddr = params.has("host_address") ? params.str("host_address") : ""};
+  std::vector<std::string> hints;
+  StepResult r = connect_controller(options, ctx, hints);
+  return with_hints(std::move(r), hints);
 }
 
 // "nvme1 (rdma 10.10.0.1:4420, nqn.x)" for messages.
@@ -224,25 +250,18 @@ std::string described_controller(const sys::FabricsController& c) {
          c.subsysnqn + ")";
 }
 
-Result<nlohmann::json> undo_controller(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string nqn = a.text("controller");
-  const std::string transport = a.text("transport");
-  const std::string address = a.address("address");
-  const std::string service = a.text("service");
-  const nlohmann::json id = a.identity();
-  if (a.ok() && !valid_nqn(nqn)) a.refuse("controller", "a subsystem NQN");
-  if (a.ok() && transport != "rdma") a.refuse("transport", "a transport: rdma");
-  if (!a.ok()) return a.error();
+Result<nlohmann::json> undo_controller(const ControllerRecord& record, UndoContext& ctx) {
+  const std::string& nqn = record.nqn;
+  const std::string& address = record.address;
+  const std::string& service = record.service;
   auto& nvme = ctx.sys().nvme;
-  auto all = nvme.controllers();
-  if (!all) return all.error();
+  RXERUN_TRY_ASSIGN(const auto all, nvme.controllers());
   std::vector<unsigned> doomed;
-  if (auto instance = nvme_identity_number(id, "instance")) {
-    const auto* c = instance_of(*all, static_cast<unsigned>(*instance));
+  if (auto instance = nvme_identity_number(record.identity, "instance")) {
+    const auto* c = instance_of(all, static_cast<unsigned>(*instance));
     if (!c) return nlohmann::json::object();  // gone (disconnected by hand, or the module went)
-    const std::uint64_t cntlid = nvme_identity_number(id, "cntlid").value_or(0);
-    if (!same_target(*c, transport, address, service, nqn) || (cntlid != 0 && c->cntlid != cntlid))
+    const std::uint64_t cntlid = nvme_identity_number(record.identity, "cntlid").value_or(0);
+    if (!same_target(*c, record.transport, address, service, nqn) || (cntlid != 0 && c->cntlid != cntlid))
       return make_error("NVMe controller " + described_controller(*c) + " is another one than this run connected (to " +
                         nqn + " at " + address + ":" + service + "): left alone");
     doomed.push_back(c->instance);
@@ -250,8 +269,8 @@ Result<nlohmann::json> undo_controller(const nlohmann::json& args, UndoContext& 
     // The run ended between the connect and its record: a controller for
     // that subsystem at that address is this run's (the step adopts, and
     // so journals nothing for, one that was there before it).
-    for (const auto& c : *all)
-      if (same_target(c, transport, address, service, nqn)) doomed.push_back(c.instance);
+    for (const auto& c : all)
+      if (same_target(c, record.transport, address, service, nqn)) doomed.push_back(c.instance);
   }
   for (unsigned i : doomed)
     if (auto r = nvme.delete_controller(i); !r && r.error().code != ENOENT && r.error().code != ENODEV)
@@ -260,17 +279,24 @@ Result<nlohmann::json> undo_controller(const nlohmann::json& args, UndoContext& 
 }
 
 Result<std::vector<std::string>> fabrics_users(UndoContext& ctx) {
-  auto all = ctx.sys().nvme.controllers();
-  if (!all) return all.error();
+  RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.controllers());
   std::vector<std::string> users;
-  for (const auto& c : *all)
+  for (const auto& c : all)
     if (c.transport == "rdma") users.push_back(described_controller(c));
   return users;
 }
 
+// Two records: the modules the step loaded, and the controller.
 Result<nlohmann::json> undo_nvme_connect(const nlohmann::json& args, UndoContext& ctx) {
-  if (is_modules_undo(args)) return unload_modules(args, ctx, fabrics_users);
-  return undo_controller(args, ctx);
+  JournalArgs a(args, ctx);
+  const std::string op = record_op(a, {ControllerRecord::kOp, ModulesRecord::kOp},
+                                   ModulesRecord::in_older_entry(a) ? ModulesRecord::kOp : ControllerRecord::kOp);
+  if (op != ModulesRecord::kOp) {
+    RXERUN_TRY_ASSIGN(const auto controller, ControllerRecord::read(a));
+    return undo_controller(controller, ctx);
+  }
+  RXERUN_TRY_ASSIGN(const auto modules, ModulesRecord::read(a));
+  return unload_modules(modules, ctx, fabrics_users);
 }
 
 }  // namespace

@@ -30,12 +30,14 @@
 #include <charconv>
 
 #include "base/size.h"
+#include "base/try.h"
 #include "engine/diag.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/common/modules.h"
 #include "steps/common/nvme_fabrics.h"
+#include "steps/common/step_hints.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -176,6 +178,163 @@ Kind nvmet_kind() {
 
 namespace {
 
+// ---- the journal's records, one per piece of the target --------------
+//
+// Each names itself with "op", which is the key an entry written before
+// records named themselves is told by (nvmet_record_in_older_entry()).
+
+// configfs's mount, when the step mounted it (identity: its mount ID).
+struct ConfigfsMountRecord {
+  static constexpr std::string_view kOp = "configfs_mount";
+  std::string path;
+  nlohmann::json identity;  // {"mount_id"}
+
+  nlohmann::json to_args() const { return {{"op", kOp}, {"configfs_mount", path}}; }
+  static Result<ConfigfsMountRecord> read(JournalArgs& a) {
+    ConfigfsMountRecord r{a.text("configfs_mount"), a.identity()};
+    if (a.ok() && r.path != sys::kConfigfsPath) a.refuse("configfs_mount", sys::kConfigfsPath);
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// A backing file the step created (identity: its device and inode).
+struct BackingFileRecord {
+  static constexpr std::string_view kOp = "file";
+  std::string path;
+  nlohmann::json identity;  // {"dev", "ino"}
+
+  nlohmann::json to_args() const { return {{"op", kOp}, {"file", path}}; }
+  static Result<BackingFileRecord> read(JournalArgs& a) {
+    BackingFileRecord r{a.text("file"), a.identity()};
+    if (a.ok() && !r.path.starts_with("/")) a.refuse("file", "an absolute path");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// A null_blk device the step made (identity: its index).
+struct NullBlkRecord {
+  static constexpr std::string_view kOp = "null_blk";
+  std::string name;
+  nlohmann::json identity;  // {"index"}
+
+  nlohmann::json to_args() const { return {{"op", kOp}, {"null_blk", name}}; }
+  static Result<NullBlkRecord> read(JournalArgs& a) {
+    NullBlkRecord r{a.text("null_blk"), a.identity()};
+    if (a.ok() && (!r.name.starts_with(kNullBlkPrefix) || r.name.size() > 31 || r.name.find('/') != std::string::npos))
+      a.refuse("null_blk", "a null_blk device name of rxerun's");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// The subsystem (identity: its serial's tag, serial_tag()).
+struct SubsystemRecord {
+  static constexpr std::string_view kOp = "subsystem";
+  std::string nqn;
+  nlohmann::json identity;  // {"serial"}
+
+  nlohmann::json to_args() const { return {{"op", kOp}, {"subsystem", nqn}}; }
+  static Result<SubsystemRecord> read(JournalArgs& a) {
+    SubsystemRecord r{a.text("subsystem"), a.identity()};
+    if (a.ok() && !valid_nqn(r.nqn)) a.refuse("subsystem", "an NQN");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// A host NQN the step added to the target's hosts.
+struct TargetHostRecord {
+  static constexpr std::string_view kOp = "host";
+  std::string host;
+
+  nlohmann::json to_args() const { return {{"op", kOp}, {"host", host}}; }
+  static Result<TargetHostRecord> read(JournalArgs& a) {
+    TargetHostRecord r{a.text("host")};
+    if (a.ok() && !valid_nqn(r.host)) a.refuse("host", "a host NQN");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// A host the subsystem lets in (the link in its allowed_hosts).
+struct AllowedHostRecord {
+  static constexpr std::string_view kOp = "allowed_host";
+  std::string host;
+  std::string nqn;
+  std::uint64_t serial = 0;  // the subsystem's serial_tag()
+
+  nlohmann::json to_args() const {
+    return {{"op", kOp}, {"allowed_host", host}, {"subsystem", nqn}, {"serial", serial}};
+  }
+  static Result<AllowedHostRecord> read(JournalArgs& a) {
+    AllowedHostRecord r{a.text("allowed_host"), a.text("subsystem"), a.number("serial")};
+    if (a.ok() && !valid_nqn(r.nqn)) a.refuse("subsystem", "an NQN");
+    if (a.ok() && !valid_nqn(r.host)) a.refuse("allowed_host", "a host NQN");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// The subsystem's namespace.
+struct NamespaceRecord {
+  static constexpr std::string_view kOp = "namespace";
+  std::uint64_t nsid = 0;
+  std::string nqn;
+  std::uint64_t serial = 0;  // the subsystem's serial_tag()
+
+  nlohmann::json to_args() const { return {{"op", kOp}, {"namespace", nsid}, {"subsystem", nqn}, {"serial", serial}}; }
+  static Result<NamespaceRecord> read(JournalArgs& a) {
+    NamespaceRecord r{a.number("namespace", 0xfffffffe), a.text("subsystem"), a.number("serial")};
+    if (a.ok() && !valid_nqn(r.nqn)) a.refuse("subsystem", "an NQN");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// A port the step made, known by the address it wrote into it.
+struct NvmetPortRecord {
+  static constexpr std::string_view kOp = "port";
+  std::uint64_t id = 0;
+  std::string transport;
+  std::string address;
+  std::string service;
+
+  nlohmann::json to_args() const {
+    return {{"op", kOp}, {"port", id}, {"transport", transport}, {"address", address}, {"service", service}};
+  }
+  static Result<NvmetPortRecord> read(JournalArgs& a) {
+    NvmetPortRecord r{a.number("port", 65535), a.text("transport"), a.address("address"), a.text("service")};
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// The port's link to the subsystem: the port offers it.
+struct PortLinkRecord {
+  static constexpr std::string_view kOp = "port_link";
+  std::uint64_t id = 0;
+  std::string nqn;
+  std::string address;
+  std::string service;
+  std::string transport;  // for a person reading the journal: the port is told by its address
+
+  nlohmann::json to_args() const {
+    return {{"op", kOp},          {"port_link", id},    {"subsystem", nqn},
+            {"address", address}, {"service", service}, {"transport", transport}};
+  }
+  static Result<PortLinkRecord> read(JournalArgs& a) {
+    PortLinkRecord r{a.number("port_link", 65535), a.text("subsystem"), a.address("address"), a.text("service")};
+    if (a.ok() && !valid_nqn(r.nqn)) a.refuse("subsystem", "an NQN");
+    if (a.has("transport")) r.transport = a.text("transport");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
+// ---- run ----------------------------------------------------------------
+
 // The serial as a number for the journal's identity: its last 15 hex digits
 // (the kernel's serial has up to 20; 15 fit every JSON reader). 0 when it
 // is not hex (never compared).
@@ -206,16 +365,26 @@ std::string adrfam_of(const std::string& address) {
 // Mounts configfs when it is not, journalled first with its mount ID.
 Result<void> ensure_configfs(StepContext& ctx) {
   auto& nvme = ctx.sys().nvme;
-  auto mounted = nvme.configfs_mount();
-  if (!mounted) return mounted.error();
-  if (*mounted) return {};
-  if (auto r = ctx.will_change({{"configfs_mount", sys::kConfigfsPath}},
-                               std::string("unmount configfs from ") + sys::kConfigfsPath + " (mounted by this run)");
-      !r)
-    return r;
-  auto id = nvme.mount_configfs();
-  if (!id) return id.error();
-  return ctx.identify({{"mount_id", *id}});
+  RXERUN_TRY_ASSIGN(const auto mounted, nvme.configfs_mount());
+  if (mounted) return {};
+  RXERUN_TRY(ctx.will_change(ConfigfsMountRecord{sys::kConfigfsPath, nullptr}.to_args(),
+                             std::string("unmount configfs from ") + sys::kConfigfsPath + " (mounted by this run)"));
+  RXERUN_TRY_ASSIGN(const auto id, nvme.mount_configfs());
+  return ctx.identify({{"mount_id", id}});
+}
+
+// configfs first (loaded, then mounted), then what lives in it: so that
+// cleanup unloads nvmet while the tree is still visible, then unmounts.
+Result<void> load_target_modules(StepContext& ctx, const std::string& transport, bool file,
+                                 std::vector<std::string>& hints) {
+  RXERUN_TRY(load_modules(ctx, {{.name = "configfs"}}, "once configfs is unmounted", &hints));
+  RXERUN_TRY(ensure_configfs(ctx));
+  const std::vector<ModuleRequest> wanted = {{.name = "nvmet_" + transport}, {.name = "nvmet"}};
+  RXERUN_TRY(load_modules(ctx, wanted, "once no NVMe target subsystem is left", &hints));
+  if (!file)
+    RXERUN_TRY(
+        load_modules(ctx, {{.name = "null_blk", .params = "nr_devices=0"}}, "once no null_blk device is left", &hints));
+  return {};
 }
 
 struct Backing {
@@ -228,58 +397,85 @@ Result<Backing> make_file_backing(const Params& file, StepContext& ctx, std::vec
   auto& nvme = ctx.sys().nvme;
   const std::string path = file.str("path");
   const std::uint64_t size = file.size("size");
-  auto fs = nvme.file_system(path);
-  if (!fs) return fs.error();
-  if (*fs == "overlayfs")
+  RXERUN_TRY_ASSIGN(const auto fs, nvme.file_system(path));
+  if (fs == "overlayfs")
     return make_error(path +
                           " is on overlayfs, whose files give an nvmet namespace a block size of 0: the host "
                           "skips such a namespace (docs/kernel-notes.md, \"NVMe over Fabrics\"); put the file on "
                           "tmpfs (/run, /dev/shm) or a disk's file system",
                       EINVAL);
-  auto found = nvme.file_id(path);
-  if (!found) return found.error();
-  if (*found) {
-    if ((*found)->size != size)
-      hints->push_back(path + " was there already with " + std::to_string((*found)->size) +
+  RXERUN_TRY_ASSIGN(const auto found, nvme.file_id(path));
+  if (found) {
+    if (found->size != size)
+      hints->push_back(path + " was there already with " + std::to_string(found->size) +
                        " bytes: served as it is (and left in place)");
-    return Backing{path, (*found)->size, false};
+    return Backing{path, found->size, false};
   }
-  if (auto r = ctx.will_change({{"file", path}}, "delete " + path + " (created by this run)"); !r) return r.error();
-  auto made = nvme.create_file(path, size);
-  if (!made) return made.error();
-  if (auto r = ctx.identify({{"dev", made->dev}, {"ino", made->ino}}); !r) return r.error();
+  RXERUN_TRY(ctx.will_change(BackingFileRecord{path, nullptr}.to_args(), "delete " + path + " (created by this run)"));
+  RXERUN_TRY_ASSIGN(const auto made, nvme.create_file(path, size));
+  RXERUN_TRY(ctx.identify({{"dev", made.dev}, {"ino", made.ino}}));
   return Backing{path, size, true};
 }
 
 Result<Backing> make_null_blk_backing(const Params& null_blk, StepContext& ctx) {
   auto& nvme = ctx.sys().nvme;
   const std::uint64_t size = null_blk.size("size");
-  auto existing = nvme.null_blks();
-  if (!existing) return existing.error();
+  RXERUN_TRY_ASSIGN(const auto existing, nvme.null_blks());
   // The lowest free name of ours; the disk is named after it (at most 31 bytes).
   std::string name;
   for (unsigned n = 0; name.empty(); ++n) {
     const std::string candidate = kNullBlkPrefix + std::to_string(n);
-    if (std::none_of(existing->begin(), existing->end(), [&](const sys::NullBlk& b) { return b.name == candidate; }))
+    if (std::none_of(existing.begin(), existing.end(), [&](const sys::NullBlk& b) { return b.name == candidate; }))
       name = candidate;
   }
-  if (auto r = ctx.will_change({{"null_blk", name}}, "remove null_blk device " + name); !r) return r.error();
-  if (auto r = nvme.add_null_blk(name, size / kMiB); !r) return r.error();
-  auto now = nvme.null_blks();
-  if (!now) return now.error();
-  auto it = std::find_if(now->begin(), now->end(), [&](const sys::NullBlk& b) { return b.name == name; });
-  if (it == now->end() || !it->powered) return make_error("null_blk device " + name + " did not power on", EIO);
-  if (auto r = ctx.identify({{"index", it->index}}); !r) return r.error();
+  RXERUN_TRY(ctx.will_change(NullBlkRecord{name, nullptr}.to_args(), "remove null_blk device " + name));
+  RXERUN_TRY(nvme.add_null_blk(name, size / kMiB));
+  RXERUN_TRY_ASSIGN(const auto now, nvme.null_blks());
+  auto it = std::find_if(now.begin(), now.end(), [&](const sys::NullBlk& b) { return b.name == name; });
+  if (it == now.end() || !it->powered) return make_error("null_blk device " + name + " did not power on", EIO);
+  RXERUN_TRY(ctx.identify({{"index", it->index}}));
   // devtmpfs makes the node as the disk is added; wait for it all the same.
   const std::string disk = it->disk.substr(it->disk.rfind('/') + 1);
   for (;;) {
-    auto there = nvme.block_device(disk);
-    if (!there) return there.error();
-    if (*there) break;
+    RXERUN_TRY_ASSIGN(const bool there, nvme.block_device(disk));
+    if (there) break;
     if (ctx.sleep_for(kNvmetPoll) != WaitStatus::Done)
       return make_error("the block device " + it->disk + " did not appear", ETIMEDOUT);
   }
   return Backing{it->disk, size, false};
+}
+
+// Makes the subsystem and records its serial. Its serial; none when a
+// subsystem of that NQN appeared meanwhile (mkdir says EEXIST).
+Result<std::optional<std::string>> make_subsystem(StepContext& ctx, const std::string& nqn) {
+  auto& nvme = ctx.sys().nvme;
+  RXERUN_TRY(ctx.will_change(SubsystemRecord{nqn, nullptr}.to_args(), "remove NVMe target subsystem " + nqn));
+  if (auto r = nvme.add_subsystem(nqn); !r) {
+    if (r.error().code == EEXIST) return std::optional<std::string>();
+    return r.error();
+  }
+  RXERUN_TRY_ASSIGN(const auto made, nvme.subsystems());
+  const auto* sub = subsystem_named(made, nqn);
+  if (!sub) return make_error("subsystem " + nqn + " vanished after mkdir");
+  RXERUN_TRY(ctx.identify({{"serial", serial_tag(sub->serial)}}));
+  return std::optional<std::string>(sub->serial);
+}
+
+// Any host, or only `hosts` (added to the target's hosts when new).
+Result<void> allow_hosts(StepContext& ctx, const std::string& nqn, std::uint64_t tag,
+                         const std::vector<std::string>& hosts) {
+  auto& nvme = ctx.sys().nvme;
+  if (hosts.empty()) return nvme.set_allow_any_host(nqn, true);
+  RXERUN_TRY_ASSIGN(const auto known, nvme.hosts());
+  for (const auto& h : hosts) {
+    if (std::find(known.begin(), known.end(), h) == known.end()) {
+      RXERUN_TRY(ctx.will_change(TargetHostRecord{h}.to_args(), "remove NVMe target host " + h));
+      if (auto r = nvme.add_host(h); !r && r.error().code != EEXIST) return r.error();
+    }
+    RXERUN_TRY(ctx.will_change(AllowedHostRecord{h, nqn, tag}.to_args(), "stop allowing host " + h + " in " + nqn));
+    RXERUN_TRY(nvme.allow_host(nqn, h));
+  }
+  return {};
 }
 
 // device_path and enable. A file system without O_DIRECT (tmpfs before
@@ -287,13 +483,62 @@ Result<Backing> make_null_blk_backing(const Params& null_blk, StepContext& ctx) 
 Result<bool> open_namespace(StepContext& ctx, const std::string& nqn, unsigned nsid, const Backing& backing,
                             bool file) {
   auto& nvme = ctx.sys().nvme;
-  if (auto r = nvme.set_namespace_device(nqn, nsid, backing.device, false); !r) return r.error();
+  RXERUN_TRY(nvme.set_namespace_device(nqn, nsid, backing.device, false));
   auto enabled = nvme.enable_namespace(nqn, nsid, true);
   if (enabled) return false;
   if (!file || enabled.error().code != EINVAL) return enabled.error();
-  if (auto r = nvme.set_namespace_device(nqn, nsid, backing.device, true); !r) return r.error();
-  if (auto r = nvme.enable_namespace(nqn, nsid, true); !r) return r.error();
+  RXERUN_TRY(nvme.set_namespace_device(nqn, nsid, backing.device, true));
+  RXERUN_TRY(nvme.enable_namespace(nqn, nsid, true));
   return true;
+}
+
+// Adds the namespace and opens its backing; whether it is served buffered.
+Result<bool> make_namespace(StepContext& ctx, const std::string& nqn, unsigned nsid, std::uint64_t tag,
+                            const Backing& backing, bool file) {
+  RXERUN_TRY(ctx.will_change(NamespaceRecord{nsid, nqn, tag}.to_args(),
+                             "disable and remove namespace " + std::to_string(nsid) + " of " + nqn));
+  RXERUN_TRY(ctx.sys().nvme.add_namespace(nqn, nsid));
+  auto buffered = open_namespace(ctx, nqn, nsid, backing, file);
+  if (!buffered)
+    return make_error("namespace " + std::to_string(nsid) + " cannot open " + backing.device + ": " +
+                      buffered.error().message);
+  return *buffered;
+}
+
+struct PortChoice {
+  unsigned id = 0;
+  bool created = false;
+};
+
+// A port with that address is shared (the kernel lets one listener serve
+// many subsystems); else a new one, with the ID asked for or the lowest
+// free one.
+Result<PortChoice> make_port(StepContext& ctx, const Params& port, const std::string& transport,
+                             const std::string& address, const std::string& trsvcid) {
+  auto& nvme = ctx.sys().nvme;
+  RXERUN_TRY_ASSIGN(const auto all_ports, nvme.ports());
+  auto taken = [&](unsigned id) {
+    return std::any_of(all_ports.begin(), all_ports.end(), [&](const sys::NvmetPort& p) { return p.id == id; });
+  };
+  auto same = std::find_if(all_ports.begin(), all_ports.end(), [&](const sys::NvmetPort& p) {
+    return p.trtype == transport && p.traddr == address && p.trsvcid == trsvcid;
+  });
+  if (same != all_ports.end() && !port.has("id")) return PortChoice{same->id, false};
+  unsigned port_id = 1;
+  if (port.has("id")) {
+    port_id = static_cast<unsigned>(port.integer("id"));
+    if (taken(port_id))
+      return make_error("NVMe target port " + std::to_string(port_id) +
+                        " exists already: choose another id, or leave it out");
+  } else {
+    while (taken(port_id)) ++port_id;
+  }
+  const sys::NvmetPort wanted{
+      .id = port_id, .trtype = transport, .adrfam = adrfam_of(address), .traddr = address, .trsvcid = trsvcid};
+  RXERUN_TRY(ctx.will_change(NvmetPortRecord{port_id, transport, address, trsvcid}.to_args(),
+                             "remove NVMe target port " + std::to_string(port_id)));
+  RXERUN_TRY(nvme.add_port(wanted));
+  return PortChoice{port_id, true};
 }
 
 StepResult port_refused(const Error& e, const std::string& address, long long service) {
@@ -313,8 +558,9 @@ StepResult port_refused(const Error& e, const std::string& address, long long se
   }
 }
 
-StepResult run_nvmet(const Params& params, StepContext& ctx) {
-  if (auto refused = refuse_other_netns(ctx, "nvmet")) return *refused;
+// The target, piece by piece in the order the kernel needs, each piece
+// journalled before it is made. Hints found on the way go to `hints`.
+StepResult build_target(const Params& params, StepContext& ctx, std::vector<std::string>& hints) {
   auto& nvme = ctx.sys().nvme;
   const std::string nqn = params.str("nqn");
   const Params ns = params.object("namespace");
@@ -323,147 +569,57 @@ StepResult run_nvmet(const Params& params, StepContext& ctx) {
   const std::string transport = port.str("transport");
   const std::string address = port.str("address");
   const long long service = port.integer("service");
+  const std::string trsvcid = std::to_string(service);
   const bool file = ns.has("file");
   std::vector<std::string> hosts;
   if (params.has("hosts"))
     for (const auto& h : params.at("hosts")) hosts.push_back(h.get<std::string>());
-  std::vector<std::string> hints;
-  auto finish = [&](StepResult r) {
-    r.hints.insert(r.hints.end(), hints.begin(), hints.end());
-    return r;
-  };
 
   // Nothing is changed for a subsystem that is there already.
-  auto before = nvme.subsystems();
-  if (!before) return StepResult::error(before.error());
-  if (subsystem_named(*before, nqn)) return subsystem_exists(nqn);
-
-  // configfs first (loaded, then mounted), then what lives in it: so that
-  // cleanup unloads nvmet while the tree is still visible, then unmounts.
-  if (auto r = load_modules(ctx, {{.name = "configfs"}}, "once configfs is unmounted", &hints); !r)
-    return finish(StepResult::error(r.error()));
-  if (auto r = ensure_configfs(ctx); !r) return finish(StepResult::error(r.error()));
-  std::vector<ModuleRequest> wanted = {{.name = "nvmet_" + transport}, {.name = "nvmet"}};
-  auto loaded = load_modules(ctx, wanted, "once no NVMe target subsystem is left", &hints);
-  if (!loaded) return finish(StepResult::error(loaded.error()));
-  if (!file) {
-    auto nb =
-        load_modules(ctx, {{.name = "null_blk", .params = "nr_devices=0"}}, "once no null_blk device is left", &hints);
-    if (!nb) return finish(StepResult::error(nb.error()));
-  }
-  before = nvme.subsystems();
-  if (!before) return finish(StepResult::error(before.error()));
-  if (subsystem_named(*before, nqn)) return finish(subsystem_exists(nqn));
+  RXERUN_TRY_ASSIGN(const auto before, nvme.subsystems());
+  if (subsystem_named(before, nqn)) return subsystem_exists(nqn);
+  RXERUN_TRY(load_target_modules(ctx, transport, file, hints));
+  RXERUN_TRY_ASSIGN(const auto loaded, nvme.subsystems());
+  if (subsystem_named(loaded, nqn)) return subsystem_exists(nqn);
 
   nlohmann::json facts = {{"nqn", nqn}, {"nsid", nsid}};
-  auto backing =
-      file ? make_file_backing(ns.object("file"), ctx, &hints) : make_null_blk_backing(ns.object("null_blk"), ctx);
-  if (!backing) return finish(StepResult::error(backing.error()));
-  facts["device"] = backing->device;
-  facts["size"] = backing->size;
-  facts["file_created"] = backing->file_created;
+  RXERUN_TRY_ASSIGN(const Backing backing, file ? make_file_backing(ns.object("file"), ctx, &hints)
+                                                : make_null_blk_backing(ns.object("null_blk"), ctx));
+  facts["device"] = backing.device;
+  facts["size"] = backing.size;
+  facts["file_created"] = backing.file_created;
 
-  if (auto r = ctx.will_change({{"subsystem", nqn}}, "remove NVMe target subsystem " + nqn); !r)
-    return finish(StepResult::error(r.error()));
-  if (auto r = nvme.add_subsystem(nqn); !r) {
-    if (r.error().code == EEXIST) return finish(subsystem_exists(nqn));
-    return finish(StepResult::error(r.error()));
-  }
-  auto made = nvme.subsystems();
-  if (!made) return finish(StepResult::error(made.error()));
-  const auto* sub = subsystem_named(*made, nqn);
-  if (!sub) return finish(StepResult::error("subsystem " + nqn + " vanished after mkdir"));
-  const std::string serial = sub->serial;
-  const std::uint64_t tag = serial_tag(serial);
-  facts["serial"] = serial;
-  if (auto r = ctx.identify({{"serial", tag}}); !r) return finish(StepResult::error(r.error()));
+  RXERUN_TRY_ASSIGN(const auto serial, make_subsystem(ctx, nqn));
+  if (!serial) return subsystem_exists(nqn);
+  const std::uint64_t tag = serial_tag(*serial);
+  facts["serial"] = *serial;
+  RXERUN_TRY(allow_hosts(ctx, nqn, tag, hosts));
 
-  if (hosts.empty()) {
-    if (auto r = nvme.set_allow_any_host(nqn, true); !r) return finish(StepResult::error(r.error()));
-  } else {
-    auto known = nvme.hosts();
-    if (!known) return finish(StepResult::error(known.error()));
-    for (const auto& h : hosts) {
-      if (std::find(known->begin(), known->end(), h) == known->end()) {
-        if (auto r = ctx.will_change({{"host", h}}, "remove NVMe target host " + h); !r)
-          return finish(StepResult::error(r.error()));
-        if (auto r = nvme.add_host(h); !r && r.error().code != EEXIST) return finish(StepResult::error(r.error()));
-      }
-      if (auto r = ctx.will_change({{"allowed_host", h}, {"subsystem", nqn}, {"serial", tag}},
-                                   "stop allowing host " + h + " in " + nqn);
-          !r)
-        return finish(StepResult::error(r.error()));
-      if (auto r = nvme.allow_host(nqn, h); !r) return finish(StepResult::error(r.error()));
-    }
-  }
-
-  if (auto r = ctx.will_change({{"namespace", nsid}, {"subsystem", nqn}, {"serial", tag}},
-                               "disable and remove namespace " + std::to_string(nsid) + " of " + nqn);
-      !r)
-    return finish(StepResult::error(r.error()));
-  if (auto r = nvme.add_namespace(nqn, nsid); !r) return finish(StepResult::error(r.error()));
-  auto buffered = open_namespace(ctx, nqn, nsid, *backing, file);
-  if (!buffered) {
-    const auto& e = buffered.error();
-    return finish(
-        StepResult::error("namespace " + std::to_string(nsid) + " cannot open " + backing->device + ": " + e.message));
-  }
-  facts["buffered_io"] = *buffered;
-  if (*buffered)
-    hints.push_back(backing->device +
+  RXERUN_TRY_ASSIGN(const bool buffered, make_namespace(ctx, nqn, nsid, tag, backing, file));
+  facts["buffered_io"] = buffered;
+  if (buffered)
+    hints.push_back(backing.device +
                     "'s file system has no O_DIRECT: the namespace reads and writes it through the "
                     "page cache (buffered_io)");
 
-  // A port with that address is shared (the kernel lets one listener serve
-  // many subsystems); else a new one.
-  auto all_ports = nvme.ports();
-  if (!all_ports) return finish(StepResult::error(all_ports.error()));
-  const std::string trsvcid = std::to_string(service);
-  unsigned port_id = 0;
-  bool port_created = false;
-  auto same = std::find_if(all_ports->begin(), all_ports->end(), [&](const sys::NvmetPort& p) {
-    return p.trtype == transport && p.traddr == address && p.trsvcid == trsvcid;
-  });
-  if (same != all_ports->end() && !port.has("id")) {
-    port_id = same->id;
-  } else {
-    if (port.has("id")) {
-      port_id = static_cast<unsigned>(port.integer("id"));
-      if (std::any_of(all_ports->begin(), all_ports->end(), [&](const sys::NvmetPort& p) { return p.id == port_id; }))
-        return finish(StepResult::error("NVMe target port " + std::to_string(port_id) +
-                                        " exists already: choose another id, or leave it out"));
-    } else {
-      for (port_id = 1;
-           std::any_of(all_ports->begin(), all_ports->end(), [&](const sys::NvmetPort& p) { return p.id == port_id; });
-           ++port_id) {
-      }
-    }
-    const sys::NvmetPort wanted_port{
-        .id = port_id, .trtype = transport, .adrfam = adrfam_of(address), .traddr = address, .trsvcid = trsvcid};
-    if (auto r =
-            ctx.will_change({{"port", port_id}, {"transport", transport}, {"address", address}, {"service", trsvcid}},
-                            "remove NVMe target port " + std::to_string(port_id));
-        !r)
-      return finish(StepResult::error(r.error()));
-    if (auto r = nvme.add_port(wanted_port); !r) return finish(StepResult::error(r.error()));
-    port_created = true;
-  }
-  facts["port_id"] = port_id;
-  facts["port_created"] = port_created;
-  if (auto r = ctx.will_change({{"port_link", port_id},
-                                {"subsystem", nqn},
-                                {"transport", transport},
-                                {"address", address},
-                                {"service", trsvcid}},
-                               "withdraw " + nqn + " from port " + std::to_string(port_id));
-      !r)
-    return finish(StepResult::error(r.error()));
-  if (auto r = nvme.link_port(port_id, nqn); !r) {
+  RXERUN_TRY_ASSIGN(const PortChoice chosen, make_port(ctx, port, transport, address, trsvcid));
+  facts["port_id"] = chosen.id;
+  facts["port_created"] = chosen.created;
+  RXERUN_TRY(ctx.will_change(PortLinkRecord{chosen.id, nqn, address, trsvcid, transport}.to_args(),
+                             "withdraw " + nqn + " from port " + std::to_string(chosen.id)));
+  if (auto r = nvme.link_port(chosen.id, nqn); !r) {
     StepResult refused = port_refused(r.error(), address, service);
     refused.facts = facts;
-    return finish(refused);
+    return refused;
   }
-  return finish(StepResult::ok(facts));
+  return StepResult::ok(facts);
+}
+
+StepResult run_nvmet(const Params& params, StepContext& ctx) {
+  if (auto refused = refuse_other_netns(ctx, "nvmet")) return *refused;
+  std::vector<std::string> hints;
+  StepResult r = build_target(params, ctx, hints);
+  return with_hints(std::move(r), hints);
 }
 
 // ---- undo, one kind of record at a time --------------------------------
@@ -481,37 +637,28 @@ Result<const sys::NvmetSubsystem*> same_subsystem(const std::vector<sys::NvmetSu
   return s;
 }
 
-Result<nlohmann::json> undo_port_link(JournalArgs& a, const nlohmann::json& args, UndoContext& ctx) {
-  const std::uint64_t id = a.number("port_link", 65535);
-  const std::string nqn = a.text("subsystem");
-  const std::string address = a.address("address");
-  const std::string service = a.text("service");
-  if (a.ok() && !valid_nqn(nqn)) a.refuse("subsystem", "an NQN");
-  if (!a.ok()) return a.error();
-  (void)args;
-  auto ports = ctx.sys().nvme.ports();
-  if (!ports) return ports.error();
-  for (const auto& p : *ports) {
-    if (p.id != id) continue;
-    if (p.traddr != address || p.trsvcid != service) return nlohmann::json::object();  // another port: no link of ours
-    if (std::find(p.subsystems.begin(), p.subsystems.end(), nqn) == p.subsystems.end()) return nlohmann::json::object();
-    if (auto r = ctx.sys().nvme.unlink_port(static_cast<unsigned>(id), nqn); !r && r.error().code != ENOENT)
+Result<nlohmann::json> undo_port_link(JournalArgs& a, UndoContext& ctx) {
+  RXERUN_TRY_ASSIGN(const auto link, PortLinkRecord::read(a));
+  RXERUN_TRY_ASSIGN(const auto ports, ctx.sys().nvme.ports());
+  for (const auto& p : ports) {
+    if (p.id != link.id) continue;
+    if (p.traddr != link.address || p.trsvcid != link.service)
+      return nlohmann::json::object();  // another port: no link of ours
+    if (std::find(p.subsystems.begin(), p.subsystems.end(), link.nqn) == p.subsystems.end())
+      return nlohmann::json::object();
+    if (auto r = ctx.sys().nvme.unlink_port(static_cast<unsigned>(link.id), link.nqn); !r && r.error().code != ENOENT)
       return r.error();
   }
   return nlohmann::json::object();
 }
 
 Result<nlohmann::json> undo_port(JournalArgs& a, UndoContext& ctx) {
-  const std::uint64_t id = a.number("port", 65535);
-  const std::string transport = a.text("transport");
-  const std::string address = a.address("address");
-  const std::string service = a.text("service");
-  if (!a.ok()) return a.error();
-  auto ports = ctx.sys().nvme.ports();
-  if (!ports) return ports.error();
-  for (const auto& p : *ports) {
+  RXERUN_TRY_ASSIGN(const auto port, NvmetPortRecord::read(a));
+  const std::uint64_t id = port.id;
+  RXERUN_TRY_ASSIGN(const auto ports, ctx.sys().nvme.ports());
+  for (const auto& p : ports) {
     if (p.id != id) continue;
-    if (p.trtype != transport || p.traddr != address || p.trsvcid != service)
+    if (p.trtype != port.transport || p.traddr != port.address || p.trsvcid != port.service)
       return make_error("NVMe target port " + std::to_string(id) + " is another one than this run made (" + p.trtype +
                         " " + p.traddr + ":" + p.trsvcid + "): left alone");
     if (!p.subsystems.empty())
@@ -523,49 +670,35 @@ Result<nlohmann::json> undo_port(JournalArgs& a, UndoContext& ctx) {
 }
 
 Result<nlohmann::json> undo_namespace(JournalArgs& a, UndoContext& ctx) {
-  const std::uint64_t nsid = a.number("namespace", 0xfffffffe);
-  const std::string nqn = a.text("subsystem");
-  const std::uint64_t tag = a.number("serial");
-  if (a.ok() && !valid_nqn(nqn)) a.refuse("subsystem", "an NQN");
-  if (!a.ok()) return a.error();
+  RXERUN_TRY_ASSIGN(const auto record, NamespaceRecord::read(a));
+  const std::string& nqn = record.nqn;
+  const auto nsid = static_cast<unsigned>(record.nsid);
   auto& nvme = ctx.sys().nvme;
-  auto all = nvme.subsystems();
-  if (!all) return all.error();
-  auto s = same_subsystem(*all, nqn, tag);
-  if (!s) return s.error();
-  if (!*s) return nlohmann::json::object();
-  const auto& nss = (*s)->namespaces;
+  RXERUN_TRY_ASSIGN(const auto all, nvme.subsystems());
+  RXERUN_TRY_ASSIGN(const auto* s, same_subsystem(all, nqn, record.serial));
+  if (!s) return nlohmann::json::object();
+  const auto& nss = s->namespaces;
   auto it = std::find_if(nss.begin(), nss.end(), [&](const sys::NvmetNamespace& n) { return n.nsid == nsid; });
   if (it == nss.end()) return nlohmann::json::object();
-  if (it->enabled)
-    if (auto r = nvme.enable_namespace(nqn, static_cast<unsigned>(nsid), false); !r) return r.error();
-  if (auto r = nvme.remove_namespace(nqn, static_cast<unsigned>(nsid)); !r && r.error().code != ENOENT)
-    return r.error();
+  if (it->enabled) RXERUN_TRY(nvme.enable_namespace(nqn, nsid, false));
+  if (auto r = nvme.remove_namespace(nqn, nsid); !r && r.error().code != ENOENT) return r.error();
   return nlohmann::json::object();
 }
 
 Result<nlohmann::json> undo_allowed_host(JournalArgs& a, UndoContext& ctx) {
-  const std::string host = a.text("allowed_host");
-  const std::string nqn = a.text("subsystem");
-  const std::uint64_t tag = a.number("serial");
-  if (a.ok() && !valid_nqn(nqn)) a.refuse("subsystem", "an NQN");
-  if (a.ok() && !valid_nqn(host)) a.refuse("allowed_host", "a host NQN");
-  if (!a.ok()) return a.error();
-  auto all = ctx.sys().nvme.subsystems();
-  if (!all) return all.error();
-  auto s = same_subsystem(*all, nqn, tag);
-  if (!s) return s.error();
-  if (!*s) return nlohmann::json::object();
-  const auto& allowed = (*s)->allowed_hosts;
-  if (std::find(allowed.begin(), allowed.end(), host) == allowed.end()) return nlohmann::json::object();
-  if (auto r = ctx.sys().nvme.disallow_host(nqn, host); !r && r.error().code != ENOENT) return r.error();
+  RXERUN_TRY_ASSIGN(const auto record, AllowedHostRecord::read(a));
+  RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.subsystems());
+  RXERUN_TRY_ASSIGN(const auto* s, same_subsystem(all, record.nqn, record.serial));
+  if (!s) return nlohmann::json::object();
+  const auto& allowed = s->allowed_hosts;
+  if (std::find(allowed.begin(), allowed.end(), record.host) == allowed.end()) return nlohmann::json::object();
+  if (auto r = ctx.sys().nvme.disallow_host(record.nqn, record.host); !r && r.error().code != ENOENT) return r.error();
   return nlohmann::json::object();
 }
 
 Result<nlohmann::json> undo_host(JournalArgs& a, UndoContext& ctx) {
-  const std::string host = a.text("host");
-  if (a.ok() && !valid_nqn(host)) a.refuse("host", "a host NQN");
-  if (!a.ok()) return a.error();
+  RXERUN_TRY_ASSIGN(const auto record, TargetHostRecord::read(a));
+  const std::string& host = record.host;
   auto r = ctx.sys().nvme.remove_host(host);
   if (r || r.error().code == ENOENT) return nlohmann::json::object();
   // Another subsystem, not this run's, lets it in since: it stays.
@@ -574,16 +707,12 @@ Result<nlohmann::json> undo_host(JournalArgs& a, UndoContext& ctx) {
 }
 
 Result<nlohmann::json> undo_subsystem(JournalArgs& a, UndoContext& ctx) {
-  const std::string nqn = a.text("subsystem");
-  const nlohmann::json id = a.identity();
-  if (a.ok() && !valid_nqn(nqn)) a.refuse("subsystem", "an NQN");
-  if (!a.ok()) return a.error();
-  auto all = ctx.sys().nvme.subsystems();
-  if (!all) return all.error();
-  const std::uint64_t tag = nvme_identity_number(id, "serial").value_or(0);
-  auto s = same_subsystem(*all, nqn, tag);
-  if (!s) return s.error();
-  if (!*s) return nlohmann::json::object();
+  RXERUN_TRY_ASSIGN(const auto record, SubsystemRecord::read(a));
+  const std::string& nqn = record.nqn;
+  RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.subsystems());
+  const std::uint64_t tag = nvme_identity_number(record.identity, "serial").value_or(0);
+  RXERUN_TRY_ASSIGN(const auto* s, same_subsystem(all, nqn, tag));
+  if (!s) return nlohmann::json::object();
   if (auto r = ctx.sys().nvme.remove_subsystem(nqn); !r && r.error().code != ENOENT) {
     if (r.error().code == ENOTEMPTY || r.error().code == EBUSY)
       return make_error("NVMe target subsystem " + nqn +
@@ -596,16 +725,12 @@ Result<nlohmann::json> undo_subsystem(JournalArgs& a, UndoContext& ctx) {
 }
 
 Result<nlohmann::json> undo_null_blk(JournalArgs& a, UndoContext& ctx) {
-  const std::string name = a.text("null_blk");
-  const nlohmann::json id = a.identity();
-  if (a.ok() && (!name.starts_with(kNullBlkPrefix) || name.size() > 31 || name.find('/') != std::string::npos))
-    a.refuse("null_blk", "a null_blk device name of rxerun's");
-  if (!a.ok()) return a.error();
-  auto all = ctx.sys().nvme.null_blks();
-  if (!all) return all.error();
-  auto it = std::find_if(all->begin(), all->end(), [&](const sys::NullBlk& b) { return b.name == name; });
-  if (it == all->end()) return nlohmann::json::object();
-  if (auto index = nvme_identity_number(id, "index"); index && *index != it->index)
+  RXERUN_TRY_ASSIGN(const auto record, NullBlkRecord::read(a));
+  const std::string& name = record.name;
+  RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.null_blks());
+  auto it = std::find_if(all.begin(), all.end(), [&](const sys::NullBlk& b) { return b.name == name; });
+  if (it == all.end()) return nlohmann::json::object();
+  if (auto index = nvme_identity_number(record.identity, "index"); index && *index != it->index)
     return make_error("null_blk device " + name + " is another one than this run made (index " +
                       std::to_string(it->index) + "): left alone");
   if (auto r = ctx.sys().nvme.remove_null_blk(name); !r && r.error().code != ENOENT) return r.error();
@@ -613,33 +738,26 @@ Result<nlohmann::json> undo_null_blk(JournalArgs& a, UndoContext& ctx) {
 }
 
 Result<nlohmann::json> undo_file(JournalArgs& a, UndoContext& ctx) {
-  const std::string path = a.text("file");
-  const nlohmann::json id = a.identity();
-  if (a.ok() && !path.starts_with("/")) a.refuse("file", "an absolute path");
-  if (!a.ok()) return a.error();
-  auto found = ctx.sys().nvme.file_id(path);
-  if (!found) return found.error();
-  if (!*found) return nlohmann::json::object();
-  if (id.is_null())
+  RXERUN_TRY_ASSIGN(const auto record, BackingFileRecord::read(a));
+  const std::string& path = record.path;
+  RXERUN_TRY_ASSIGN(const auto found, ctx.sys().nvme.file_id(path));
+  if (!found) return nlohmann::json::object();
+  if (record.identity.is_null())
     // Made, but the run ended before it said which file: one there now may be someone else's.
     return nlohmann::json{{"left_alone", path + " (the journal does not say which file this run created)"}};
-  const nlohmann::json now = {{"dev", (*found)->dev}, {"ino", (*found)->ino}};
-  if (differs(id, now))
-    return make_error(path + " is another file than the one this run created (device " + std::to_string((*found)->dev) +
-                      ", inode " + std::to_string((*found)->ino) + "): left alone");
+  const nlohmann::json now = {{"dev", found->dev}, {"ino", found->ino}};
+  if (differs(record.identity, now))
+    return make_error(path + " is another file than the one this run created (device " + std::to_string(found->dev) +
+                      ", inode " + std::to_string(found->ino) + "): left alone");
   if (auto r = ctx.sys().nvme.remove_file(path); !r && r.error().code != ENOENT) return r.error();
   return nlohmann::json::object();
 }
 
 Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx) {
-  const std::string path = a.text("configfs_mount");
-  const nlohmann::json id = a.identity();
-  if (a.ok() && path != sys::kConfigfsPath) a.refuse("configfs_mount", sys::kConfigfsPath);
-  if (!a.ok()) return a.error();
-  auto mounted = ctx.sys().nvme.configfs_mount();
-  if (!mounted) return mounted.error();
-  if (!*mounted) return nlohmann::json::object();
-  if (auto mount_id = nvme_identity_number(id, "mount_id"); mount_id && *mount_id != **mounted)
+  RXERUN_TRY_ASSIGN(const auto record, ConfigfsMountRecord::read(a));
+  RXERUN_TRY_ASSIGN(const auto mounted, ctx.sys().nvme.configfs_mount());
+  if (!mounted) return nlohmann::json::object();
+  if (auto mount_id = nvme_identity_number(record.identity, "mount_id"); mount_id && *mount_id != *mounted)
     return nlohmann::json{{"left_alone", std::string("configfs on ") + sys::kConfigfsPath + " (mounted again since)"}};
   if (auto r = ctx.sys().nvme.unmount_configfs(); !r) {
     if (r.error().code == EBUSY)
@@ -650,42 +768,67 @@ Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx) {
 }
 
 // What still needs the modules of a record: nvmet's subsystems, null_blk's devices.
-Result<std::vector<std::string>> nvmet_users(const nlohmann::json& args, UndoContext& ctx) {
+Result<std::vector<std::string>> nvmet_users(const ModulesRecord& record, UndoContext& ctx) {
   std::vector<std::string> users;
-  const nlohmann::json modules = args.at("modules").is_array() ? args.at("modules") : nlohmann::json::array();
   auto has = [&](const char* m) {
-    return std::any_of(modules.begin(), modules.end(), [&](const nlohmann::json& n) { return n == m; });
+    return std::find(record.modules.begin(), record.modules.end(), m) != record.modules.end();
   };
   if (has("nvmet") || has("configfs")) {
-    auto subs = ctx.sys().nvme.subsystems();
-    if (!subs) return subs.error();
-    for (const auto& s : *subs) users.push_back("NVMe target subsystem " + s.nqn);
+    RXERUN_TRY_ASSIGN(const auto subs, ctx.sys().nvme.subsystems());
+    for (const auto& s : subs) users.push_back("NVMe target subsystem " + s.nqn);
   }
   if (has("null_blk") || has("configfs")) {
-    auto blks = ctx.sys().nvme.null_blks();
-    if (!blks) return blks.error();
-    for (const auto& b : *blks) users.push_back("null_blk device " + b.name);
+    RXERUN_TRY_ASSIGN(const auto blks, ctx.sys().nvme.null_blks());
+    for (const auto& b : blks) users.push_back("null_blk device " + b.name);
   }
   return users;
 }
 
+Result<nlohmann::json> undo_nvmet_modules(JournalArgs& a, UndoContext& ctx) {
+  RXERUN_TRY_ASSIGN(const auto record, ModulesRecord::read(a));
+  return unload_modules(record, ctx, [&](UndoContext& c) { return nvmet_users(record, c); });
+}
+
+// Every record nvmet writes, with its undo. Each record's op is also the key
+// of the object it names, which tells an entry without "op" (an older
+// journal): its record is the first of these whose op it has as a key.
+// Several records carry "subsystem", so the order matters.
+struct NvmetUndo {
+  std::string_view op;
+  Result<nlohmann::json> (*undo)(JournalArgs&, UndoContext&);
+};
+const NvmetUndo kNvmetUndos[] = {
+    {ModulesRecord::kOp, undo_nvmet_modules},
+    {PortLinkRecord::kOp, undo_port_link},
+    {NvmetPortRecord::kOp, undo_port},
+    {NamespaceRecord::kOp, undo_namespace},
+    {AllowedHostRecord::kOp, undo_allowed_host},
+    {TargetHostRecord::kOp, undo_host},
+    {NullBlkRecord::kOp, undo_null_blk},
+    {BackingFileRecord::kOp, undo_file},
+    {ConfigfsMountRecord::kOp, undo_configfs_mount},
+    {SubsystemRecord::kOp, undo_subsystem},
+};
+
 Result<nlohmann::json> undo_nvmet(const nlohmann::json& args, UndoContext& ctx) {
-  if (is_modules_undo(args)) return unload_modules(args, ctx, [&](UndoContext& c) { return nvmet_users(args, c); });
   JournalArgs a(args, ctx);
-  if (a.has("port_link")) return undo_port_link(a, args, ctx);
-  if (a.has("port")) return undo_port(a, ctx);
-  if (a.has("namespace")) return undo_namespace(a, ctx);
-  if (a.has("allowed_host")) return undo_allowed_host(a, ctx);
-  if (a.has("host")) return undo_host(a, ctx);
-  if (a.has("null_blk")) return undo_null_blk(a, ctx);
-  if (a.has("file")) return undo_file(a, ctx);
-  if (a.has("configfs_mount")) return undo_configfs_mount(a, ctx);
-  if (a.has("subsystem")) return undo_subsystem(a, ctx);
-  if (!a.ok()) return a.error();
-  return make_error("journal entry" + (ctx.step().empty() ? std::string() : " for step " + ctx.step()) + " holds " +
-                    excerpt(args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
-                    ", not an nvmet change (port_link, port, namespace, allowed_host, host, subsystem, null_blk, "
-                    "file, configfs_mount or modules): not acting on it");
+  std::string_view older;  // an entry without "op": the record its keys say
+  std::vector<std::string_view> ops;
+  for (const auto& u : kNvmetUndos) {
+    if (older.empty() && a.has(u.op)) older = u.op;
+    ops.push_back(u.op);
+  }
+  if (!a.has("op") && older.empty()) {
+    if (!a.ok()) return a.error();
+    return make_error("journal entry" + (ctx.step().empty() ? std::string() : " for step " + ctx.step()) + " holds " +
+                      excerpt(args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+                      ", not an nvmet change (port_link, port, namespace, allowed_host, host, subsystem, null_blk, "
+                      "file, configfs_mount or modules): not acting on it");
+  }
+  const std::string op = record_op(a, ops, older);
+  for (const auto& u : kNvmetUndos)
+    if (op == u.op) return u.undo(a, ctx);
+  return a.error();  // record_op refused the op
 }
 
 }  // namespace

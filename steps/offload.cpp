@@ -14,11 +14,12 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "base/try.h"
 #include "engine/diag.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -195,13 +196,50 @@ Result<std::map<std::string, bool>> changes_for(const std::vector<Request>& requ
   return change;
 }
 
+// What the step changed on the interface (its identity, when it exists):
+// each feature's value found, to put back, and the value it set, to tell a
+// change somebody made since; and the features behind each name it was
+// given, for the facts of the undo.
+struct OffloadRecord {
+  static constexpr std::string_view kOp = "offload";
+  std::string dev;
+  std::map<std::string, bool> restore;
+  std::map<std::string, std::vector<std::string>> names;
+  // Unset in an entry written before rxerun recorded what it set (and in
+  // a plan): the values found are then put back whatever the values now.
+  std::optional<std::map<std::string, bool>> wrote;
+  nlohmann::json identity;  // null when not recorded
+
+  nlohmann::json to_args() const {
+    nlohmann::json args = {{"op", kOp}, {"dev", dev}, {"restore", restore}, {"names", names}};
+    if (wrote) args["wrote"] = *wrote;
+    if (!identity.is_null()) args["identity"] = identity;
+    return args;
+  }
+  static Result<OffloadRecord> read(JournalArgs& a) {
+    OffloadRecord r{a.ifname("dev")};
+    const nlohmann::json restore = a.object("restore", true);
+    const nlohmann::json names = a.object("names", true);
+    const nlohmann::json wrote = a.object("wrote", true);
+    r.identity = a.identity();
+    JournalArgs in_restore = a.part(restore, "restore"), in_wrote = a.part(wrote, "wrote"),
+                in_names = a.part(names, "names");
+    for (const auto& [name, _] : restore.items()) r.restore[name] = in_restore.flag(name);
+    if (a.has("wrote")) r.wrote.emplace();
+    for (const auto& [name, _] : wrote.items()) (*r.wrote)[name] = in_wrote.flag(name);
+    for (const auto& [name, _] : names.items()) r.names[name] = in_names.texts(name);
+    for (const auto* part : {&in_restore, &in_wrote, &in_names}) a.merge(*part);
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 StepResult run_offload(const Params& params, StepContext& ctx) {
   const std::string dev = params.str("dev");
   auto& ethtool = ctx.sys().ethtool;
-  auto found = ethtool.features(dev);
-  if (!found) return StepResult::error(found.error());
+  RXERUN_TRY_ASSIGN(Features found, ethtool.features(dev));
 
-  if (found->empty()) {
+  if (found.empty()) {
     // Planning: the plan's model knows no features of the host's interfaces; show the request as written.
     std::map<std::string, bool> wanted;
     nlohmann::json facts = {{"changed", true}};
@@ -212,57 +250,46 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
       facts[key + ".after"] = on_off(value.get<bool>());
       names.push_back(key);
     }
-    if (auto r =
-            ctx.will_change({{"dev", dev}, {"restore", nlohmann::json::object()}, {"names", nlohmann::json::object()}},
-                            "restore " + join(names, ", ") + " on " + dev + " to the values found", ctx.on_link(dev));
-        !r)
-      return StepResult::error(r.error());
-    if (auto r = ethtool.set_features(dev, wanted); !r) return StepResult::error(r.error());
+    RXERUN_TRY(ctx.will_change(OffloadRecord{dev}.to_args(),
+                               "restore " + join(names, ", ") + " on " + dev + " to the values found",
+                               ctx.on_link(dev)));
+    RXERUN_TRY(ethtool.set_features(dev, wanted));
     return StepResult::ok(facts);
   }
 
-  auto requests = resolve(params, dev, *found);
-  if (!requests) return StepResult::error(requests.error());
-  auto change = changes_for(*requests, dev, *found);
-  if (!change) return StepResult::error(change.error());
+  RXERUN_TRY_ASSIGN(const auto requests, resolve(params, dev, found));
+  RXERUN_TRY_ASSIGN(const auto change, changes_for(requests, dev, found));
 
   nlohmann::json facts = nlohmann::json::object();
-  for (const auto& r : *requests) facts[r.name + ".before"] = feature_value(r, *found);
-  if (change->empty()) {
-    for (const auto& r : *requests) facts[r.name + ".after"] = feature_value(r, *found);
+  for (const auto& r : requests) facts[r.name + ".before"] = feature_value(r, found);
+  if (change.empty()) {
+    for (const auto& r : requests) facts[r.name + ".after"] = feature_value(r, found);
     facts["changed"] = false;
     return StepResult::ok(facts);
   }
 
-  nlohmann::json restore = nlohmann::json::object();
-  nlohmann::json wrote = nlohmann::json::object();
-  for (const auto& [name, on] : *change) {
-    restore[name] = found->at(name).active;
-    wrote[name] = on;
+  OffloadRecord record{dev};
+  record.wrote.emplace();
+  for (const auto& [name, on] : change) {
+    record.restore[name] = found.at(name).active;
+    (*record.wrote)[name] = on;
   }
-  nlohmann::json names = nlohmann::json::object();
   std::vector<std::string> asked;
-  for (const auto& r : *requests) {
-    names[r.name] = r.members;
+  for (const auto& r : requests) {
+    record.names[r.name] = r.members;
     asked.push_back(r.name);
   }
-  auto identity = link_identity(ctx.sys(), dev);
-  if (!identity) return StepResult::error(identity.error());
-  nlohmann::json args = {{"dev", dev}, {"restore", restore}, {"names", names}, {"wrote", wrote}};
-  if (!identity->is_null()) args["identity"] = *identity;
-  if (auto r = ctx.will_change(args, "restore " + join(asked, ", ") + " on " + dev + " to the values found",
-                               ctx.on_link(dev));
-      !r)
-    return StepResult::error(r.error());
-  auto changed = ethtool.set_features(dev, *change);
-  if (!changed) return StepResult::error(changed.error());
+  RXERUN_TRY_ASSIGN(record.identity, link_identity(ctx.sys(), dev));
+  RXERUN_TRY(ctx.will_change(record.to_args(), "restore " + join(asked, ", ") + " on " + dev + " to the values found",
+                             ctx.on_link(dev)));
+  RXERUN_TRY_ASSIGN(const auto changed, ethtool.set_features(dev, change));
 
   // The features now: those found, with what the kernel says changed (the
   // features asked for, and any that followed them).
-  Features now = std::move(*found);
-  for (const auto& [name, on] : *changed)
+  Features now = std::move(found);
+  for (const auto& [name, on] : changed)
     if (auto it = now.find(name); it != now.end()) it->second.active = on;
-  for (const auto& r : *requests) facts[r.name + ".after"] = feature_value(r, now);
+  for (const auto& r : requests) facts[r.name + ".after"] = feature_value(r, now);
   facts["changed"] = true;
   return StepResult::ok(facts);
 }
@@ -271,30 +298,12 @@ StepResult run_offload(const Params& params, StepContext& ctx) {
 // still hold the value it set; a device that is gone has nothing left to
 // restore.
 Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string dev = a.ifname("dev");
-  const nlohmann::json restore = a.object("restore", true);
-  const nlohmann::json names_found = a.object("names", true);
-  // Entries written before rxerun recorded what it set: restored whatever the value now.
-  const nlohmann::json wrote = a.object("wrote", true);
-  const nlohmann::json recorded = a.identity();
-  std::map<std::string, bool> found_before, set_by_step;
-  std::map<std::string, std::vector<std::string>> names;
-  {
-    JournalArgs r(restore, ctx, "restore"), w(wrote, ctx, "wrote"), n(names_found, ctx, "names");
-    for (const auto& [name, _] : restore.items()) found_before[name] = r.flag(name);
-    for (const auto& [name, _] : wrote.items()) set_by_step[name] = w.flag(name);
-    for (const auto& [name, _] : names_found.items()) names[name] = n.texts(name);
-    for (auto* part : {&r, &w, &n})
-      if (!part->ok() && a.ok()) return part->error();
-  }
-  if (!a.ok()) return a.error();
-
+  RXERUN_TRY_ASSIGN(const auto record, read_record<OffloadRecord>(args, ctx));
+  const std::string& dev = record.dev;
   auto& ethtool = ctx.sys().ethtool;
-  if (!recorded.is_null()) {
-    auto found = check_link(ctx.sys(), dev, recorded);
-    if (!found) return found.error();
-    if (*found == Found::Gone) return nlohmann::json::object();
+  if (!record.identity.is_null()) {
+    RXERUN_TRY_ASSIGN(const Found found, check_link(ctx.sys(), dev, record.identity));
+    if (found == Found::Gone) return nlohmann::json::object();
   }
   auto now = ethtool.features(dev);
   if (!now) {
@@ -302,14 +311,15 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
     return now.error();
   }
   nlohmann::json facts = nlohmann::json::object();
-  for (const auto& [name, members] : names) {
+  for (const auto& [name, members] : record.names) {
     Request r{.name = name, .members = members};
     if (std::all_of(r.members.begin(), r.members.end(), [&](const auto& m) { return now->count(m); }))
       facts[name + ".after"] = feature_value(r, *now);
   }
+  const std::map<std::string, bool> set_by_step = record.wrote.value_or(std::map<std::string, bool>{});
   std::map<std::string, bool> back;
   std::vector<std::string> conflicts;
-  for (const auto& [name, want] : found_before) {
+  for (const auto& [name, want] : record.restore) {
     auto it = now->find(name);
     // Planning (no features known) restores blindly; otherwise only what differs.
     if (!now->empty() && (it == now->end() || it->second.active == want)) continue;
@@ -320,13 +330,12 @@ Result<nlohmann::json> undo_offload(const nlohmann::json& args, UndoContext& ctx
     }
     back[name] = want;
   }
-  if (!back.empty())
-    if (auto r = ethtool.set_features(dev, back); !r) return r.error();
+  if (!back.empty()) RXERUN_TRY(ethtool.set_features(dev, back));
   if (!conflicts.empty())
     return make_error("offload features of " + dev + ": " + join(conflicts, ", ") +
                       ": changed by somebody else since, so left as they are");
   // A plan cannot know the values found; say what cleanup will do instead of nothing.
-  if (now->empty() && restore.empty() && ctx.sys().recorder)
+  if (now->empty() && record.restore.empty() && ctx.sys().recorder)
     ctx.sys().recorder->record({"restore the offload features of " + dev + " to the values found", ""});
   return facts;
 }

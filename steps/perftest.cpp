@@ -21,6 +21,7 @@
 #include <string>
 
 #include "base/strings.h"
+#include "base/try.h"
 #include "engine/step.h"
 #include "steps/common/perftest_output.h"
 #include "steps/common/tool_pair.h"
@@ -306,14 +307,12 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
   }
 
   // The counters of the client's namespace, and of the server's, here or on its node.
-  auto window = across
-                    ? CounterWindow::open(ctx, {client.netns},
-                                          OtherNode{.here = client.node, .there = server.node, .netns = server.netns})
-                    : CounterWindow::open(ctx, {server.netns, client.netns});
-  if (!window) return StepResult::error(window.error());
-  auto ran = run_tool_pair(ctx, spec);
-  if (!ran) return StepResult::error(ran.error());
-  const ToolPairRun& r = *ran;
+  RXERUN_TRY_ASSIGN(
+      const CounterWindow window,
+      across ? CounterWindow::open(ctx, {client.netns},
+                                   OtherNode{.here = client.node, .there = server.node, .netns = server.netns})
+             : CounterWindow::open(ctx, {server.netns, client.netns}));
+  RXERUN_TRY_ASSIGN(const ToolPairRun r, run_tool_pair(ctx, spec));
 
   nlohmann::json facts = nlohmann::json::object();
   facts["test"] = test;
@@ -354,7 +353,7 @@ StepResult run_perftest(const Params& params, StepContext& ctx) {
                              "(put the ends in two namespaces, kernel 7.3)");
     return result;
   };
-  return tool_pair_result(ctx, r, *window, std::move(facts), words);
+  return tool_pair_result(ctx, r, window, std::move(facts), words);
 }
 
 }  // namespace

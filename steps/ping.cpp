@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/try.h"
 #include "engine/step.h"
 #include "steps/common/traffic.h"
 #include "steps/kinds.h"
@@ -92,9 +93,7 @@ StepResult run_ping(const Params& params, StepContext& ctx) {
     }
   }
 
-  auto pinged = ctx.sys().pinger.ping(spec, ctx.deadline(), ctx.sys().interrupt);
-  if (!pinged) return StepResult::error(pinged.error());
-  const sys::PingResult& r = *pinged;
+  RXERUN_TRY_ASSIGN(const sys::PingResult r, ctx.sys().pinger.ping(spec, ctx.deadline(), ctx.sys().interrupt));
 
   nlohmann::json facts = {{"changed", false}, {"sent", r.sent}, {"received", r.received}};
   facts["loss_pct"] = r.sent > 0 ? rounded(100.0 * (r.sent - r.received) / r.sent, 1) : nlohmann::json(100);

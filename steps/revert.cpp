@@ -2,6 +2,7 @@
 // live rxe device) and report that step's final facts, so that an `expect`
 // on the revert proves what a fault hit.
 
+#include "base/try.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/kinds.h"
@@ -34,9 +35,8 @@ Kind revert_kind() {
 namespace {
 
 StepResult run_revert(const Params& params, StepContext& ctx) {
-  auto facts = ctx.revert(params.scalar_str());
-  if (!facts) return StepResult::error(facts.error());
-  return StepResult::ok(std::move(facts).value());
+  RXERUN_TRY_ASSIGN(nlohmann::json facts, ctx.revert(params.scalar_str()));
+  return StepResult::ok(std::move(facts));
 }
 
 }  // namespace

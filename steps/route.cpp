@@ -15,12 +15,13 @@
 
 #include <optional>
 
+#include "base/try.h"
 #include "engine/checks.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -172,17 +173,43 @@ Kind route_kind() {
 
 namespace {
 
-nlohmann::json route_to_json(const sys::Route& r) {
-  return {{"family", sys::family_name(r.family)},
-          {"dst", r.dst},
-          {"dev", r.dev},
-          {"via", r.via},
-          {"src", r.src},
-          {"table", r.table},
-          {"metric", r.metric},
-          {"scope", r.scope},
-          {"type", r.type}};
-}
+// The route the step added, on the interface it leaves by (or in the
+// namespace, without one): the undo deletes exactly that route.
+struct RouteRecord {
+  static constexpr std::string_view kOp = "route";
+  sys::Route route;
+  nlohmann::json identity;  // link_identity() of its dev, else netns_identity(); null when not recorded
+
+  nlohmann::json to_args() const {
+    const sys::Route& r = route;
+    nlohmann::json args = {{"op", kOp},        {"family", sys::family_name(r.family)},
+                           {"dst", r.dst},     {"dev", r.dev},
+                           {"via", r.via},     {"src", r.src},
+                           {"table", r.table}, {"metric", r.metric},
+                           {"scope", r.scope}, {"type", r.type}};
+    if (!identity.is_null()) args["identity"] = identity;
+    return args;
+  }
+  // Every field checked.
+  static Result<RouteRecord> read(JournalArgs& a) {
+    RouteRecord out;
+    sys::Route& r = out.route;
+    const std::string family = a.text("family");
+    if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
+    r.family = family == "inet6" ? AF_INET6 : AF_INET;
+    r.dst = a.cidr("dst");
+    r.dev = a.ifname("dev", true);
+    r.via = a.address("via", true);
+    r.src = a.address("src", true);
+    r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
+    r.metric = static_cast<unsigned>(a.number("metric", UINT32_MAX));
+    r.scope = static_cast<int>(a.number("scope", 255));
+    r.type = static_cast<int>(a.number("type", 255));
+    out.identity = a.identity();
+    if (!a.ok()) return a.error();
+    return out;
+  }
+};
 
 nlohmann::json route_facts(const sys::Route& r, bool changed) {
   return {{"changed", changed},
@@ -205,9 +232,8 @@ StepResult run_route(const Params& params, StepContext& ctx) {
   const sys::Route want = *parsed.route;
   auto& routes = ctx.sys().routes;
 
-  auto present = routes.routes(want.family, want.table);
-  if (!present) return StepResult::error(present.error());
-  for (const auto& have : *present) {
+  RXERUN_TRY_ASSIGN(const auto present, routes.routes(want.family, want.table));
+  for (const auto& have : present) {
     if (have.dst != want.dst || have.metric != want.metric) continue;
     if (identical(have, want)) return StepResult::ok(route_facts(want, false));
     return StepResult::error("table " + sys::table_name(want.table) + " has a route to " + want.dst + " with metric " +
@@ -217,12 +243,9 @@ StepResult run_route(const Params& params, StepContext& ctx) {
   }
 
   const Footprint where = want.dev.empty() ? ctx.in_netns() : ctx.on_link(want.dev);
-  auto identity = want.dev.empty() ? netns_identity(ctx.sys()) : link_identity(ctx.sys(), want.dev);
-  if (!identity) return StepResult::error(identity.error());
-  nlohmann::json args = route_to_json(want);
-  if (!identity->is_null()) args["identity"] = *identity;
-  if (auto r = ctx.will_change(args, "delete route " + sys::route_args(want), where); !r)
-    return StepResult::error(r.error());
+  RXERUN_TRY_ASSIGN(const auto identity,
+                    want.dev.empty() ? netns_identity(ctx.sys()) : link_identity(ctx.sys(), want.dev));
+  RXERUN_TRY(ctx.will_change(RouteRecord{want, identity}.to_args(), "delete route " + sys::route_args(want), where));
   if (auto r = routes.add_route(want); !r) {
     const Error& e = r.error();
     if (e.code == ENODEV) return StepResult::error("no interface " + want.dev + " (create it first)");
@@ -237,35 +260,16 @@ StepResult run_route(const Params& params, StepContext& ctx) {
   return StepResult::ok(route_facts(want, true));
 }
 
-// The route as the journal holds it, every field checked.
-sys::Route route_from_journal(JournalArgs& a) {
-  sys::Route r;
-  const std::string family = a.text("family");
-  if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
-  r.family = family == "inet6" ? AF_INET6 : AF_INET;
-  r.dst = a.cidr("dst");
-  r.dev = a.ifname("dev", true);
-  r.via = a.address("via", true);
-  r.src = a.address("src", true);
-  r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
-  r.metric = static_cast<unsigned>(a.number("metric", UINT32_MAX));
-  r.scope = static_cast<int>(a.number("scope", 255));
-  r.type = static_cast<int>(a.number("type", 255));
-  return r;
-}
-
 // Deletes exactly the route added; gone already (by hand, with its
 // interface or its namespace) is success.
 Result<nlohmann::json> undo_route(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const sys::Route r = route_from_journal(a);
-  const nlohmann::json recorded = a.identity();
-  if (!a.ok()) return a.error();
-  if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
+  RXERUN_TRY_ASSIGN(const auto record, read_record<RouteRecord>(args, ctx));
+  const sys::Route& r = record.route;
+  const nlohmann::json& recorded = record.identity;
+  RXERUN_TRY(check_netns(ctx.sys(), recorded, ctx.netns()));
   if (!r.dev.empty() && recorded.contains("ifindex")) {
-    auto found = check_link(ctx.sys(), r.dev, recorded);
-    if (!found) return found.error();
-    if (*found == Found::Gone) return nlohmann::json{{"removed", false}};  // the interface took the route along
+    RXERUN_TRY_ASSIGN(const Found found, check_link(ctx.sys(), r.dev, recorded));
+    if (found == Found::Gone) return nlohmann::json{{"removed", false}};  // the interface took the route along
   }
   auto removed = ctx.sys().routes.remove_route(r);
   if (!removed) {

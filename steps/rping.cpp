@@ -15,6 +15,7 @@
 // so it has no undo.
 
 #include "base/strings.h"
+#include "base/try.h"
 #include "engine/step.h"
 #include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
@@ -169,14 +170,12 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
   };
 
   // The counters of the client's namespace, and of the server's, here or on its node.
-  auto window = spec.server_here
-                    ? CounterWindow::open(ctx, {server_ns, client_ns})
-                    : CounterWindow::open(ctx, {client_ns},
-                                          OtherNode{.here = client_node, .there = server_node, .netns = server_ns});
-  if (!window) return StepResult::error(window.error());
-  auto ran = run_tool_pair(ctx, spec);
-  if (!ran) return StepResult::error(ran.error());
-  const ToolPairRun& r = *ran;
+  RXERUN_TRY_ASSIGN(
+      const CounterWindow window,
+      spec.server_here ? CounterWindow::open(ctx, {server_ns, client_ns})
+                       : CounterWindow::open(ctx, {client_ns},
+                                             OtherNode{.here = client_node, .there = server_node, .netns = server_ns}));
+  RXERUN_TRY_ASSIGN(const ToolPairRun r, run_tool_pair(ctx, spec));
 
   const int iterations = count_lines(r.client_out, "ping data:");
   const nlohmann::json facts = {{"iterations", iterations},
@@ -190,7 +189,7 @@ StepResult run_rping(const Params& params, StepContext& ctx) {
             "UDP 4791 dropped on the way (a `block` on the input hook?)"
           : "the round trips stalled: packets dropped mid-run (`block`, `netem`), or raise `timeout`"};
   words.failed_hints = rping_hints(r, server);
-  return tool_pair_result(ctx, r, *window, facts, words);
+  return tool_pair_result(ctx, r, window, facts, words);
 }
 
 }  // namespace

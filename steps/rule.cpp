@@ -24,10 +24,11 @@
 #include <charconv>
 #include <optional>
 
+#include "base/try.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -162,19 +163,68 @@ Kind rule_kind() {
 
 namespace {
 
-nlohmann::json rule_to_json(const sys::Rule& r) {
-  return {{"family", sys::family_name(r.family)},
-          {"pref", r.pref},
-          {"from", r.from},
-          {"to", r.to},
-          {"iif", r.iif},
-          {"oif", r.oif},
-          {"fwmark", r.fwmark},
-          {"fwmask", r.fwmask},
-          {"action", r.action},
-          {"table", r.table},
-          {"protocol", r.protocol}};
-}
+// A rule as the journal holds it (every field; as the kernel listed it, its
+// protocol included), in the namespace of its identity.
+struct JournalledRule {
+  sys::Rule rule;
+  nlohmann::json identity;  // {"netns_inode"}
+
+  nlohmann::json to_args(std::string_view op) const {
+    const sys::Rule& r = rule;
+    return {{"op", op},
+            {"rule",
+             {{"family", sys::family_name(r.family)},
+              {"pref", r.pref},
+              {"from", r.from},
+              {"to", r.to},
+              {"iif", r.iif},
+              {"oif", r.oif},
+              {"fwmark", r.fwmark},
+              {"fwmask", r.fwmask},
+              {"action", r.action},
+              {"table", r.table},
+              {"protocol", r.protocol}}},
+            {"identity", identity}};
+  }
+  // Every field checked.
+  static Result<JournalledRule> read(JournalArgs& a) {
+    JournalledRule out{{}, a.identity()};
+    const nlohmann::json fields = a.object("rule");
+    if (!a.ok()) return a.error();
+    JournalArgs in_rule = a.part(fields, "rule");
+    sys::Rule& r = out.rule;
+    const std::string family = in_rule.text("family");
+    if (in_rule.ok() && family != "inet" && family != "inet6") in_rule.refuse("family", "inet or inet6");
+    r.family = family == "inet6" ? AF_INET6 : AF_INET;
+    r.pref = static_cast<unsigned>(in_rule.number("pref", UINT32_MAX));
+    for (auto [key, field] : {std::pair{"from", &r.from}, std::pair{"to", &r.to}}) {
+      *field = in_rule.text(key);
+      if (in_rule.ok() && !field->empty() && !sys::parse_prefix(*field)) in_rule.refuse(key, "a prefix or \"\"");
+    }
+    r.iif = in_rule.ifname("iif", true);
+    r.oif = in_rule.ifname("oif", true);
+    r.fwmark = static_cast<std::uint32_t>(in_rule.number("fwmark", UINT32_MAX));
+    r.fwmask = static_cast<std::uint32_t>(in_rule.number("fwmask", UINT32_MAX));
+    r.action = static_cast<int>(in_rule.number("action", 255));
+    r.table = static_cast<unsigned>(in_rule.number("table", UINT32_MAX));
+    r.protocol = static_cast<unsigned>(in_rule.number("protocol", 255));
+    a.merge(in_rule);
+    if (!a.ok()) return a.error();
+    return out;
+  }
+};
+
+// The rule the step added: the undo deletes exactly that rule.
+struct AddedRuleRecord : JournalledRule {
+  static constexpr std::string_view kOp = "delete";
+  nlohmann::json to_args() const { return JournalledRule::to_args(kOp); }
+};
+
+// The rule the step deleted: the undo puts it back.
+struct DeletedRuleRecord : JournalledRule {
+  static constexpr std::string_view kOp = "add";
+  nlohmann::json to_args() const { return JournalledRule::to_args(kOp); }
+};
 
 nlohmann::json rule_facts(const sys::Rule& r, bool changed) {
   return {{"changed", changed},
@@ -193,12 +243,9 @@ bool plain_local_lookup(const sys::Rule& r) {
 StepResult add_rule(const sys::Rule& want, StepContext& ctx, const std::vector<sys::Rule>& present) {
   for (const auto& have : present)
     if (sys::same_rule(have, want)) return StepResult::ok(rule_facts(want, false));
-  auto identity = netns_identity(ctx.sys());
-  if (!identity) return StepResult::error(identity.error());
-  if (auto r = ctx.will_change({{"op", "delete"}, {"rule", rule_to_json(want)}, {"identity", *identity}},
-                               "delete rule " + sys::rule_args(want), ctx.in_netns());
-      !r)
-    return StepResult::error(r.error());
+  RXERUN_TRY_ASSIGN(const auto identity, netns_identity(ctx.sys()));
+  RXERUN_TRY(ctx.will_change(AddedRuleRecord{{want, identity}}.to_args(), "delete rule " + sys::rule_args(want),
+                             ctx.in_netns()));
   if (auto r = ctx.sys().routes.add_rule(want); !r) {
     if (r.error().code == EEXIST)
       return StepResult::error(r.error().message +
@@ -235,13 +282,10 @@ StepResult delete_rule(const sys::Rule& want, StepContext& ctx, const std::vecto
           "{pref: 1000, table: local}), then delete this one");
   }
   const sys::Rule gone = *found;  // as the kernel lists it, protocol included
-  auto identity = netns_identity(ctx.sys());
-  if (!identity) return StepResult::error(identity.error());
-  if (auto r = ctx.will_change({{"op", "add"}, {"rule", rule_to_json(gone)}, {"identity", *identity}},
-                               "put back rule " + sys::rule_args(gone), ctx.in_netns());
-      !r)
-    return StepResult::error(r.error());
-  if (auto r = ctx.sys().routes.remove_rule(gone); !r) return StepResult::error(r.error());
+  RXERUN_TRY_ASSIGN(const auto identity, netns_identity(ctx.sys()));
+  RXERUN_TRY(ctx.will_change(DeletedRuleRecord{{gone, identity}}.to_args(), "put back rule " + sys::rule_args(gone),
+                             ctx.in_netns()));
+  RXERUN_TRY(ctx.sys().routes.remove_rule(gone));
   return StepResult::ok(rule_facts(gone, true));
 }
 
@@ -250,31 +294,9 @@ StepResult run_rule(const Params& params, StepContext& ctx) {
   if (!parsed.rule)
     return StepResult::error((parsed.path.empty() ? std::string() : params.where(parsed.path) + ": ") + parsed.why);
   const sys::Rule want = *parsed.rule;
-  auto present = ctx.sys().routes.rules(want.family);
-  if (!present) return StepResult::error(present.error());
-  if (params.str("action") == "delete") return delete_rule(want, ctx, *present);
-  return add_rule(want, ctx, *present);
-}
-
-// The rule as the journal holds it, every field checked.
-sys::Rule rule_from_journal(JournalArgs& a) {
-  sys::Rule r;
-  const std::string family = a.text("family");
-  if (a.ok() && family != "inet" && family != "inet6") a.refuse("family", "inet or inet6");
-  r.family = family == "inet6" ? AF_INET6 : AF_INET;
-  r.pref = static_cast<unsigned>(a.number("pref", UINT32_MAX));
-  for (auto [key, field] : {std::pair{"from", &r.from}, std::pair{"to", &r.to}}) {
-    *field = a.text(key);
-    if (a.ok() && !field->empty() && !sys::parse_prefix(*field)) a.refuse(key, "a prefix or \"\"");
-  }
-  r.iif = a.ifname("iif", true);
-  r.oif = a.ifname("oif", true);
-  r.fwmark = static_cast<std::uint32_t>(a.number("fwmark", UINT32_MAX));
-  r.fwmask = static_cast<std::uint32_t>(a.number("fwmask", UINT32_MAX));
-  r.action = static_cast<int>(a.number("action", 255));
-  r.table = static_cast<unsigned>(a.number("table", UINT32_MAX));
-  r.protocol = static_cast<unsigned>(a.number("protocol", 255));
-  return r;
+  RXERUN_TRY_ASSIGN(const auto present, ctx.sys().routes.rules(want.family));
+  if (params.str("action") == "delete") return delete_rule(want, ctx, present);
+  return add_rule(want, ctx, present);
 }
 
 // "delete": the undo of an add, deletes exactly that rule (gone is
@@ -282,24 +304,18 @@ sys::Rule rule_from_journal(JournalArgs& a) {
 // there already.
 Result<nlohmann::json> undo_rule(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);
-  const std::string op = a.text("op");
-  if (a.ok() && op != "delete" && op != "add") a.refuse("op", "delete or add");
-  const nlohmann::json recorded = a.identity();
-  const nlohmann::json fields = a.object("rule");
-  if (!a.ok()) return a.error();
-  JournalArgs in_rule(fields, ctx, "rule");
-  const sys::Rule rule = rule_from_journal(in_rule);
-  if (!in_rule.ok()) return in_rule.error();
-  if (auto same = check_netns(ctx.sys(), recorded, ctx.netns()); !same) return same.error();
+  const std::string op = record_op(a, {AddedRuleRecord::kOp, DeletedRuleRecord::kOp}, {});
+  RXERUN_TRY_ASSIGN(const auto record, JournalledRule::read(a));
+  const sys::Rule& rule = record.rule;
+  RXERUN_TRY(check_netns(ctx.sys(), record.identity, ctx.netns()));
   auto& routes = ctx.sys().routes;
-  if (op == "delete") {
+  if (op == AddedRuleRecord::kOp) {
     auto r = routes.remove_rule(rule);
     if (!r && r.error().code != ENOENT) return r.error();
     return nlohmann::json{{"rule", sys::rule_args(rule)}, {"removed", r.ok()}};
   }
-  auto present = routes.rules(rule.family);
-  if (!present) return present.error();
-  for (const auto& have : *present)
+  RXERUN_TRY_ASSIGN(const auto present, routes.rules(rule.family));
+  for (const auto& have : present)
     if (sys::same_rule(have, rule)) return nlohmann::json{{"rule", sys::rule_args(rule)}, {"restored", false}};
   auto r = routes.add_rule(rule);
   if (!r && r.error().code != EEXIST) return r.error();

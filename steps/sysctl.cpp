@@ -16,11 +16,12 @@
 #include <string>
 #include <string_view>
 
+#include "base/try.h"
 #include "engine/diag.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -139,12 +140,38 @@ Footprint footprint_of(const std::string& key, const StepContext& ctx) {
 Result<nlohmann::json> identity_of(const std::string& key, sys::System& sys) {
   const std::string dev = interface_of(key);
   if (!dev.empty()) {
-    auto id = link_identity(sys, dev);
-    if (!id) return id.error();
-    if (!id->is_null()) return id;
+    RXERUN_TRY_ASSIGN(const auto id, link_identity(sys, dev));
+    if (!id.is_null()) return id;
   }
   return netns_identity(sys);
 }
+
+// The key the step wrote, the value found (to put back) and the value it
+// wrote (to tell a change somebody made since), and what the key belongs to.
+struct SysctlRecord {
+  static constexpr std::string_view kOp = "sysctl";
+  std::string key;
+  std::string value;
+  // Unset in an entry written before rxerun recorded what it wrote: the
+  // value found is then put back whatever the value now.
+  std::optional<std::string> wrote;
+  nlohmann::json identity;  // identity_of()
+
+  nlohmann::json to_args() const {
+    nlohmann::json args = {{"op", kOp}, {"key", key}, {"value", value}, {"identity", identity}};
+    if (wrote) args["wrote"] = *wrote;
+    return args;
+  }
+  static Result<SysctlRecord> read(JournalArgs& a) {
+    SysctlRecord r{a.text("key"), a.text("value")};
+    if (a.has("wrote")) r.wrote = a.text("wrote");
+    r.identity = a.identity();
+    if (a.ok())
+      if (auto why = key_problem(r.key); !why.empty()) a.refuse("key", "a key this kind may write (" + why + ")");
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
 
 StepResult run_sysctl(const Params& params, StepContext& ctx) {
   const std::string key = params.str("key");
@@ -152,43 +179,32 @@ StepResult run_sysctl(const Params& params, StepContext& ctx) {
   const std::string value = value_text(params.at("value"));
   auto& sysctl = ctx.sys().sysctl;
 
-  auto before = sysctl.read(key);
-  if (!before) return StepResult::error(before.error());
-  if (normalized(*before) == normalized(value))
-    return StepResult::ok({{"before", *before}, {"after", *before}, {"changed", false}});
+  RXERUN_TRY_ASSIGN(const std::string before, sysctl.read(key));
+  if (normalized(before) == normalized(value))
+    return StepResult::ok({{"before", before}, {"after", before}, {"changed", false}});
 
-  auto identity = identity_of(key, ctx.sys());
-  if (!identity) return StepResult::error(identity.error());
-  if (auto r = ctx.will_change({{"key", key}, {"value", *before}, {"wrote", value}, {"identity", *identity}},
-                               "set " + key + " back to " + *before, footprint_of(key, ctx));
-      !r)
-    return StepResult::error(r.error());
-  if (auto r = sysctl.write(key, value); !r) return StepResult::error(r.error());
-  auto after = sysctl.read(key);
-  if (!after) return StepResult::error(after.error());
-  return StepResult::ok({{"before", *before}, {"after", *after}, {"changed", true}});
+  RXERUN_TRY_ASSIGN(const auto identity, identity_of(key, ctx.sys()));
+  const SysctlRecord record{key, before, value, identity};
+  RXERUN_TRY(ctx.will_change(record.to_args(), "set " + key + " back to " + before, footprint_of(key, ctx)));
+  RXERUN_TRY(sysctl.write(key, value));
+  RXERUN_TRY_ASSIGN(const std::string after, sysctl.read(key));
+  return StepResult::ok({{"before", before}, {"after", after}, {"changed", true}});
 }
 
 // Writes back the value found, while the key holds the value written (or
 // already the value found: an undo interrupted after its write); a key that
 // is gone (its interface was deleted) has nothing left to restore.
 Result<nlohmann::json> undo_sysctl(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string key = a.text("key");
-  const std::string value = a.text("value");
-  // Entries written before rxerun recorded what it wrote: restored whatever the value now.
-  const std::optional<std::string> wrote = a.has("wrote") ? std::optional(a.text("wrote")) : std::nullopt;
-  const nlohmann::json recorded = a.identity();
-  if (a.ok())
-    if (auto why = key_problem(key); !why.empty()) a.refuse("key", "a key this kind may write (" + why + ")");
-  if (!a.ok()) return a.error();
+  RXERUN_TRY_ASSIGN(const auto record, read_record<SysctlRecord>(args, ctx));
+  const std::string& key = record.key;
+  const std::string& value = record.value;
+  const nlohmann::json& recorded = record.identity;
 
   auto& sys = ctx.sys();
-  if (auto r = check_netns(sys, recorded, ctx.netns()); !r) return r.error();
+  RXERUN_TRY(check_netns(sys, recorded, ctx.netns()));
   if (const std::string dev = interface_of(key); !dev.empty() && recorded.contains("ifindex")) {
-    auto found = check_link(sys, dev, recorded);
-    if (!found) return found.error();
-    if (*found == Found::Gone) return nlohmann::json::object();
+    RXERUN_TRY_ASSIGN(const Found found, check_link(sys, dev, recorded));
+    if (found == Found::Gone) return nlohmann::json::object();
   }
   auto now = sys.sysctl.read(key);
   if (!now) {
@@ -196,10 +212,11 @@ Result<nlohmann::json> undo_sysctl(const nlohmann::json& args, UndoContext& ctx)
     return now.error();
   }
   if (normalized(*now) == normalized(value)) return nlohmann::json{{"after", *now}};
-  if (wrote && normalized(*now) != normalized(*wrote))
-    return make_error(key + " is " + excerpt(*now) + " now, not the " + excerpt(*wrote) + " this run wrote (it was " +
-                      excerpt(value) + " before the run): changed by somebody else since, so left as it is");
-  if (auto r = sys.sysctl.write(key, value); !r) return r.error();
+  if (record.wrote && normalized(*now) != normalized(*record.wrote))
+    return make_error(key + " is " + excerpt(*now) + " now, not the " + excerpt(*record.wrote) +
+                      " this run wrote (it was " + excerpt(value) +
+                      " before the run): changed by somebody else since, so left as it is");
+  RXERUN_TRY(sys.sysctl.write(key, value));
   return nlohmann::json{{"after", *now}};
 }
 

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/try.h"
 #include "engine/step.h"
 #include "steps/common/tool_pair.h"
 #include "steps/common/traffic.h"
@@ -312,9 +313,8 @@ Result<sys::VerbsResult> run_across(const sys::VerbsRequest& req, const std::str
   spec.node = server_node;
   spec.input = sys::verbs_request_json(req, budget).dump();
   spec.what = "rxerun's verbs server on " + at + " (node " + server_node + ")";
-  auto started = ctx.sys().tools.start(spec);
-  if (!started) return started.error();
-  sys::RunningTool& server = **started;
+  RXERUN_TRY_ASSIGN(const auto started, ctx.sys().tools.start(spec));
+  sys::RunningTool& server = *started;
 
   // Until it listens: a server that ends first could not listen (its result says why).
   for (;;) {
@@ -361,20 +361,18 @@ StepResult run_verbs(const Params& params, StepContext& ctx) {
   const std::string server_node = node_of("server");
   const bool across = req.mode == sys::VerbsMode::Cm && !req.server.addr.empty() && server_node != node_of("client");
   // The counters of both ends' namespaces: here, or the server's on its node.
-  auto window = req.mode == sys::VerbsMode::Self ? CounterWindow::open(ctx, {})
-                : across                         ? CounterWindow::open(
-                                                       ctx, {req.client.netns},
-                                                       OtherNode{.here = node_of("client"), .there = server_node, .netns = req.server.netns})
-                         : CounterWindow::open(ctx, {req.server.netns, req.client.netns});
-  if (!window) return StepResult::error(window.error());
+  const OtherNode server_side{.here = node_of("client"), .there = server_node, .netns = req.server.netns};
+  RXERUN_TRY_ASSIGN(const CounterWindow window, req.mode == sys::VerbsMode::Self ? CounterWindow::open(ctx, {})
+                                                : across
+                                                    ? CounterWindow::open(ctx, {req.client.netns}, server_side)
+                                                    : CounterWindow::open(ctx, {req.server.netns, req.client.netns}));
 
-  auto ran = across ? run_across(req, server_node, ctx) : ctx.sys().verbs.run(req, ctx.deadline(), ctx.sys().interrupt);
-  if (!ran) return StepResult::error(ran.error());
-  const sys::VerbsResult& r = *ran;
+  RXERUN_TRY_ASSIGN(const sys::VerbsResult r, across ? run_across(req, server_node, ctx)
+                                                     : ctx.sys().verbs.run(req, ctx.deadline(), ctx.sys().interrupt));
   nlohmann::json facts = verbs_facts(req, r);
   if (r.status == sys::VerbsStatus::Interrupted || ctx.sys().interrupt.requested())
     return StepResult::error("interrupted");
-  if (auto closed = window->close(ctx, facts); !closed) return StepResult::error(closed.error());
+  RXERUN_TRY(window.close(ctx, facts));
 
   switch (r.status) {
     case sys::VerbsStatus::Ok: {

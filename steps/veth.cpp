@@ -20,10 +20,11 @@
 
 #include <algorithm>
 
+#include "base/try.h"
 #include "engine/picture.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/kinds.h"
 
 namespace rxerun::steps {
@@ -35,21 +36,25 @@ std::string left_alone(const std::string& name, const sys::LinkInfo& l, const st
          "'): left alone";
 }
 
-// The first end's name and the pair's identity, as the journal holds them.
-struct Recorded {
+// The pair the step made (or adopted): the undo deletes the first end, and
+// the peer goes with it. Its identity: both ends' index and namespace inode.
+struct VethRecord {
+  static constexpr std::string_view kOp = "veth";
   std::string name;
-  nlohmann::json identity;
-};
+  std::string peer;
+  std::string peer_netns;   // "": beside the first end
+  nlohmann::json identity;  // null when not recorded
 
-Result<Recorded> read_args(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  Recorded r{a.ifname("name"), a.identity()};
-  // Read for their checks only: the undo deletes the first end, the peer goes along.
-  (void)a.ifname("peer");
-  if (a.has("peer_netns") && args.at("peer_netns") != "") (void)a.netns_name("peer_netns");  // "": beside it
-  if (!a.ok()) return a.error();
-  return r;
-}
+  nlohmann::json to_args() const { return {{"op", kOp}, {"name", name}, {"peer", peer}, {"peer_netns", peer_netns}}; }
+  static Result<VethRecord> read(JournalArgs& a) {
+    VethRecord r{a.ifname("name"), {}, {}, a.identity()};
+    // Checked, though the undo goes by the first end alone.
+    r.peer = a.ifname("peer");
+    if (a.has("peer_netns")) r.peer_netns = a.netns_name("peer_netns", true);
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
 
 // Defined after the spec below, which names them.
 StepResult run_veth(const Params& params, StepContext& ctx);
@@ -116,25 +121,27 @@ Result<std::optional<sys::LinkInfo>> look(sys::System& sys, const End& end) {
 Result<void> delete_link(sys::System& sys, const End& end) {
   std::unique_ptr<sys::NetnsScope> scope;
   if (!end.netns.empty()) {
-    auto entered = sys.netns.enter(end.netns);
-    if (!entered) return entered.error();
-    scope = std::move(entered).value();
+    RXERUN_TRY_ASSIGN(scope, sys.netns.enter(end.netns));
   }
   return sys.links.remove({end.name});
 }
 
 // What identifies the pair: both ends' index and namespace inode.
 Result<nlohmann::json> pair_identity(sys::System& sys, const sys::LinkInfo& self, const End& peer) {
-  auto id = link_identity(sys, self);
-  if (!id) return id.error();
-  auto other = look(sys, peer);
-  if (!other) return other.error();
-  if (!*other) return id;
-  Result<std::uint64_t> inode = peer.netns.empty() ? sys.netns.current_inode() : sys.netns.inode(peer.netns);
-  if (!inode) return inode.error();
-  (*id)["peer_ifindex"] = (*other)->ifindex;
-  (*id)["peer_netns_inode"] = *inode;
+  RXERUN_TRY_ASSIGN(nlohmann::json id, link_identity(sys, self));
+  RXERUN_TRY_ASSIGN(const auto other, look(sys, peer));
+  if (!other) return id;
+  RXERUN_TRY_ASSIGN(const std::uint64_t inode,
+                    peer.netns.empty() ? sys.netns.current_inode() : sys.netns.inode(peer.netns));
+  id["peer_ifindex"] = other->ifindex;
+  id["peer_netns_inode"] = inode;
   return id;
+}
+
+// Records the pair's identity once it exists (after the journal entry).
+Result<void> identify_pair(StepContext& ctx, const sys::LinkInfo& self, const End& peer) {
+  RXERUN_TRY_ASSIGN(const auto id, pair_identity(ctx.sys(), self, peer));
+  return ctx.identify(id);
 }
 
 std::string end_text(const End& end) {
@@ -157,7 +164,7 @@ StepResult run_veth(const Params& params, StepContext& ctx) {
     return StepResult::error(params.where("peer") + ": the peer needs a name of its own (" + peer.name +
                              " is the first end's)");
 
-  const nlohmann::json args = {{"name", self.name}, {"peer", peer.name}, {"peer_netns", peer.netns}};
+  const nlohmann::json args = VethRecord{self.name, peer.name, peer.netns, nullptr}.to_args();
   const std::string summary = "delete veth pair " + self.name + "/" + peer.name;
   // The pair lives in the step's namespace and the peer's; removing either
   // namespace takes it along.
@@ -168,65 +175,50 @@ StepResult run_veth(const Params& params, StepContext& ctx) {
     if (!ns.empty() && std::find(footprint.on.begin(), footprint.on.end(), netns_object(ns)) == footprint.on.end())
       footprint.on.push_back(netns_object(ns));
 
-  auto found_self = look(sys, self);
-  if (!found_self) return StepResult::error(found_self.error());
-  auto found_peer = look(sys, peer);
-  if (!found_peer) return StepResult::error(found_peer.error());
+  RXERUN_TRY_ASSIGN(const auto found_self, look(sys, self));
+  RXERUN_TRY_ASSIGN(const auto found_peer, look(sys, peer));
 
   auto ours = [&](const std::optional<sys::LinkInfo>& l) { return l && l->alias == mark && l->kind == "veth"; };
   auto fits = [&](const std::optional<sys::LinkInfo>& l) { return ours(l) && (mtu == 0 || l->mtu == mtu); };
-  if (fits(*found_self) && fits(*found_peer)) {
-    if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
-    auto id = pair_identity(sys, **found_self, peer);
-    if (!id) return StepResult::error(id.error());
-    if (auto r = ctx.identify(*id); !r) return StepResult::error(r.error());
-    return StepResult::ok({{"changed", false}, {"mtu", (*found_self)->mtu}, {"replaced", false}});
+  if (fits(found_self) && fits(found_peer)) {
+    RXERUN_TRY(ctx.will_change(args, summary, footprint));
+    RXERUN_TRY(identify_pair(ctx, *found_self, peer));
+    return StepResult::ok({{"changed", false}, {"mtu", found_self->mtu}, {"replaced", false}});
   }
 
   // Decide about both ends before deleting anything.
   bool replaced = false;
   for (const auto* pair : {&found_self, &found_peer}) {
-    const auto& l = **pair;
+    const auto& l = *pair;
     const End& end = pair == &found_self ? self : peer;
     if (!l || l->alias == mark) continue;
     if (!ctx.force()) return StepResult::error(not_ours(end, *l));
     replaced = true;
   }
-  if (*found_self)
-    if (auto r = delete_link(sys, self); !r) return StepResult::error(r.error());
-  if (*found_peer) {
+  if (found_self) RXERUN_TRY(delete_link(sys, self));
+  if (found_peer) {
     // Gone already when it was the first end's peer.
-    auto still = look(sys, peer);
-    if (!still) return StepResult::error(still.error());
-    if (*still)
-      if (auto r = delete_link(sys, peer); !r) return StepResult::error(r.error());
+    RXERUN_TRY_ASSIGN(const auto still, look(sys, peer));
+    if (still) RXERUN_TRY(delete_link(sys, peer));
   }
 
-  if (auto r = ctx.will_change(args, summary, footprint); !r) return StepResult::error(r.error());
-  sys::VethSpec spec{self.name, peer.name, peer.netns, mtu, mark};
-  if (auto r = sys.links.add_veth(spec); !r) return StepResult::error(r.error());
-  auto made = sys.links.get(self.name);
-  if (!made) return StepResult::error(made.error());
-  if (*made) {
-    auto id = pair_identity(sys, **made, peer);
-    if (!id) return StepResult::error(id.error());
-    if (auto r = ctx.identify(*id); !r) return StepResult::error(r.error());
-  }
-  const unsigned now_mtu = *made ? (*made)->mtu : mtu;
+  RXERUN_TRY(ctx.will_change(args, summary, footprint));
+  RXERUN_TRY(sys.links.add_veth(sys::VethSpec{self.name, peer.name, peer.netns, mtu, mark}));
+  RXERUN_TRY_ASSIGN(const auto made, sys.links.get(self.name));
+  if (made) RXERUN_TRY(identify_pair(ctx, *made, peer));
+  const unsigned now_mtu = made ? made->mtu : mtu;
   return StepResult::ok({{"changed", true}, {"mtu", now_mtu}, {"replaced", replaced}});
 }
 
 Result<nlohmann::json> undo_veth(const nlohmann::json& args, UndoContext& ctx) {
-  auto recorded = read_args(args, ctx);
-  if (!recorded) return recorded.error();
-  const std::string& name = recorded->name;
+  RXERUN_TRY_ASSIGN(const auto recorded, read_record<VethRecord>(args, ctx));
+  const std::string& name = recorded.name;
   const std::string mark = mark_for(ctx.scenario());
   std::optional<sys::LinkInfo> l;
-  auto found = check_link(ctx.sys(), name, recorded->identity, &l);
-  if (!found) return found.error();
-  if (*found == Found::Gone) return nlohmann::json::object();  // gone (a deleted namespace takes its links along)
+  RXERUN_TRY_ASSIGN(const Found found, check_link(ctx.sys(), name, recorded.identity, &l));
+  if (found == Found::Gone) return nlohmann::json::object();  // gone (a deleted namespace takes its links along)
   if (l->alias != mark) return make_error(left_alone(name, *l, mark));
-  if (auto r = ctx.sys().links.remove({name}); !r) return r.error();
+  RXERUN_TRY(ctx.sys().links.remove({name}));
   return nlohmann::json::object();
 }
 
@@ -237,23 +229,21 @@ Result<nlohmann::json> undo_veth(const nlohmann::json& args, UndoContext& ctx) {
 Result<void> undo_veth_batch(const std::vector<nlohmann::json>& all, UndoContext& ctx) {
   const std::string mark = mark_for(ctx.scenario());
   auto& links = ctx.sys().links;
-  auto present = links.list();
-  if (!present) return present.error();
+  RXERUN_TRY_ASSIGN(const auto present, links.list());
   std::vector<std::string> names;
   std::string problems;
   for (const auto& args : all) {
-    auto recorded = read_args(args, ctx);
+    auto recorded = read_record<VethRecord>(args, ctx);
     if (!recorded) {
       problems += (problems.empty() ? "" : "; ") + recorded.error().message;
       continue;
     }
     const std::string& name = recorded->name;
-    auto it = std::find_if(present->begin(), present->end(), [&](const sys::LinkInfo& l) { return l.name == name; });
-    if (it == present->end()) continue;
+    auto it = std::find_if(present.begin(), present.end(), [&](const sys::LinkInfo& l) { return l.name == name; });
+    if (it == present.end()) continue;
     if (!recorded->identity.is_null()) {
-      auto id = link_identity(ctx.sys(), *it);
-      if (!id) return id.error();
-      if (differs(recorded->identity, *id)) {
+      RXERUN_TRY_ASSIGN(const auto id, link_identity(ctx.sys(), *it));
+      if (differs(recorded->identity, id)) {
         problems += (problems.empty() ? "" : "; ") + name + " is another interface than the one this run made";
         continue;
       }
@@ -264,8 +254,7 @@ Result<void> undo_veth_batch(const std::vector<nlohmann::json>& all, UndoContext
     }
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
-  if (!names.empty())
-    if (auto r = links.remove(names); !r) return r;
+  if (!names.empty()) RXERUN_TRY(links.remove(names));
   if (!problems.empty()) return make_error(problems);
   return {};
 }
@@ -275,13 +264,12 @@ Result<void> undo_veth_batch(const std::vector<nlohmann::json>& all, UndoContext
 Result<std::vector<std::string>> preclean_veth(UndoContext& ctx) {
   const std::string mark = mark_for(ctx.scenario());
   auto& links = ctx.sys().links;
-  auto present = links.list();
-  if (!present) return present.error();
+  RXERUN_TRY_ASSIGN(const auto present, links.list());
   std::vector<std::string> names, removed;
-  for (const auto& l : *present)
+  for (const auto& l : present)
     if (l.alias == mark && l.kind == "veth") names.push_back(l.name);
   if (names.empty()) return removed;
-  if (auto r = links.remove(names); !r) return r.error();
+  RXERUN_TRY(links.remove(names));
   for (const auto& n : names) removed.push_back("deleted interface " + n + " (marked " + mark + ")");
   return removed;
 }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/try.h"
 #include "engine/step.h"
 #include "steps/common/program.h"
 #include "steps/common/traffic.h"
@@ -57,15 +58,14 @@ StepResult run_wait(const Params& params, StepContext& ctx) {
         "step {} left no program running: it is not an exec with `background: true`, it did not get ready, or a "
         "wait or revert took it already",
         target));
-  auto window = CounterWindow::open(ctx, {std::nullopt});
-  if (!window) return StepResult::error(window.error());
+  RXERUN_TRY_ASSIGN(const CounterWindow window, CounterWindow::open(ctx, {std::nullopt}));
   const auto start = sys.clock.now();
   const sys::ToolWait waited = tool->wait(ctx.deadline(), sys.interrupt);
   const sys::ToolStop stop = tool->stop(kProgramStopGrace);
   const std::string program = "the program of step " + target;
   nlohmann::json facts = program_facts(*tool, stop, program);
   facts["duration_s"] = rounded(std::chrono::duration<double>(sys.clock.now() - start).count(), 3);
-  if (auto r = window->close(ctx, facts); !r) return StepResult::error(r.error());
+  RXERUN_TRY(window.close(ctx, facts));
   return program_result(waited, *tool, stop, program, std::move(facts));
 }
 

@@ -1,5 +1,7 @@
 #include "steps/common/identity.h"
 
+#include "base/try.h"
+
 namespace rxerun::steps {
 
 namespace {
@@ -21,22 +23,19 @@ std::string identity_text(const nlohmann::json& id) {
 }  // namespace
 
 Result<nlohmann::json> link_identity(sys::System& sys, const sys::LinkInfo& link) {
-  auto inode = sys.netns.current_inode();
-  if (!inode) return inode.error();
-  return nlohmann::json{{"ifindex", link.ifindex}, {"netns_inode", *inode}};
+  RXERUN_TRY_ASSIGN(const std::uint64_t inode, sys.netns.current_inode());
+  return nlohmann::json{{"ifindex", link.ifindex}, {"netns_inode", inode}};
 }
 
 Result<nlohmann::json> link_identity(sys::System& sys, const std::string& dev) {
-  auto found = sys.links.get(dev);
-  if (!found) return found.error();
-  if (!*found) return nlohmann::json();
-  return link_identity(sys, **found);
+  RXERUN_TRY_ASSIGN(const auto found, sys.links.get(dev));
+  if (!found) return nlohmann::json();
+  return link_identity(sys, *found);
 }
 
 Result<nlohmann::json> netns_identity(sys::System& sys) {
-  auto inode = sys.netns.current_inode();
-  if (!inode) return inode.error();
-  return nlohmann::json{{"netns_inode", *inode}};
+  RXERUN_TRY_ASSIGN(const std::uint64_t inode, sys.netns.current_inode());
+  return nlohmann::json{{"netns_inode", inode}};
 }
 
 bool differs(const nlohmann::json& recorded, const nlohmann::json& now) {
@@ -51,30 +50,27 @@ bool differs(const nlohmann::json& recorded, const nlohmann::json& now) {
 
 Result<Found> check_link(sys::System& sys, const std::string& dev, const nlohmann::json& recorded,
                          std::optional<sys::LinkInfo>* now) {
-  auto found = sys.links.get(dev);
-  if (!found) return found.error();
-  if (now) *now = *found;
-  if (!*found) return Found::Gone;
+  RXERUN_TRY_ASSIGN(const auto found, sys.links.get(dev));
+  if (now) *now = found;
+  if (!found) return Found::Gone;
   if (recorded.is_null()) return Found::Same;
-  auto id = link_identity(sys, **found);
-  if (!id) return id.error();
+  RXERUN_TRY_ASSIGN(const auto id, link_identity(sys, *found));
   const nlohmann::json mine = {{"ifindex", identity_number(recorded, "ifindex")},
                                {"netns_inode", identity_number(recorded, "netns_inode")}};
-  if (!differs(mine, *id)) return Found::Same;
+  if (!differs(mine, id)) return Found::Same;
   return make_error(dev + " is another interface than the one this run changed: the journal recorded " +
-                    identity_text(mine) + ", " + dev + " now has " + identity_text(*id) +
+                    identity_text(mine) + ", " + dev + " now has " + identity_text(id) +
                     " (deleted and made again under its name since): left alone, with its addresses and settings");
 }
 
 Result<void> check_netns(sys::System& sys, const nlohmann::json& recorded, const std::string& name) {
   const std::uint64_t was = identity_number(recorded, "netns_inode");
   if (!was) return {};
-  auto now = sys.netns.current_inode();
-  if (!now) return now.error();
-  if (*now == 0 || *now == was) return {};
+  RXERUN_TRY_ASSIGN(const std::uint64_t now, sys.netns.current_inode());
+  if (now == 0 || now == was) return {};
   const std::string ns = name.empty() ? "rxerun's network namespace" : "network namespace " + name;
   return make_error(ns + " is another one than the one this run changed: the journal recorded inode " +
-                    std::to_string(was) + ", it now has inode " + std::to_string(*now) +
+                    std::to_string(was) + ", it now has inode " + std::to_string(now) +
                     " (deleted and made again under its name since): left alone");
 }
 

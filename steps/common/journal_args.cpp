@@ -22,8 +22,19 @@ bool is_count(const nlohmann::json& v) {
 }  // namespace
 
 JournalArgs::JournalArgs(const nlohmann::json& args, const UndoContext& ctx, std::string within)
-    : args_(args), step_(ctx.step()), within_(std::move(within)) {
+    : JournalArgs(args, ctx.step(), ctx.scenario(), std::move(within)) {}
+
+JournalArgs::JournalArgs(const nlohmann::json& args, std::string step, std::string scenario, std::string within)
+    : args_(args), step_(std::move(step)), scenario_(std::move(scenario)), within_(std::move(within)) {
   if (!args_.is_object()) bad("", args_, "an object of arguments");
+}
+
+JournalArgs JournalArgs::part(const nlohmann::json& value, std::string within) const {
+  return JournalArgs(value, step_, scenario_, std::move(within));
+}
+
+void JournalArgs::merge(const JournalArgs& part) {
+  if (!problem_) problem_ = part.problem_;
 }
 
 std::string JournalArgs::key_name(std::string_view key) const {
@@ -87,12 +98,14 @@ std::string JournalArgs::ifname(std::string_view key, bool optional) {
   return {};
 }
 
-std::string JournalArgs::netns_name(std::string_view key) {
+std::string JournalArgs::netns_name(std::string_view key, bool optional) {
   const auto* v = get(key);
   if (!v) return {};
   std::string why;
   if (!v->is_string()) {
     bad(key, *v, "a network namespace name");
+  } else if (optional && v->get<std::string>().empty()) {
+    return {};
   } else if (!valid_netns_name(v->get_ref<const std::string&>(), &why)) {
     bad(key, *v, "a network namespace name (" + why + ")");
   } else {

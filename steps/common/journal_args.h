@@ -36,7 +36,8 @@ class JournalArgs {
   std::string text(std::string_view key);
   // An interface name (valid_ifname); `optional`: "" is allowed too.
   std::string ifname(std::string_view key, bool optional = false);
-  std::string netns_name(std::string_view key);
+  // A namespace name (valid_netns_name); `optional`: "" is allowed too.
+  std::string netns_name(std::string_view key, bool optional = false);
   std::string cidr(std::string_view key);  // address/prefix (valid_cidr)
   // An address (valid_address); `optional`: "" is allowed too.
   std::string address(std::string_view key, bool optional = false);
@@ -51,6 +52,18 @@ class JournalArgs {
   // objects, one level down: a rule's interfaces).
   nlohmann::json identity();
 
+  // The object `value` (read with object()) that sits under `within`,
+  // checked the same way; merge() brings its first problem back here.
+  // `value` must outlive it.
+  JournalArgs part(const nlohmann::json& value, std::string within) const;
+  // Takes `part`'s problem when this one has none yet: what was read here
+  // before it keeps precedence.
+  void merge(const JournalArgs& part);
+
+  // The scenario the entry belongs to: checks of names made from it (the
+  // run's nftables table).
+  const std::string& scenario() const { return scenario_; }
+
   // Records a problem found by the undo itself: `what` says what the value
   // should have been ("a hook: input, output or forward").
   void refuse(std::string_view key, std::string_view what);
@@ -59,6 +72,7 @@ class JournalArgs {
   Error error() const;
 
  private:
+  JournalArgs(const nlohmann::json& args, std::string step, std::string scenario, std::string within);
   const nlohmann::json* get(std::string_view key);  // null (and a problem) when missing
   void bad(std::string_view key, const nlohmann::json& value, std::string_view what);
 
@@ -66,6 +80,7 @@ class JournalArgs {
 
   const nlohmann::json& args_;
   std::string step_;
+  std::string scenario_;
   std::string within_;
   std::optional<std::string> problem_;
 };

@@ -5,7 +5,7 @@
 #include <cerrno>
 
 #include "base/strings.h"
-#include "steps/common/journal_args.h"
+#include "base/try.h"
 
 namespace rxerun::steps {
 
@@ -35,14 +35,13 @@ std::string shown_as(const std::string& given, const std::string& shown) {
 // shows one with another value, a hint when it does not show it.
 Result<void> check_parameters(StepContext& ctx, const ModuleRequest& m, std::vector<std::string>* hints) {
   if (m.params.empty()) return {};
-  auto shown = ctx.sys().modules.parameters(m.name);
-  if (!shown) return shown.error();
+  RXERUN_TRY_ASSIGN(const auto shown, ctx.sys().modules.parameters(m.name));
   for (const auto& word : split_words(m.params)) {
     const auto eq = word.find('=');
     const std::string key = word.substr(0, eq);
     const std::string value = eq == std::string::npos ? "1" : word.substr(eq + 1);
-    auto it = shown->find(key);
-    if (it == shown->end()) {
+    auto it = shown.find(key);
+    if (it == shown.end()) {
       hints->push_back("module " + m.name + " was loaded already (not by this run); it does not show " + key +
                        ", so whether it has " + word + " cannot be told");
       continue;
@@ -79,7 +78,7 @@ Result<std::vector<std::string>> load_modules(StepContext& ctx, const std::vecto
       return need.error();
     }
     if (need->empty()) {
-      if (auto r = check_parameters(ctx, m, hints); !r) return r.error();
+      RXERUN_TRY(check_parameters(ctx, m, hints));
       continue;
     }
     to_load.push_back(&m);
@@ -97,32 +96,35 @@ Result<std::vector<std::string>> load_modules(StepContext& ctx, const std::vecto
     summary += " and " + std::to_string(deps.size()) + (deps.size() == 1 ? " module it" : " modules they") + " needed";
   summary += " (loaded by this run)";
   if (!once.empty()) summary += " " + once;
-  if (auto r = ctx.will_change({{"modules", all}}, summary); !r) return r.error();
+  RXERUN_TRY(ctx.will_change(ModulesRecord{all}.to_args(), summary));
   for (const auto* m : to_load) {
-    if (auto r = modules.load(m->name, m->params); !r) return r.error();
+    RXERUN_TRY(modules.load(m->name, m->params));
     loaded.push_back(m->name);
   }
   return loaded;
 }
 
-bool is_modules_undo(const nlohmann::json& args) {
-  return args.is_object() && args.contains("modules");
+nlohmann::json ModulesRecord::to_args() const {
+  return {{"op", kOp}, {"modules", modules}};
 }
 
-Result<nlohmann::json> unload_modules(const nlohmann::json& args, UndoContext& ctx, const ModuleUsers& users,
-                                      std::string_view must_go) {
-  JournalArgs a(args, ctx);
-  std::vector<std::string> remaining = a.texts("modules");
+Result<ModulesRecord> ModulesRecord::read(JournalArgs& a) {
+  ModulesRecord r{a.texts("modules")};
   if (a.ok() &&
-      !std::all_of(remaining.begin(), remaining.end(), [](const std::string& m) { return is_module_name(m); }))
+      !std::all_of(r.modules.begin(), r.modules.end(), [](const std::string& m) { return is_module_name(m); }))
     a.refuse("modules", "a list of kernel module names");
   if (!a.ok()) return a.error();
+  return r;
+}
+
+Result<nlohmann::json> unload_modules(const ModulesRecord& record, UndoContext& ctx, const ModuleUsers& users,
+                                      std::string_view must_go) {
+  std::vector<std::string> remaining = record.modules;
   auto& sys = ctx.sys();
   if (users) {
-    auto in_use = users(ctx);
-    if (!in_use) return in_use.error();
+    RXERUN_TRY_ASSIGN(const auto in_use, users(ctx));
     // Somebody else's still needs them (this run's own went first).
-    if (!in_use->empty()) return nlohmann::json{{"modules_left", remaining}, {"left_for", *in_use}};
+    if (!in_use.empty()) return nlohmann::json{{"modules_left", remaining}, {"left_for", in_use}};
   }
   std::vector<std::string> unloaded;
   const auto must_go_left = [&] { return !must_go.empty() && module_listed(remaining, std::string(must_go)); };

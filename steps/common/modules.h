@@ -3,13 +3,14 @@
 // loaded through ctx.sys().rdma (libkmod, as modprobe would), and unloaded by
 // the step's undo, users before what they use, once nothing needs them.
 //
-// Before it loads anything, load_modules() journals one change whose
-// arguments are {"modules": [...]}: the modules it is about to load with the
-// dependencies they pull in, in the order to unload them. The kind's undo
-// hands such arguments to unload_modules() (is_modules_undo() tells them
-// from the kind's other changes). A change journalled before the step's
-// device (or target, or connection) is undone after it, so by then this
-// run's own users are gone; what else still uses a module keeps it loaded.
+// Before it loads anything, load_modules() journals one change, a
+// ModulesRecord ({"op": "modules", "modules": [...]}): the modules it is
+// about to load with the dependencies they pull in, in the order to unload
+// them. The kind's undo reads it back (its op, or in an older entry its
+// "modules" key, tells it from the kind's other records) and hands it to
+// unload_modules(). A change journalled before the step's device (or
+// target, or connection) is undone after it, so by then this run's own
+// users are gone; what else still uses a module keeps it loaded.
 
 #include <functional>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "base/result.h"
 #include "engine/step.h"
+#include "steps/common/journal_args.h"
 
 namespace rxerun::steps {
 
@@ -39,8 +41,17 @@ struct ModuleRequest {
 Result<std::vector<std::string>> load_modules(StepContext& ctx, const std::vector<ModuleRequest>& wanted,
                                               const std::string& once, std::vector<std::string>* hints);
 
-// Whether journalled undo arguments are load_modules()'s.
-bool is_modules_undo(const nlohmann::json& args);
+// What load_modules() journals: the modules to unload, users first. A
+// record of every kind that loads modules (journal_record.h).
+struct ModulesRecord {
+  static constexpr std::string_view kOp = "modules";
+  std::vector<std::string> modules;
+
+  nlohmann::json to_args() const;
+  static Result<ModulesRecord> read(JournalArgs& a);
+  // Whether an entry without "op" (an older journal) holds this record.
+  static bool in_older_entry(const JournalArgs& a) { return a.has("modules"); }
+};
 
 // What of others still needs the modules ("rxe device rxe3"): then they stay
 // loaded, reported as facts. Empty: the kernel's use counts decide.
@@ -50,7 +61,7 @@ using ModuleUsers = std::function<Result<std::vector<std::string>>(UndoContext&)
 // retrying while the kernel says they are briefly busy. Those still in use
 // after that stay loaded and are reported (`modules_left`); only `must_go`
 // (rdma_rxe: it would keep a device's memory) staying is an error.
-Result<nlohmann::json> unload_modules(const nlohmann::json& args, UndoContext& ctx, const ModuleUsers& users,
+Result<nlohmann::json> unload_modules(const ModulesRecord& record, UndoContext& ctx, const ModuleUsers& users,
                                       std::string_view must_go = {});
 
 // A kernel module's name as modules.dep spells it (after the path and suffix).

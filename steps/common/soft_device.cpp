@@ -4,10 +4,12 @@
 #include <cerrno>
 
 #include "base/strings.h"
+#include "base/try.h"
 #include "engine/picture.h"
 #include "steps/common/identity.h"
-#include "steps/common/journal_args.h"
+#include "steps/common/journal_record.h"
 #include "steps/common/modules.h"
+#include "steps/common/step_hints.h"
 
 namespace rxerun::steps {
 
@@ -37,6 +39,22 @@ std::string name_taken(const std::string& name, const sys::SoftDevice* holder) {
          "choose another name";
 }
 
+// The device the step added, over its netdev; the undo deletes it while it
+// is the one recorded (its identity, once known).
+struct SoftDeviceRecord {
+  static constexpr std::string_view kOp = "device";
+  std::string name;
+  std::string netdev;
+  nlohmann::json identity;  // {"index", "netdev_ifindex", "netns_inode"}; null when not recorded
+
+  nlohmann::json to_args() const { return {{"op", kOp}, {"name", name}, {"netdev", netdev}}; }
+  static Result<SoftDeviceRecord> read(JournalArgs& a) {
+    SoftDeviceRecord r{a.ifname("name"), a.ifname("netdev"), a.identity()};
+    if (!a.ok()) return a.error();
+    return r;
+  }
+};
+
 // "RDMA device index 3 over netdev index 7 in netns inode 4026532281", leaving out what is not known.
 std::string described(const nlohmann::json& id) {
   auto v = [&](const char* key) { return id.value(key, std::uint64_t{0}); };
@@ -46,25 +64,20 @@ std::string described(const nlohmann::json& id) {
   return out;
 }
 
-Result<nlohmann::json> undo_device(const SoftDeviceType& t, const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string name = a.ifname("name");
-  const std::string netdev = a.ifname("netdev");
-  const nlohmann::json recorded = a.identity();
-  if (!a.ok()) return a.error();
+Result<nlohmann::json> undo_device(const SoftDeviceType& t, const SoftDeviceRecord& record, UndoContext& ctx) {
+  const std::string& name = record.name;
+  const nlohmann::json& recorded = record.identity;
   auto& rdma = ctx.sys().rdma;
-  auto devs = rdma.soft_devices();
-  if (!devs) return devs.error();
-  const auto* d = device_named(*devs, name);
+  RXERUN_TRY_ASSIGN(const auto devs, rdma.soft_devices());
+  const auto* d = device_named(devs, name);
   if (!d) return nlohmann::json::object();  // gone: with its netdev, its namespace or its driver
   if (!recorded.is_null()) {
     // The device's index tells it from a namesake (the kernel does not hand
     // an index out again soon); the netdev's, from one over a namesake of
     // its netdev, which the kernel could have given the same device index.
-    auto inode = ctx.sys().netns.current_inode();
-    if (!inode) return inode.error();
+    RXERUN_TRY_ASSIGN(const std::uint64_t inode, ctx.sys().netns.current_inode());
     const nlohmann::json now = {
-        {"index", d->index}, {"netdev_ifindex", d->netdev_ifindex}, {"netns_inode", d->netdev.empty() ? 0 : *inode}};
+        {"index", d->index}, {"netdev_ifindex", d->netdev_ifindex}, {"netns_inode", d->netdev.empty() ? 0 : inode}};
     if (differs(recorded, now) || d->type != t.type)
       return make_error(std::string(t.type) + " device " + name +
                         " is another one than the one this run added: the journal recorded " + described(recorded) +
@@ -75,7 +88,7 @@ Result<nlohmann::json> undo_device(const SoftDeviceType& t, const nlohmann::json
   }
   // Over another netdev it is not the one this run added (that one is gone,
   // or was never made: a name taken elsewhere); it is left alone.
-  if (d->netdev != netdev || d->type != t.type)
+  if (d->netdev != record.netdev || d->type != t.type)
     return nlohmann::json{
         {"left_alone", name + " over " + (d->netdev.empty() ? d->parent + " in another namespace" : d->netdev)}};
   if (auto r = rdma.remove_device(d->index); !r && r.error().code != ENODEV) return r.error();
@@ -86,8 +99,62 @@ Result<nlohmann::json> undo_device(const SoftDeviceType& t, const nlohmann::json
 
 namespace {
 
-StepResult run_soft_device(const SoftDeviceType& t, const Params& params, StepContext& ctx) {
+// The device over its netdev, its driver loaded: adopted when it is there
+// as asked, else journalled, added and waited for until the kernel lists it.
+StepResult make_device(const SoftDeviceType& t, const std::string& name, const std::string& netdev,
+                       nlohmann::json facts, StepContext& ctx) {
   auto& rdma = ctx.sys().rdma;
+  const std::string type = t.type;
+  RXERUN_TRY_ASSIGN(const auto devs, rdma.soft_devices());
+  if (const auto* d = device_named(devs, name)) {
+    if (d->netdev != netdev || d->type != type) return StepResult::error(name_taken(name, d));
+    // Already there, as asked: not this run's work, so not this run's to delete.
+    facts["changed"] = false;
+    facts["index"] = d->index;
+    return StepResult::ok(facts);
+  }
+  for (const auto& d : devs)
+    if (!d.netdev.empty() && d.netdev == netdev && d.type == type)
+      return StepResult::error(netdev + in_step_netns(ctx) + " already has " + type + " device " + d.name +
+                               " (one per netdev): use name " + d.name + ", or delete it first (rdma link delete " +
+                               d.name + ")");
+
+  RXERUN_TRY(ctx.will_change(SoftDeviceRecord{name, netdev}.to_args(), "delete " + type + " device " + name));
+  if (auto r = rdma.add_soft_device(type, name, netdev); !r) {
+    switch (r.error().code) {
+      case ENFILE: return StepResult::error(name_taken(name, nullptr));
+      case ENODEV: return StepResult::error("no netdev " + netdev + in_step_netns(ctx) + " (create it first)");
+      case EEXIST:
+        return StepResult::error(netdev + in_step_netns(ctx) + " already has a " + type + " device (one per netdev)");
+      default: return StepResult::error(r.error());
+    }
+  }
+
+  // The kernel registers the device before it answers; wait all the same
+  // until it lists it, so that later steps find it.
+  sys::SoftDevice made;
+  for (;;) {
+    RXERUN_TRY_ASSIGN(const auto now, rdma.soft_devices());
+    if (const auto* d = device_named(now, name)) {
+      made = *d;
+      break;
+    }
+    switch (ctx.sleep_for(kSoftDevicePoll)) {
+      case WaitStatus::Done: continue;
+      case WaitStatus::Deadline: return StepResult::timeout(type + " device " + name + " did not appear", facts);
+      case WaitStatus::Interrupted: return StepResult::error("interrupted");
+    }
+  }
+  facts["changed"] = true;
+  facts["index"] = made.index;
+  RXERUN_TRY_ASSIGN(const std::uint64_t inode, ctx.sys().netns.current_inode());
+  RXERUN_TRY(ctx.identify({{"index", made.index}, {"netdev_ifindex", made.netdev_ifindex}, {"netns_inode", inode}}));
+  if (t.after_add)
+    if (auto r = t.after_add(ctx, facts)) return std::move(*r);
+  return StepResult::ok(facts);
+}
+
+StepResult run_soft_device(const SoftDeviceType& t, const Params& params, StepContext& ctx) {
   const std::string name = params.str("name");
   const std::string netdev = params.str("netdev");
   const std::string type = t.type;
@@ -103,78 +170,28 @@ StepResult run_soft_device(const SoftDeviceType& t, const Params& params, StepCo
   }
   const bool module_loaded = std::find(loaded->begin(), loaded->end(), t.module) != loaded->end();
   nlohmann::json facts = {{"name", name}, {"netdev", netdev}, {"module_loaded", module_loaded}};
-  auto finish = [&](StepResult r) {
-    r.hints.insert(r.hints.end(), hints.begin(), hints.end());
-    return r;
-  };
-
-  auto devs = rdma.soft_devices();
-  if (!devs) return finish(StepResult::error(devs.error()));
-  if (const auto* d = device_named(*devs, name)) {
-    if (d->netdev != netdev || d->type != type) return finish(StepResult::error(name_taken(name, d)));
-    // Already there, as asked: not this run's work, so not this run's to delete.
-    facts["changed"] = false;
-    facts["index"] = d->index;
-    return finish(StepResult::ok(facts));
-  }
-  for (const auto& d : *devs)
-    if (!d.netdev.empty() && d.netdev == netdev && d.type == type)
-      return finish(StepResult::error(netdev + in_step_netns(ctx) + " already has " + type + " device " + d.name +
-                                      " (one per netdev): use name " + d.name +
-                                      ", or delete it first (rdma link delete " + d.name + ")"));
-
-  if (auto r = ctx.will_change({{"name", name}, {"netdev", netdev}}, "delete " + type + " device " + name); !r)
-    return finish(StepResult::error(r.error()));
-  if (auto r = rdma.add_soft_device(type, name, netdev); !r) {
-    switch (r.error().code) {
-      case ENFILE: return finish(StepResult::error(name_taken(name, nullptr)));
-      case ENODEV: return finish(StepResult::error("no netdev " + netdev + in_step_netns(ctx) + " (create it first)"));
-      case EEXIST:
-        return finish(
-            StepResult::error(netdev + in_step_netns(ctx) + " already has a " + type + " device (one per netdev)"));
-      default: return finish(StepResult::error(r.error()));
-    }
-  }
-
-  // The kernel registers the device before it answers; wait all the same
-  // until it lists it, so that later steps find it.
-  const sys::SoftDevice* made = nullptr;
-  for (;;) {
-    devs = rdma.soft_devices();
-    if (!devs) return finish(StepResult::error(devs.error()));
-    if ((made = device_named(*devs, name))) break;
-    switch (ctx.sleep_for(kSoftDevicePoll)) {
-      case WaitStatus::Done: continue;
-      case WaitStatus::Deadline:
-        return finish(StepResult::timeout(type + " device " + name + " did not appear", facts));
-      case WaitStatus::Interrupted: return finish(StepResult::error("interrupted"));
-    }
-  }
-  facts["changed"] = true;
-  facts["index"] = made->index;
-  {
-    auto inode = ctx.sys().netns.current_inode();
-    if (!inode) return finish(StepResult::error(inode.error()));
-    nlohmann::json id = {{"index", made->index}, {"netdev_ifindex", made->netdev_ifindex}, {"netns_inode", *inode}};
-    if (auto r = ctx.identify(std::move(id)); !r) return finish(StepResult::error(r.error()));
-  }
-  if (t.after_add)
-    if (auto r = t.after_add(ctx, facts)) return finish(std::move(*r));
-  return finish(StepResult::ok(facts));
+  StepResult r = make_device(t, name, netdev, std::move(facts), ctx);
+  return with_hints(std::move(r), hints);
 }
 
 Result<nlohmann::json> undo_soft_device(const SoftDeviceType& t, const nlohmann::json& args, UndoContext& ctx) {
-  if (!is_modules_undo(args)) return undo_device(t, args, ctx);
+  JournalArgs a(args, ctx);
+  const std::string op = record_op(a, {SoftDeviceRecord::kOp, ModulesRecord::kOp},
+                                   ModulesRecord::in_older_entry(a) ? ModulesRecord::kOp : SoftDeviceRecord::kOp);
+  if (op != ModulesRecord::kOp) {
+    RXERUN_TRY_ASSIGN(const auto device, SoftDeviceRecord::read(a));
+    return undo_device(t, device, ctx);
+  }
+  RXERUN_TRY_ASSIGN(const auto modules, ModulesRecord::read(a));
   const std::string type = t.type;
   const ModuleUsers devices_left = [type](UndoContext& u) -> Result<std::vector<std::string>> {
-    auto devs = u.sys().rdma.soft_devices();
-    if (!devs) return devs.error();
+    RXERUN_TRY_ASSIGN(const auto devs, u.sys().rdma.soft_devices());
     std::vector<std::string> names;
-    for (const auto& d : *devs)
+    for (const auto& d : devs)
       if (d.type == type) names.push_back(d.name);
     return names;
   };
-  return unload_modules(args, ctx, devices_left, t.module);
+  return unload_modules(modules, ctx, devices_left, t.module);
 }
 
 }  // namespace

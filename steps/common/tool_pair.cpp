@@ -7,6 +7,7 @@
 
 #include "base/duration.h"
 #include "base/strings.h"
+#include "base/try.h"
 #include "steps/common/traffic.h"
 
 namespace rxerun::steps {
@@ -48,128 +49,160 @@ std::string exit_fact(const std::optional<sys::ExitStatus>& s) {
   return s ? s->describe() : "stuck";
 }
 
-Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
-  auto& sys = ctx.sys();
-  ToolPairRun run;
+namespace {
 
-  // Stops a tool that still runs and notes how it ended.
-  auto finish = [&](sys::RunningTool& tool, std::optional<sys::ExitStatus>& exit, bool& stopped,
-                    const std::string& role) {
-    stopped = !tool.poll().has_value();
-    const sys::ToolStop s = tool.stop(kStopGrace);
-    exit = s.status;
-    if (s.stuck) run.stuck.push_back(stuck_line(spec.name + " " + role, tool, s));
-  };
+// One run of a pair, as tool_pair.h tells it: the server, the clients it
+// takes, and how both ended.
+class PairRun {
+ public:
+  PairRun(StepContext& ctx, const ToolPairSpec& spec) : ctx_(ctx), sys_(ctx.sys()), spec_(spec) {}
 
+  Result<ToolPairRun> run();
+
+ private:
   // Starts the server and, with rdma_cm, waits until it listens: a client
   // that connects too early is refused, and a refusal at the wrong moment
   // can leave a server that serves one connection waiting for the wrong one.
-  std::unique_ptr<sys::RunningTool> server;
-  auto start_server = [&]() -> Result<void> {
-    auto started = sys.tools.start(spec.server);
-    if (!started) return started.error();
-    server = std::move(*started);
-    run.server_pid = server->pid();
-    const auto server_start = sys.clock.now();
-    if (!spec.cm_port || !spec.server_here) return {};
-    for (;;) {
-      auto up = sys.rdma.cm_listening(*spec.cm_port);
-      if (!up) {
-        spdlog::debug("{}: cannot tell whether the server listens ({}): starting the client", spec.name,
-                      up.error().message);
-        return {};
-      }
-      if (*up) {
-        run.server_ready = std::chrono::duration_cast<Duration>(sys.clock.now() - server_start);
-        return {};
-      }
-      if (server->poll()) return {};  // it ended: the client will find out
-      if (sys.clock.now() + kProbeEvery >= std::min(server_start + kReadyBudget, ctx.deadline())) return {};
-      if (ctx.sleep_for(kProbeEvery) != WaitStatus::Done) return {};  // the client's wait reports it
-    }
-  };
-  if (auto started = start_server(); !started) return started.error();
+  Result<void> start_server();
+  // Starts a client and waits for it. Whether to start another (this one
+  // was refused while the server still runs); else run_.end says how the
+  // pair ended.
+  Result<bool> attempt();
+  // Waits for the client until the step's deadline, reading the server's
+  // output meanwhile.
+  sys::ToolWait wait_client();
+  // Stops a tool that still runs and notes how it ended.
+  void finish(sys::RunningTool& tool, std::optional<sys::ExitStatus>& exit, bool& stopped, const std::string& role);
+  void finish_server() { finish(*server_, run_.server_exit, run_.server_stopped, "server"); }
+  void finish_client() { finish(*client_, run_.client_exit, run_.client_stopped, "client"); }
 
-  const auto first_start = sys.clock.now();
-  const auto ready_until = first_start + kReadyBudget;
-  Duration backoff = kFirstBackoff;
-  std::unique_ptr<sys::RunningTool> client;
+  StepContext& ctx_;
+  sys::System& sys_;
+  const ToolPairSpec& spec_;
+  ToolPairRun run_;
+  std::unique_ptr<sys::RunningTool> server_, client_;
+  sys::SteadyTime ready_until_{};  // the last moment a refused client is started again
+  Duration backoff_ = kFirstBackoff;
+};
+
+void PairRun::finish(sys::RunningTool& tool, std::optional<sys::ExitStatus>& exit, bool& stopped,
+                     const std::string& role) {
+  stopped = !tool.poll().has_value();
+  const sys::ToolStop s = tool.stop(kStopGrace);
+  exit = s.status;
+  if (s.stuck) run_.stuck.push_back(stuck_line(spec_.name + " " + role, tool, s));
+}
+
+Result<void> PairRun::start_server() {
+  RXERUN_TRY_ASSIGN(server_, sys_.tools.start(spec_.server));
+  run_.server_pid = server_->pid();
+  const auto server_start = sys_.clock.now();
+  if (!spec_.cm_port || !spec_.server_here) return {};
   for (;;) {
-    if (client) finish(*client, run.client_exit, run.client_stopped, "client");
-    auto started = sys.tools.start(spec.client);
-    if (!started) {
-      finish(*server, run.server_exit, run.server_stopped, "server");
-      return started.error();
+    auto up = sys_.rdma.cm_listening(*spec_.cm_port);
+    if (!up) {
+      spdlog::debug("{}: cannot tell whether the server listens ({}): starting the client", spec_.name,
+                    up.error().message);
+      return {};
     }
-    client = std::move(*started);
-    ++run.attempts;
-    run.client_pid = client->pid();
-    sys::ToolWait w;
-    for (;;) {
-      const auto until = std::min(ctx.deadline(), saturating_deadline(sys.clock.now(), kDrainEvery));
-      w = client->wait(until, sys.interrupt);
-      // A wait that gave up before `until` will not do better next time.
-      if (w != sys::ToolWait::Deadline || until >= ctx.deadline() || sys.clock.now() < until) break;
-      (void)server->poll();
+    if (*up) {
+      run_.server_ready = std::chrono::duration_cast<Duration>(sys_.clock.now() - server_start);
+      return {};
     }
-    if (w == sys::ToolWait::Interrupted) {
-      run.end = ToolPairRun::End::Interrupted;
-      break;
-    }
-    if (w == sys::ToolWait::Deadline) {
-      run.end = ToolPairRun::End::Deadline;
-      break;
-    }
-    const sys::ExitStatus status = *client->poll();
-    if (status.ok()) {
-      run.end = ToolPairRun::End::Done;
-      break;
-    }
-    const auto server_end = server->poll();
-    const auto now = sys.clock.now();
-    if (!server_end && spec.refused && spec.refused(client->out(), client->err()) &&
-        now + backoff < std::min(ready_until, ctx.deadline())) {
-      spdlog::debug("{}: client {} refused ({}): starting it again", spec.name, run.attempts,
-                    last_lines(client->err(), client->out()));
-      const WaitStatus slept = ctx.sleep_for(backoff);
-      backoff = std::min(backoff * 2, kMaxBackoff);
-      if (slept != WaitStatus::Done) {
-        run.end = slept == WaitStatus::Interrupted ? ToolPairRun::End::Interrupted : ToolPairRun::End::Deadline;
-        break;
-      }
-      // Under rdma_cm the listening server saw the refused request and may
-      // now wait on a connection that will never send (its receives posted
-      // on the wrong QP: the next client's SENDs draw RNR NAKs for ever).
-      // A fresh server serves the next client.
-      if (spec.cm_port) {
-        finish(*server, run.server_exit, run.server_stopped, "server");
-        if (auto started = start_server(); !started) {
-          finish(*client, run.client_exit, run.client_stopped, "client");
-          return started.error();
-        }
-      }
-      continue;
-    }
-    run.end = server_end && !server_end->ok() ? ToolPairRun::End::ServerFailed : ToolPairRun::End::ClientFailed;
-    break;
+    if (server_->poll()) return {};  // it ended: the client will find out
+    if (sys_.clock.now() + kProbeEvery >= std::min(server_start + kReadyBudget, ctx_.deadline())) return {};
+    if (ctx_.sleep_for(kProbeEvery) != WaitStatus::Done) return {};  // the client's wait reports it
   }
-  run.client_time = std::chrono::duration_cast<Duration>(sys.clock.now() - first_start);
+}
+
+sys::ToolWait PairRun::wait_client() {
+  for (;;) {
+    const auto until = std::min(ctx_.deadline(), saturating_deadline(sys_.clock.now(), kDrainEvery));
+    const sys::ToolWait w = client_->wait(until, sys_.interrupt);
+    // A wait that gave up before `until` will not do better next time.
+    if (w != sys::ToolWait::Deadline || until >= ctx_.deadline() || sys_.clock.now() < until) return w;
+    (void)server_->poll();
+  }
+}
+
+Result<bool> PairRun::attempt() {
+  using End = ToolPairRun::End;
+  if (client_) finish_client();
+  auto started = sys_.tools.start(spec_.client);
+  if (!started) {
+    finish_server();
+    return started.error();
+  }
+  client_ = std::move(*started);
+  ++run_.attempts;
+  run_.client_pid = client_->pid();
+  const sys::ToolWait w = wait_client();
+  if (w != sys::ToolWait::Exited) {
+    run_.end = w == sys::ToolWait::Interrupted ? End::Interrupted : End::Deadline;
+    return false;
+  }
+  if (client_->poll()->ok()) {
+    run_.end = End::Done;
+    return false;
+  }
+  const auto server_end = server_->poll();
+  const bool refused = !server_end && spec_.refused && spec_.refused(client_->out(), client_->err());
+  if (!refused || sys_.clock.now() + backoff_ >= std::min(ready_until_, ctx_.deadline())) {
+    run_.end = server_end && !server_end->ok() ? End::ServerFailed : End::ClientFailed;
+    return false;
+  }
+  spdlog::debug("{}: client {} refused ({}): starting it again", spec_.name, run_.attempts,
+                last_lines(client_->err(), client_->out()));
+  const WaitStatus slept = ctx_.sleep_for(backoff_);
+  backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+  if (slept != WaitStatus::Done) {
+    run_.end = slept == WaitStatus::Interrupted ? End::Interrupted : End::Deadline;
+    return false;
+  }
+  // Under rdma_cm the listening server saw the refused request and may
+  // now wait on a connection that will never send (its receives posted
+  // on the wrong QP: the next client's SENDs draw RNR NAKs for ever).
+  // A fresh server serves the next client.
+  if (spec_.cm_port) {
+    finish_server();
+    if (auto restarted = start_server(); !restarted) {
+      finish_client();
+      return restarted.error();
+    }
+  }
+  return true;
+}
+
+Result<ToolPairRun> PairRun::run() {
+  RXERUN_TRY(start_server());
+  const auto first_start = sys_.clock.now();
+  ready_until_ = first_start + kReadyBudget;
+  for (bool again = true; again;) {
+    RXERUN_TRY_ASSIGN(again, attempt());
+  }
+  run_.client_time = std::chrono::duration_cast<Duration>(sys_.clock.now() - first_start);
 
   // A server that served its client ends by itself in a moment; one that is
   // still waiting (the client failed, or stalled) is stopped now.
-  finish(*client, run.client_exit, run.client_stopped, "client");
-  if (run.end == ToolPairRun::End::Done && !server->poll())
-    server->wait(std::min(ctx.deadline(), sys.clock.now() + kServerEnd), sys.interrupt);
-  finish(*server, run.server_exit, run.server_stopped, "server");
-  if (run.end == ToolPairRun::End::Done && run.server_exit && !run.server_stopped && !run.server_exit->ok())
-    run.end = ToolPairRun::End::ServerFailed;
-  if (run.end != ToolPairRun::End::Interrupted && sys.interrupt.requested()) run.end = ToolPairRun::End::Interrupted;
+  finish_client();
+  if (run_.end == ToolPairRun::End::Done && !server_->poll())
+    server_->wait(std::min(ctx_.deadline(), sys_.clock.now() + kServerEnd), sys_.interrupt);
+  finish_server();
+  if (run_.end == ToolPairRun::End::Done && run_.server_exit && !run_.server_stopped && !run_.server_exit->ok())
+    run_.end = ToolPairRun::End::ServerFailed;
+  if (run_.end != ToolPairRun::End::Interrupted && sys_.interrupt.requested()) run_.end = ToolPairRun::End::Interrupted;
 
-  run.server_out = server->out();
-  run.server_err = server->err();
-  run.client_out = client->out();
-  run.client_err = client->err();
-  return run;
+  run_.server_out = server_->out();
+  run_.server_err = server_->err();
+  run_.client_out = client_->out();
+  run_.client_err = client_->err();
+  return std::move(run_);
+}
+
+}  // namespace
+
+Result<ToolPairRun> run_tool_pair(StepContext& ctx, const ToolPairSpec& spec) {
+  return PairRun(ctx, spec).run();
 }
 
 nlohmann::json tool_pair_facts(const ToolPairRun& r) {
@@ -210,7 +243,7 @@ StepResult tool_pair_result(StepContext& ctx, const ToolPairRun& r, const Counte
   nlohmann::json all = tool_pair_facts(r);
   all["changed"] = false;
   all.update(facts);
-  if (auto closed = window.close(ctx, all); !closed) return StepResult::error(closed.error());
+  RXERUN_TRY(window.close(ctx, all));
 
   StepResult result;
   if (r.end == End::Done) {

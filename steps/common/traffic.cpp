@@ -6,6 +6,7 @@
 
 #include "base/duration.h"
 #include "base/strings.h"
+#include "base/try.h"
 
 namespace rxerun::steps {
 
@@ -28,9 +29,7 @@ namespace {
 Result<std::vector<sys::LinkStats>> netdev_stats(sys::System& sys, const std::optional<std::string>& netns) {
   std::unique_ptr<sys::NetnsScope> inside;
   if (netns) {
-    auto entered = sys.netns.enter(*netns);
-    if (!entered) return entered.error();
-    inside = std::move(*entered);
+    RXERUN_TRY_ASSIGN(inside, sys.netns.enter(*netns));
   }
   return sys.links.statistics();
 }
@@ -54,9 +53,8 @@ Result<CounterWindow::Snapshot> read_there(StepContext& ctx, const OtherNode& ot
   if (other.netns) spec.argv.insert(spec.argv.end(), {"--netns", *other.netns});
   spec.node = other.there;
   spec.what = "read node " + other.there + "'s counters";
-  auto started = ctx.sys().tools.start(spec);
-  if (!started) return started.error();
-  sys::RunningTool& tool = **started;
+  RXERUN_TRY_ASSIGN(const auto started, ctx.sys().tools.start(spec));
+  sys::RunningTool& tool = *started;
   const auto ended = tool.wait(ctx.sys().clock.now() + kRemoteRead, ctx.sys().interrupt);
   if (ended != sys::ToolWait::Exited) {
     (void)tool.stop(Duration(1000));
@@ -93,9 +91,8 @@ void add_deltas(const CounterWindow::Snapshot& before, const CounterWindow::Snap
 Result<CounterWindow::Snapshot> CounterWindow::read(sys::System& sys,
                                                     const std::vector<std::optional<std::string>>& netns) {
   Snapshot out;
-  auto devs = sys.rdma.soft_devices();
-  if (!devs) return devs.error();
-  for (const auto& d : *devs) {
+  RXERUN_TRY_ASSIGN(const auto devs, sys.rdma.soft_devices());
+  for (const auto& d : devs) {
     auto counters = sys.rdma.counters(d.name, sys::kRxePort);
     if (!counters) {
       if (counters.error().code == ENODEV || counters.error().code == ENOENT) continue;  // went meanwhile
@@ -109,10 +106,9 @@ Result<CounterWindow::Snapshot> CounterWindow::read(sys::System& sys,
   std::vector<std::pair<std::optional<std::string>, std::vector<sys::LinkStats>>> per_ns;
   std::map<std::string, int> seen;
   for (const auto& n : netns) {
-    auto stats = netdev_stats(sys, n);
-    if (!stats) return stats.error();
-    for (const auto& s : *stats) ++seen[s.name];
-    per_ns.emplace_back(n, std::move(*stats));
+    RXERUN_TRY_ASSIGN(auto stats, netdev_stats(sys, n));
+    for (const auto& s : stats) ++seen[s.name];
+    per_ns.emplace_back(n, std::move(stats));
   }
   for (const auto& [n, stats] : per_ns)
     for (const auto& s : stats) {
@@ -127,28 +123,22 @@ Result<CounterWindow> CounterWindow::open(StepContext& ctx, const std::vector<st
   CounterWindow w;
   w.netns_ = distinct(netns);
   w.other_ = std::move(other);
-  auto before = read(ctx.sys(), w.netns_);
-  if (!before) return before.error();
-  w.before_ = std::move(*before);
+  RXERUN_TRY_ASSIGN(w.before_, read(ctx.sys(), w.netns_));
   if (w.other_) {
-    auto there = read_there(ctx, *w.other_);
-    if (!there) return there.error();
-    w.other_before_ = std::move(*there);
+    RXERUN_TRY_ASSIGN(w.other_before_, read_there(ctx, *w.other_));
   }
   return w;
 }
 
 Result<void> CounterWindow::close(StepContext& ctx, nlohmann::json& facts) const {
-  auto after = read(ctx.sys(), netns_);
-  if (!after) return after.error();
+  RXERUN_TRY_ASSIGN(const Snapshot after, read(ctx.sys(), netns_));
   if (!other_) {
-    add_deltas(before_, *after, "", facts);
+    add_deltas(before_, after, "", facts);
     return {};
   }
-  auto there = read_there(ctx, *other_);
-  if (!there) return there.error();
-  add_deltas(before_, *after, other_->here + ".", facts);
-  add_deltas(other_before_, *there, other_->there + ".", facts);
+  RXERUN_TRY_ASSIGN(const Snapshot there, read_there(ctx, *other_));
+  add_deltas(before_, after, other_->here + ".", facts);
+  add_deltas(other_before_, there, other_->there + ".", facts);
   return {};
 }
 

@@ -6,10 +6,9 @@
 // included, so that a scenario can assert where packets went and where they
 // did not (docs/kernel-notes.md, "Two traps").
 //
-//   auto window = CounterWindow::open(ctx, {server_netns, client_netns});
-//   if (!window) return StepResult::error(window.error());
+//   RXERUN_TRY_ASSIGN(const CounterWindow window, CounterWindow::open(ctx, {server_netns, client_netns}));
 //   ... run the traffic ...
-//   window->close(ctx, facts);  // adds "rxe0.sent_pkts": 65, "vA.rx_packets": 65, ...
+//   RXERUN_TRY(window.close(ctx, facts));  // adds "rxe0.sent_pkts": 65, "vA.rx_packets": 65, ...
 //
 // A pair step whose ends are on two nodes of a two-node lab (docs/nodes.md)
 // runs on the client's node; the server's node's counters are read there by
