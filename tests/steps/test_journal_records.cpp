@@ -60,9 +60,9 @@ const Lab kLabs[] = {
      [](fakes::FakeSystem& fake) {
        fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
        fake.links.add_host_link("", {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
-       fake.rdma.modules["null_blk"] = {"configfs"};
-       fake.rdma.modules["configfs"] = {};
-       fake.rdma.known_parameters["null_blk"] = {{"nr_devices", "1"}, {"queue_mode", "2"}};
+       fake.modules.known["null_blk"] = {"configfs"};
+       fake.modules.known["configfs"] = {};
+       fake.modules.known_parameters["null_blk"] = {{"nr_devices", "1"}, {"queue_mode", "2"}};
      },
      "steps:\n"
      "  - {name: dev, rxe: {name: rxe0, netdev: vA}}\n"
@@ -121,13 +121,11 @@ const std::map<std::string, Strings> kOldLines = {
      {R"j({"args":{"argv":["rm","-f","/tmp/lab-x"],"program":"server","token":"RXERUN_TOKEN=test/srv/TyEOV0Zmg8BDkAG4"},"do":1,"kind":"exec","netns":"","step":"srv","summary":"stop server and whatever it started, then run rm -f /tmp/lab-x"})j", R"j({"args":{"file":"w.pcap","id":"test/wire","partial":"w.pcap.rxerun-xXW2nyKJ","shown":"w.pcap"},"do":2,"kind":"capture","netns":"","step":"wire","summary":"stop the capture on vB and close w.pcap"})j"}},
 };
 
-// What the fakes were asked to change, service by service. Tokens of
-// background programs are random: only their scenario/step part is kept.
+// What the model was asked to change, and the programs started and
+// stopped. Tokens of background programs are random: only their
+// scenario/step part is kept.
 Strings actions(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto* log : {&f.netns.log, &f.links.log, &f.ethtool.log, &f.sysctl.log, &f.qdiscs.log, &f.rdma.log,
-                          &f.routes.log, &f.nvme.log, &f.nft.commands})
-    out.insert(out.end(), log->begin(), log->end());
+  Strings out = f.kernel.changes();
   for (const auto& spec : f.tools.started) out.push_back("start " + shell_join(spec.argv));
   for (const auto& token : f.tools.stopped_marked) out.push_back("stop marked " + token.substr(0, token.rfind('/')));
   for (const auto& [partial, file] : f.captures.recovered) out.push_back("recover " + file);
@@ -136,9 +134,7 @@ Strings actions(fakes::FakeSystem& f) {
 }
 
 void forget_actions(fakes::FakeSystem& f) {
-  for (auto* log : {&f.netns.log, &f.links.log, &f.ethtool.log, &f.sysctl.log, &f.qdiscs.log, &f.rdma.log,
-                    &f.routes.log, &f.nvme.log, &f.nft.commands})
-    log->clear();
+  f.kernel.actions.clear();
   f.tools.started.clear();
   f.tools.stopped_marked.clear();
   f.captures.recovered.clear();
