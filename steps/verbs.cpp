@@ -264,7 +264,7 @@ std::vector<std::string> verbs_hints(const sys::VerbsRequest& req, const sys::Ve
 // the server is given to end by itself once the client is through (its
 // goodbye).
 constexpr Duration kServerGrace{5000};
-constexpr Duration kServerEnd{5000};
+constexpr Duration kVerbsServerEnd{5000};
 constexpr Duration kListenPoll{50};
 
 sys::VerbsResult ended_early(sys::VerbsStatus status, std::string message, std::string cause) {
@@ -338,7 +338,7 @@ Result<sys::VerbsResult> run_across(const sys::VerbsRequest& req, const std::str
   auto ran = ctx.sys().verbs.run(client, deadline, interrupt);
   // After a goodbye the server ends by itself; after a client that failed
   // it may still wait for one: it is stopped, and says how it ended.
-  if (ran && ran->status == sys::VerbsStatus::Ok) (void)server.wait(clock.now() + kServerEnd, interrupt);
+  if (ran && ran->status == sys::VerbsStatus::Ok) (void)server.wait(clock.now() + kVerbsServerEnd, interrupt);
   if (!server.poll()) (void)server.stop(Duration(1000));
   if (!ran) return ran;
   auto served = server_result(server, server_node);

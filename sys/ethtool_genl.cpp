@@ -361,11 +361,13 @@ Result<std::map<std::string, Feature>> GenlEthtool::features(const std::string& 
         nlattr* tb[ETHTOOL_A_FEATURES_MAX + 1] = {};
         if (!parse_reply<ETHTOOL_A_FEATURES_MAX>(nlh, ETHTOOL_MSG_FEATURES_GET_REPLY, tb)) return;
         got = true;
-        for (auto [attr, slot] : {std::pair{ETHTOOL_A_FEATURES_HW, kHw}, std::pair{ETHTOOL_A_FEATURES_ACTIVE, kActive},
-                                  std::pair{ETHTOOL_A_FEATURES_NOCHANGE, kNoChange}})
+        for (auto [attr, which] : {std::pair{ETHTOOL_A_FEATURES_HW, kHw}, std::pair{ETHTOOL_A_FEATURES_ACTIVE, kActive},
+                                   std::pair{ETHTOOL_A_FEATURES_NOCHANGE, kNoChange}}) {
+          const auto slot = which;  // a copy: a lambda cannot capture a structured binding before clang 16
           for_each_bit(tb[attr], table, [&](std::size_t i, const std::string& name, bool on) {
             (i == kNoIndex ? by_name[name] : by_index[i])[slot] = on;
           });
+        }
       },
       "reading the offload features of " + dev, dev, EthtoolSocket::Until::Reply);
   if (!r) return r.error();

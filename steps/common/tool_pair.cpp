@@ -18,7 +18,7 @@ constexpr Duration kReadyBudget{10'000};  // how long a client may find nobody l
 constexpr Duration kProbeEvery{20};       // how often to ask whether the server listens
 constexpr Duration kFirstBackoff{50};
 constexpr Duration kMaxBackoff{400};
-constexpr Duration kServerEnd{3'000};  // after a good client: time for the server to end by itself
+constexpr Duration kToolServerEnd{3'000};  // after a good client: time for the server to end by itself
 // While the client runs, the server's output is read this often: a server
 // that writes a line per round trip (rping -v) would otherwise fill its
 // pipe and block, and the pair would stall.
@@ -186,7 +186,7 @@ Result<ToolPairRun> PairRun::run() {
   // still waiting (the client failed, or stalled) is stopped now.
   finish_client();
   if (run_.end == ToolPairRun::End::Done && !server_->poll())
-    server_->wait(std::min(ctx_.deadline(), sys_.clock.now() + kServerEnd), sys_.interrupt);
+    server_->wait(std::min(ctx_.deadline(), sys_.clock.now() + kToolServerEnd), sys_.interrupt);
   finish_server();
   if (run_.end == ToolPairRun::End::Done && run_.server_exit && !run_.server_stopped && !run_.server_exit->ok())
     run_.end = ToolPairRun::End::ServerFailed;

@@ -86,7 +86,8 @@ Result<std::vector<NvmetSubsystem>> ModelNvme::subsystems() {
 Result<void> ModelNvme::add_subsystem(const std::string& nqn) {
   return act(
       "nvme.add_subsystem", nqn,
-      {{!nvmet_visible(), ENOENT, "no nvmet tree"}, {subsystem(nqn), EEXIST, "subsystem " + nqn + " exists"}},
+      {{!nvmet_visible(), ENOENT, "no nvmet tree"},
+       {subsystem(nqn) != nullptr, EEXIST, "subsystem " + nqn + " exists"}},
       [&] { subsys_dirs[nqn].serial = fmt::format("{:x}", next_serial_++); }, "create NVMe target subsystem " + nqn,
       shell_join({"mkdir", nvmet_subsystem_dir(nqn)}));
 }
@@ -165,7 +166,7 @@ Result<void> ModelNvme::add_namespace(const std::string& nqn, unsigned nsid) {
       "nvme.add_namespace", nqn,
       {{!s, ENOENT, "no subsystem " + nqn},
        {nsid == 0 || nsid == 0xffffffffu, EINVAL, "invalid namespace ID"},
-       {namespace_of(nqn, nsid), EEXIST, "namespace exists"}},
+       {namespace_of(nqn, nsid) != nullptr, EEXIST, "namespace exists"}},
       [&] { s->namespaces[nsid] = NvmetNamespace{.nsid = nsid}; }, "create " + nsid_of(nqn, nsid),
       shell_join({"mkdir", nvmet_namespace_dir(nqn, nsid)}));
 }
