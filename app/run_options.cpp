@@ -135,19 +135,31 @@ std::vector<std::string> run_arguments(const RunCommandOptions& o, WithScenarios
   return a.take();
 }
 
+namespace {
+
+// What a suite's child and the lab VM's guest keep of a run's options: the
+// variables, tags and plugins, --force and the kernel health policy, and
+// the output as the parent shows it.
+RunCommandOptions shown_like(const RunCommandOptions& o, bool color, bool progress) {
+  RunCommandOptions c;
+  c.common = o.common;
+  c.force = o.force;
+  c.verbose = o.verbose;
+  c.quiet = o.quiet;
+  c.color = color ? "always" : "never";
+  c.progress = progress;
+  c.kernel_health = o.kernel_health;
+  return c;
+}
+
+}  // namespace
+
 RunCommandOptions child_run_options(const RunCommandOptions& o, const std::string& scenario, const std::string& report,
                                     bool color, bool progress) {
-  RunCommandOptions child;
+  RunCommandOptions child = shown_like(o, color, progress);
   child.scenarios = {scenario};
   child.host = true;
-  child.common = o.common;
-  child.force = o.force;
-  child.verbose = o.verbose;
-  child.quiet = o.quiet;
-  child.color = color ? "always" : "never";
-  child.progress = progress;
   child.lab_kernel = o.lab_kernel;  // in the lab VM's guest: the kernel its runs name
-  child.kernel_health = o.kernel_health;
   child.output_dir = o.output_dir;
   child.guest_output = o.guest_output;
   child.reports = {"json:" + report};
@@ -156,17 +168,10 @@ RunCommandOptions child_run_options(const RunCommandOptions& o, const std::strin
 
 RunCommandOptions lab_vm_run_options(const RunCommandOptions& o, const std::vector<std::string>& scenarios, bool color,
                                      bool progress, const std::string& suite_position) {
-  RunCommandOptions guest;
+  RunCommandOptions guest = shown_like(o, color, progress);
   guest.scenarios = scenarios;
-  guest.common = o.common;
-  guest.force = o.force;
-  guest.verbose = o.verbose;
-  guest.quiet = o.quiet;
-  guest.color = color ? "always" : "never";
-  guest.progress = progress;
   guest.fail_fast = o.fail_fast;
   guest.suite_position = suite_position;
-  guest.kernel_health = o.kernel_health;
   return guest;
 }
 
