@@ -47,6 +47,7 @@ class RoutingTools final : public sys::Tools {
   Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) override {
     return local_.stop_marked(token, grace);
   }
+  std::string random_word(std::size_t length) override { return local_.random_word(length); }
 
  private:
   sys::Tools& local_;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/plan.h"
+#include "app/placement.h"
 #include "app/plugins.h"
 #include "app/run.h"
 #include "base/output.h"
@@ -32,19 +33,21 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& com
 }
 
 int cmd_plan(const std::string& file, const CommonOptions& common, Registry& registry) {
-  auto scenario = load(file, registry, common);
+  // The lab check's problems are shown in place, under their steps.
+  Diagnostics problems;
+  auto scenario = load(file, registry, common, false, LabCheckRequest{.problems = &problems});
   if (!scenario) return kExitUsage;
   sys::ModelSystem model;
   sys::make_plan_world(model);
   Journal journal = Journal::in_memory();
-  PlanReporter printer(stdout, model.kernel);
+  PlanReporter printer(stdout, model.kernel, where_words(*scenario, registry, {}), std::move(problems));
   RunOptions ro;
   ro.only = common.only;
   ro.skip = common.skip;
   ro.planning = true;
   Runner runner(registry, model.system, journal, printer, ro);
   runner.run(*scenario);
-  return kExitOk;
+  return printer.problems() ? kExitUsage : kExitOk;
 }
 
 int cmd_cleanup(const std::string& file, const RunCommandOptions& o, Registry& registry) {

@@ -168,4 +168,65 @@ Placement place(const Scenario& scenario, const Registry& registry, const Placem
   return p;
 }
 
+LabSite lab_site(const Scenario& scenario, const Registry& registry, const PlacementRequest& request) {
+  if (!scenario.nodes.empty()) return scenario_site(scenario);  // nodes are lab VMs, each with its kernel
+  static const auto prepared = vm::prepared_kernels(vm::search_dirs());
+  static const auto host = HostAbilities::probe();
+  LabSite site;
+  PlacementRequest one = request;
+  if (request.kernel) {
+    const std::string& k = *request.kernel;
+    if (k == "all") {
+      for (const auto& p : prepared) site.kernels.push_back(p.label);
+    } else if (!is_own_kernel_path(k)) {
+      for (std::size_t start = 0; start <= k.size();) {
+        const auto comma = std::min(k.find(',', start), k.size());
+        if (comma > start) site.kernels.push_back(k.substr(start, comma - start));
+        start = comma + 1;
+      }
+    }
+    if (k == "all" || is_own_kernel_path(k) || site.kernels.size() != 1) {
+      site.lab_vm = !request.force_host;
+      return site;
+    }
+  }
+  const Placement p = place(scenario, registry, one, prepared, host);
+  if (p.where == Placement::Where::Host) {
+    struct utsname u {};
+    site.kernels = {::uname(&u) == 0 ? std::string(u.release) : std::string()};
+    return site;
+  }
+  site.lab_vm = true;
+  if (site.kernels.empty()) {
+    if (!scenario.vm_kernels.empty())
+      site.kernels = scenario.vm_kernels;
+    else if (p.kernel)
+      site.kernels = {p.kernel->label};
+    else if (scenario.vm_kernel)
+      site.kernels = {*scenario.vm_kernel};
+  }
+  return site;
+}
+
+std::string where_words(const Scenario& scenario, const Registry& registry, const PlacementRequest& request) {
+  if (!scenario.nodes.empty()) {
+    std::string nodes;
+    for (const auto& n : scenario.nodes)
+      nodes += (nodes.empty() ? "" : ", ") + n.name + " (kernel " +
+               n.kernel.value_or(scenario.vm_kernel.value_or("the newest prepared")) + ")";
+    return "a lab VM per node: " + nodes;
+  }
+  static const auto prepared = vm::prepared_kernels(vm::search_dirs());
+  static const auto host = HostAbilities::probe();
+  const Placement p = place(scenario, registry, request, prepared, host);
+  switch (p.where) {
+    case Placement::Where::Host:
+      return request.force_host ? "the host (--host)" : "the host: it has what every step needs";
+    case Placement::Where::Vm:
+      if (!scenario.vm_kernels.empty()) return "the lab VM, once on each of its kernels";
+      return p.message.empty() ? "the lab VM, kernel " + p.kernel->label + " (--vm)" : p.message;
+    default: return "nowhere yet: " + p.message;
+  }
+}
+
 }  // namespace rxerun

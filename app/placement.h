@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/kind.h"
+#include "engine/lab_check.h"
 #include "engine/model.h"
 #include "engine/registry.h"
 #include "vm/kernel/kernels.h"
@@ -51,5 +52,17 @@ struct Placement {
 
 Placement place(const Scenario& scenario, const Registry& registry, const PlacementRequest& request,
                 const std::vector<vm::PreparedKernel>& prepared, const HostAbilities& host);
+
+// Where the lab checks (engine/lab_check.h) take the lab to run: placed as
+// `run` would place it (the host probed, the prepared kernels listed), the
+// lab VM with its kernels, or the host with its own. A lab that cannot run
+// here is checked as the lab VM it needs. `--kernel` may list kernels
+// ("6.1,7.3"), say `all`, or name a kernel of one's own (not known before
+// it boots).
+// Where `run` would put the lab, in words, for `plan`'s first line: "the
+// host", "the lab VM, kernel 7.3 (host kernel has no rdma_rxe ...)".
+std::string where_words(const Scenario& scenario, const Registry& registry, const PlacementRequest& request);
+
+LabSite lab_site(const Scenario& scenario, const Registry& registry, const PlacementRequest& request);
 
 }  // namespace rxerun

@@ -4,6 +4,10 @@
 // the shell command a person would type for each.
 
 #include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engine/diag.h"
 
 #include "engine/report.h"
 #include "sys/model/kernel.h"
@@ -12,7 +16,12 @@ namespace rxerun {
 
 class PlanReporter final : public Reporter {
  public:
-  PlanReporter(std::FILE* out, sys::ModelKernel& log) : out_(out), log_(log) {}
+  // `where`: the first line's word on where the lab would run; `problems`:
+  // what the lab check found, each shown under the step it is about.
+  PlanReporter(std::FILE* out, sys::ModelKernel& log, std::string where = "", Diagnostics problems = {})
+      : out_(out), log_(log), where_(std::move(where)), problems_(std::move(problems)) {}
+  // The lab check's problems shown.
+  int problems() const { return shown_problems_; }
   void run_started(const Scenario& s) override;
   void step_started(const StepSpec& s) override;
   void step_finished(const StepReport& r) override;
@@ -22,8 +31,14 @@ class PlanReporter final : public Reporter {
 
  private:
   void print_actions(const char* indent);
+  void print_problems(int first_line, int end_line);
   std::FILE* out_;
   sys::ModelKernel& log_;
+  std::string where_;
+  std::string file_;
+  Diagnostics problems_;
+  std::vector<int> step_lines_;  // where each step starts in its file
+  int shown_problems_ = 0;
   int actions_ = 0;
   int unpreviewable_ = 0;
 };

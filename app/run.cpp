@@ -20,6 +20,7 @@
 #include "base/output.h"
 #include "base/version.h"
 #include "engine/exit_code.h"
+#include "engine/lab_check.h"
 #include "engine/loader.h"
 #include "sys/host_info.h"
 #include "vm/kernel/kernels.h"
@@ -52,14 +53,24 @@ TerminalStyle terminal_style(const RunCommandOptions& o) {
 }
 
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
-                             bool plugins_may_fail) {
+                             bool plugins_may_fail, const LabCheckRequest& check) {
   LoadOptions lo;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   lo.load_plugin = [&registry](const std::string& path) { return load_plugin(path, registry); };
   lo.plugins_may_fail = plugins_may_fail;
   LoadResult r = load_scenario(file, registry, lo);
+  // The lab as a whole, before anything boots or changes; not for cleanup,
+  // which must go on whatever the scenario holds.
+  if (r.scenario && !plugins_may_fail) {
+    Diagnostics problems = check_lab(*r.scenario, registry, lab_site(*r.scenario, registry, check.where));
+    if (check.problems)
+      *check.problems = std::move(problems);
+    else
+      r.diagnostics = std::move(problems);
+  }
   for (const auto& d : r.warnings) print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
   for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
+  if (!r.diagnostics.empty()) return std::nullopt;
   return r.scenario;
 }
 
@@ -103,11 +114,11 @@ int refuse_run(const Refusal& refusal) {
 // Every scenario, read and checked before anything runs: bad input touches
 // nothing. nullopt when one is invalid (its diagnostics printed).
 std::optional<std::vector<Scenario>> load_all(const std::vector<std::string>& files, Registry& registry,
-                                              const CommonOptions& common) {
+                                              const CommonOptions& common, const PlacementRequest& where) {
   std::vector<Scenario> scenarios;
   bool invalid = false;
   for (const auto& f : files) {
-    auto s = load(f, registry, common);
+    auto s = load(f, registry, common, false, LabCheckRequest{.where = where});
     if (s)
       scenarios.push_back(std::move(*s));
     else
@@ -168,7 +179,11 @@ int cmd_run(const RunCommandOptions& o, Registry& registry) {
   if (!files) return refuse_run({files.error().message});
   const auto request = read_run_request(o);
   if (const auto* refused = std::get_if<Refusal>(&request)) return refuse_run(*refused);
-  const auto scenarios = load_all(*files, registry, o.common);
+  const auto scenarios =
+      load_all(*files, registry, o.common,
+               PlacementRequest{.force_vm = o.vm,
+                                .force_host = o.host,
+                                .kernel = o.kernel.empty() ? std::nullopt : std::optional<std::string>(o.kernel)});
   if (!scenarios) return kExitUsage;
   const auto kernels = lab_kernels(o, std::get<RunRequest>(request).own_kernel, *scenarios, registry);
   if (const int* code = std::get_if<int>(&kernels)) return *code;

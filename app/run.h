@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/placement.h"
 #include "app/run_options.h"
 #include "engine/journal.h"
 #include "engine/model.h"
@@ -29,11 +30,19 @@ bool want_color(const std::string& mode);
 bool want_progress(const RunCommandOptions& options);
 // The terminal's look from -v/-q/--color, and the status line.
 TerminalStyle terminal_style(const RunCommandOptions& options);
-// Loads and checks one file, and the plugins it names; prints its
-// diagnostics to stderr. `plugins_may_fail` (cleanup): a plugin that cannot
-// be loaded is a warning.
+// How load() checks the lab as a whole (engine/lab_check.h): where the lab
+// would run, and what becomes of its problems.
+struct LabCheckRequest {
+  PlacementRequest where;                // --vm, --host, --kernel
+  Diagnostics* problems = nullptr;       // set: the problems go here (plan shows them in place)
+};
+
+// Loads and checks one file, and the plugins it names, then the lab as a
+// whole; prints its diagnostics to stderr. `plugins_may_fail` (cleanup): a
+// plugin that cannot be loaded is a warning, and the lab is not checked
+// (cleanup goes on whatever the scenario holds).
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
-                             bool plugins_may_fail = false);
+                             bool plugins_may_fail = false, const LabCheckRequest& check = {});
 // A report's `host`: this machine's facts (kernel, hostname, ...) and this
 // rxerun's version.
 nlohmann::json host_record();

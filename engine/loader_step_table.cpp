@@ -13,7 +13,8 @@ namespace rxerun::loading {
 
 namespace {
 
-// A fact spec such as "DEV.COUNTER": upper-case segments stand for any text.
+// A fact spec such as "DEV.COUNTER": upper-case words stand for any text
+// (engine/fact_names.h checks what they may be).
 bool fact_pattern_matches(const std::string& pattern, const std::string& fact) {
   static const std::regex kPlaceholder("[A-Z][A-Z0-9_]*");
   std::string re;
@@ -22,15 +23,23 @@ bool fact_pattern_matches(const std::string& pattern, const std::string& fact) {
   while (start <= pattern.size()) {
     std::size_t dot = pattern.find('.', start);
     if (dot == std::string::npos) dot = pattern.size();
-    const std::string seg = pattern.substr(start, dot - start);
-    if (std::regex_match(seg, kPlaceholder)) {
+    std::string seg = pattern.substr(start, dot - start);
+    // A placeholder is a whole segment (DEV) or its tail after '_' (lat_avg_us_SIZE).
+    std::size_t tail = seg.size();
+    for (std::size_t i = 0; i < seg.size(); ++i)
+      if ((i == 0 || seg[i - 1] == '_') && std::regex_match(seg.substr(i), kPlaceholder)) {
+        tail = i;
+        break;
+      }
+    const bool placeholder = tail < seg.size();
+    seg.resize(tail);
+    for (char c : seg) {
+      if (std::strchr("\\^$.|?*+()[]{}", c)) re += '\\';
+      re += c;
+    }
+    if (placeholder) {
       re += ".+";
       is_pattern = true;
-    } else {
-      for (char c : seg) {
-        if (std::strchr("\\^$.|?*+()[]{}", c)) re += '\\';
-        re += c;
-      }
     }
     if (dot == pattern.size()) break;
     re += "\\.";

@@ -177,6 +177,7 @@ void StepReader::read_common(StepSpec& step, const std::string& key, const YAML:
   if (key == "name") {
     read_name(key_node, value);
   } else if (key == "netns") {
+    step.marks["@netns"] = mark_of(value);  // what the lab check points at (engine/lab_check.h)
     auto s = common_text(key_node, value, key);
     std::string why;
     if (s && !valid_netns_name(*s, &why))

@@ -32,6 +32,7 @@ Kind address_kind() {
   KindSpec spec;
   spec.name = "address";
   spec.needs = {Need::NetAdmin};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "dev"}};
   spec.summary = "Add an IPv4 or IPv6 address to an interface; undo removes it.";
   spec.params = {
       {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},

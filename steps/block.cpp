@@ -87,6 +87,7 @@ Kind block_kind() {
   KindSpec spec;
   spec.name = "block";
   spec.needs = {Need::NetAdmin};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "dev"}};
   spec.summary =
       "Drop or reject packets with an nftables rule in the run's own table (inet rxerun-SCENARIO); the rule "
       "counts what it hit. Warning: dropping UDP 4791 on the output hook wedges rxe until the rule goes.";
@@ -121,8 +122,8 @@ Kind block_kind() {
       {"chain", "the base chain, named after its hook"},
       {"rule", "the rule as nft prints it"},
       {"handle", "the rule's nftables handle"},
-      {"packets", "packets the rule counted: 0 when added; a `revert` reports the final count"},
-      {"bytes", "bytes the rule counted: 0 when added; a `revert` reports the final count"},
+      {.name = "packets", .help = "packets the rule counted: 0 when added; a `revert` reports the final count", .when = kAtStep | kAtRevert},
+      {.name = "bytes", .help = "bytes the rule counted: 0 when added; a `revert` reports the final count", .when = kAtStep | kAtRevert},
       {"warning", "set when the rule is known to hurt more than the test (UDP 4791 on output)"},
   };
   spec.example =

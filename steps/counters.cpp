@@ -36,6 +36,7 @@ void validate_counters(const nlohmann::json& p, const KindSpec::Complaint& compl
 Kind counters_kind() {
   KindSpec spec;
   spec.name = "counters";
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "devs", .either = true}};
   spec.summary =
       "Read RDMA device counters (hw_counters, port counters) and netdev statistics as DEV.COUNTER facts: values, "
       "or deltas since an earlier counters step or across a window.";

@@ -124,19 +124,26 @@ Kind exec_kind() {
                    .fields = {{.name = "arg", .type = ParamType::String}}}}},
   };
   spec.validate = validate_exec;
-  spec.facts = program_fact_specs();
-  spec.facts.insert(spec.facts.end(),
-                    {
-                        {"duration_s", "seconds from its start to its end"},
-                        {"stdout_file", "with `output`: the file holding all of its stdout"},
-                        {"stderr_file", "with `output`: the file holding all of its stderr"},
-                        {"pid", "background: its process id"},
-                        {"ready_s", "background: seconds from its start until it was ready"},
-                        {"PATH.TO.VALUE", "with `parse: json`: each value of its JSON output (jobs.0.write.bw)"},
-                        {"FACT", "each `extract` that matched"},
-                        {"DEV.COUNTER", "deltas of every rxe device's and netdev's counters in the step's namespace"},
-                    });
-  spec.dynamic_facts = true;
+  spec.facts = program_fact_specs(kAtStep | kAtEnd);
+  spec.facts.insert(
+      spec.facts.end(),
+      {
+          {"duration_s", "seconds from its start to its end"},
+          {.name = "stdout_file", .help = "with `output`: the file holding all of its stdout", .only_with = "output"},
+          {.name = "stderr_file", .help = "with `output`: the file holding all of its stderr", .only_with = "output"},
+          {.name = "pid", .help = "background: its process id", .when = kAtStart},
+          {.name = "ready_s", .help = "background: seconds from its start until it was ready", .when = kAtStart},
+          {.name = "stopped_after",
+           .help = "background, at its revert: processes it had started that were still running and were stopped",
+           .when = kAtEnd},
+          {.name = "PATH.TO.VALUE",
+           .help = "with `parse: json`: each value of its JSON output (jobs.0.write.bw)",
+           .only_with = "parse"},
+          {.name = "FACT", .help = "each `extract` that matched", .names_from = "extract"},
+          {"DEV.COUNTER", "deltas of every rxe device's and netdev's counters in the step's namespace"},
+      });
+  spec.background = "background";
+  spec.undo_with = {"background", "undo"};
   spec.example =
       "- name: client\n"
       "  exec:\n"
@@ -353,7 +360,7 @@ StepResult run_exec(const Params& params, StepContext& ctx) {
   ExecRecord undo;
   std::string undo_summary;
   if (background) {
-    const std::string token = ctx.scenario() + "/" + ctx.step().name + "/" + random_name(16);
+    const std::string token = ctx.scenario() + "/" + ctx.step().name + "/" + sys.tools.random_word(16);
     spec.env[kTokenVariable] = token;
     undo.token = std::string(kTokenVariable) + "=" + token;
     undo.program = program;

@@ -30,6 +30,7 @@ Kind link_kind() {
   KindSpec spec;
   spec.name = "link";
   spec.needs = {Need::NetAdmin};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "dev"}};
   spec.summary = "Bring an interface up or down and/or set its MTU; undo restores what it found.";
   spec.params = {
       {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
@@ -38,8 +39,8 @@ Kind link_kind() {
   };
   spec.facts = {
       {"changed", "whether the step changed anything"},
-      {"up", "the administrative state after the step"},
-      {"mtu", "the MTU after the step"},
+      {.name = "up", .help = "the administrative state after the step", .when = kAtStep | kAtRevert},
+      {.name = "mtu", .help = "the MTU after the step", .when = kAtStep | kAtRevert},
       {"carrier", "whether the interface has a carrier after the step (IFF_LOWER_UP)"},
       {"up_before", "the administrative state found"},
       {"mtu_before", "the MTU found"},

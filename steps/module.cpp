@@ -106,8 +106,10 @@ Kind module_kind() {
       {"name", "the module"},
       {"loaded", "whether this step loaded it (false: it was loaded already, or built in)"},
       {"parameters.NAME", "each parameter the module shows (/sys/module/NAME/parameters), as text"},
+      {.name = "modules_unloaded", .help = "at its revert: the modules unloaded", .when = kAtRevert},
+      {.name = "modules_left", .help = "at its revert: modules it loaded that are still loaded", .when = kAtRevert},
+      {.name = "left_for", .help = "at its revert: what still uses them", .when = kAtRevert},
   };
-  spec.dynamic_facts = true;
   spec.example = "- module: {name: null_blk, params: {nr_devices: 0}}\n";
   spec.validate = validate_module;
   spec.default_timeout = Duration{30'000};

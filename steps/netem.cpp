@@ -25,9 +25,12 @@
 #include <cstdlib>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "base/strings.h"
 #include "base/try.h"
 #include "engine/picture.h"
+#include "engine/vars.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_record.h"
@@ -61,10 +64,36 @@ void picture_netem(const nlohmann::json& p, const StepSpec& step, LabPicture& pi
 
 }  // namespace
 
+namespace {
+std::optional<double> number_with_unit(const std::string& text, std::string* unit);
+}  // namespace
+
+// Percentages written as they are (not from {{steps.X.Y}}) are checked when
+// the scenario is loaded: a loss of 250 % is a mistake of the author's.
+void validate_netem(const nlohmann::json& params, const KindSpec::Complaint& complain) {
+  for (const char* key : {"loss", "duplicate", "corrupt", "reorder"}) {
+    if (!params.contains(key) || has_step_references(params[key])) continue;
+    const auto& v = params[key];
+    std::optional<double> pct;
+    if (v.is_number()) {
+      pct = v.get<double>();
+    } else if (v.is_string()) {
+      std::string unit;
+      pct = number_with_unit(v.get<std::string>(), &unit);
+      if (pct && !(unit.empty() || unit == "%")) pct.reset();
+    }
+    if (!pct)
+      complain(key, fmt::format("{} is a percentage: 5, 0.5 or \"5%\"", key));
+    else if (*pct < 0 || *pct > 100)
+      complain(key, fmt::format("{} is a percentage between 0 and 100, got {}", key, v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+}
+
 Kind netem_kind() {
   KindSpec spec;
   spec.name = "netem";
   spec.needs = {Need::NetAdmin, Need::Netem};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "dev"}};
   spec.summary =
       "Loss, delay, jitter, duplication, corruption, reordering or a rate limit on an interface (a netem root qdisc); "
       "undo removes it and reports its statistics.";
@@ -86,11 +115,11 @@ Kind netem_kind() {
   };
   spec.facts = {
       {"changed", "whether the step added the qdisc"},
-      {"packets", "packets the qdisc has sent (after the step: 0; on revert: the total)"},
-      {"bytes", "bytes the qdisc has sent"},
-      {"drops", "packets the qdisc dropped (netem's loss shows here)"},
-      {"overlimits", "packets held back by the rate limit"},
-      {"requeues", "packets requeued"},
+      {.name = "packets", .help = "packets the qdisc has sent (after the step: 0; on revert: the total)", .when = kAtStep | kAtRevert},
+      {.name = "bytes", .help = "bytes the qdisc has sent", .when = kAtStep | kAtRevert},
+      {.name = "drops", .help = "packets the qdisc dropped (netem's loss shows here)", .when = kAtStep | kAtRevert},
+      {.name = "overlimits", .help = "packets held back by the rate limit", .when = kAtStep | kAtRevert},
+      {.name = "requeues", .help = "packets requeued", .when = kAtStep | kAtRevert},
   };
   spec.example =
       "- veth: {name: vB, peer: vA}\n"
@@ -98,6 +127,7 @@ Kind netem_kind() {
       "  netem: {dev: vB, loss: 30%, delay: 10ms, jitter: 2ms, rate: 10mbit}\n"
       "- name: lift\n"
       "  revert: lossy\n";
+  spec.validate = validate_netem;
   Kind kind{std::move(spec), run_netem, undo_netem};
   kind.picture = picture_netem;
   return kind;

@@ -29,6 +29,7 @@ Kind netns_kind() {
   KindSpec spec;
   spec.name = "netns";
   spec.needs = {Need::NetAdmin};
+  spec.objects = {{.effect = LabEffect::Makes, .object = LabObject::Netns, .param = "name"}};
   spec.summary = "Create a named network namespace (as `ip netns add`), its loopback up; undo deletes it.";
   spec.params = {
       {.name = "name",

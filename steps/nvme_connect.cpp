@@ -53,6 +53,7 @@ void validate_nvme_connect(const nlohmann::json& params, const KindSpec::Complai
 Kind nvme_connect_kind() {
   KindSpec spec;
   spec.name = "nvme_connect";
+  spec.takes_netns = false;
   spec.needs = {Need::NetAdmin, Need::RdmaRxe};
   spec.summary =
       "Connect this host to an NVMe over Fabrics subsystem through /dev/nvme-fabrics and wait for its block "

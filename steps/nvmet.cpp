@@ -84,6 +84,7 @@ void validate_nvmet(const nlohmann::json& params, const KindSpec::Complaint& com
 Kind nvmet_kind() {
   KindSpec spec;
   spec.name = "nvmet";
+  spec.takes_netns = false;
   spec.needs = {Need::NetAdmin, Need::RdmaRxe};
   spec.summary =
       "Build an NVMe over Fabrics target in configfs: a subsystem, a namespace on a file or null_blk, a port over "
@@ -165,6 +166,7 @@ Kind nvmet_kind() {
       {"serial", "the subsystem's serial number, as the kernel made it"},
       {"buffered_io", "whether the file is read and written through the page cache (its file system has no O_DIRECT)"},
       {"file_created", "whether the step created the backing file (cleanup deletes only such a file)"},
+      {.name = "left_alone", .help = "at its revert: what it made that is still in use and was left (a port still offering another subsystem)", .when = kAtRevert},
   };
   spec.example =
       "- nvmet:\n"

@@ -66,6 +66,7 @@ Kind offload_kind() {
   KindSpec spec;
   spec.name = "offload";
   spec.needs = {Need::NetAdmin};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "dev"}};
   spec.summary = "Turn netdev offload features on or off (what `ethtool -K` does); undo restores the values found.";
   spec.params = {
       {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the interface"},
@@ -77,13 +78,11 @@ Kind offload_kind() {
                              "txvlan, ntuple, rxhash, or their long forms) or the kernel's (rx-gro, "
                              "tx-tcp-segmentation, rx-gro-hw, ...)"};
   spec.facts = {
-      {"NAME.before",
-       "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
-       "changeable features is)"},
-      {"NAME.after", "on or off: the feature after the step"},
+      {.name = "NAME.before", .help = "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
+       "changeable features is)", .when = kAtStep, .names_from = "*"},
+      {.name = "NAME.after", .help = "on or off: the feature after the step", .when = kAtStep | kAtRevert, .names_from = "*"},
       {"changed", "whether the step changed any feature"},
   };
-  spec.dynamic_facts = true;
   spec.example =
       "- veth: {name: vA, peer: vB}\n"
       "- offload: {dev: vB, gro: off, gso: off, tso: off}\n"

@@ -25,8 +25,9 @@ Kind revert_kind() {
       ParamSpec{.name = "step", .type = ParamType::StepRef, .required = true, .help = "the name of an earlier step"};
   spec.facts_of_target = true;
   spec.example =
-      "- name: nap\n  sleep: {duration: 1s}\n"
-      "- revert: nap    # a sleep changed nothing, so nothing is undone\n";
+      "- name: no-rocev2\n  block: {proto: udp, port: 4791}\n"
+      "- revert: no-rocev2    # lift the fault now; its final counts as facts\n"
+      "  expect: {packets: \">= 0\"}\n";
   Kind kind{std::move(spec), run_revert, {}};
   kind.picture = picture_revert;
   return kind;

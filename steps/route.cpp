@@ -123,6 +123,7 @@ Kind route_kind() {
   KindSpec spec;
   spec.name = "route";
   spec.needs = {Need::NetAdmin};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "dev"}};
   spec.summary =
       "Add a route to a routing table (ip route add); a route already there as asked is left alone, undo deletes "
       "the route added.";
@@ -161,6 +162,7 @@ Kind route_kind() {
       {"dev", "the interface, \"\" when none"},
       {"table", "the table: main, local, default or its number"},
       {"metric", "the metric"},
+      {.name = "removed", .help = "at its revert: whether the route was deleted (false: it was gone already)", .when = kAtRevert},
   };
   spec.example =
       "# The forced wire (docs/kernel-notes.md): traffic for the peer's address leaves by vA.\n"

@@ -34,6 +34,7 @@ Kind rping_kind() {
   KindSpec spec;
   spec.name = "rping";
   spec.needs = {Need::RdmaRxe};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "server_netns", .node_param = "server_node"}, {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "client_netns", .node_param = "client_node"}};
   spec.summary =
       "rdmacm-utils' rping: a server and a client (each in its own namespace when asked), COUNT round trips over "
       "rdma_cm; a stalled client is `timeout`, a refused or unreachable one `fail`.";
@@ -81,7 +82,6 @@ Kind rping_kind() {
       {"server_iterations", "round trips the server saw"},
   };
   for (auto& f : tool_pair_fact_specs()) spec.facts.push_back(std::move(f));
-  spec.dynamic_facts = true;
   spec.example =
       "- name: rping\n"
       "  rping: {server: 10.10.0.1, server_netns: a, client: 10.10.0.2, client_netns: b, count: 10}\n"

@@ -112,6 +112,7 @@ Kind rule_kind() {
   KindSpec spec;
   spec.name = "rule";
   spec.needs = {Need::NetAdmin};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "iif"}, {.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "oif"}};
   spec.summary =
       "Add a policy-routing rule (ip rule add), or delete one (action: delete) that cleanup puts back exactly; to "
       "move a rule, add the new one first.";
@@ -147,9 +148,11 @@ Kind rule_kind() {
   };
   spec.facts = {
       {"changed", "whether the step added (or deleted) the rule"},
-      {"rule", "the rule as ip(8) writes it: pref 100 iif lo to 10.10.0.2/32 lookup 100"},
+      {.name = "rule", .help = "the rule as ip(8) writes it: pref 100 iif lo to 10.10.0.2/32 lookup 100", .when = kAtStep | kAtRevert},
       {"table", "its table: local, main, default or the number"},
       {"family", "inet or inet6"},
+      {.name = "removed", .help = "at its revert: whether the rule it added was deleted", .when = kAtRevert},
+      {.name = "restored", .help = "at the revert of a delete: whether the rule was put back", .when = kAtRevert},
   };
   spec.example =
       "# The forced wire (docs/kernel-notes.md): what the host sends to 10.10.0.2 looks up\n"

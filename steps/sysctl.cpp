@@ -19,6 +19,7 @@
 #include "base/try.h"
 #include "engine/diag.h"
 #include "engine/picture.h"
+#include "engine/vars.h"
 #include "engine/step.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_record.h"
@@ -90,10 +91,18 @@ void picture_sysctl(const nlohmann::json& p, const StepSpec& step, LabPicture& p
 
 }  // namespace
 
+// A key outside net. is refused when the scenario is loaded, not when the
+// step runs.
+void validate_sysctl(const nlohmann::json& params, const KindSpec::Complaint& complain) {
+  if (!params.contains("key") || !params["key"].is_string() || has_step_references(params["key"])) return;
+  if (std::string why = key_problem(params["key"].get<std::string>()); !why.empty()) complain("key", std::move(why));
+}
+
 Kind sysctl_kind() {
   KindSpec spec;
   spec.name = "sysctl";
   spec.needs = {Need::NetAdmin};
+  spec.validate = validate_sysctl;
   spec.summary = "Set a network kernel parameter (a key under net.); undo restores the value found.";
   spec.params = {
       {.name = "key",
@@ -108,7 +117,7 @@ Kind sysctl_kind() {
   };
   spec.facts = {
       {"before", "the value found"},
-      {"after", "the value after the step"},
+      {.name = "after", .help = "the value after the step", .when = kAtStep | kAtRevert},
       {"changed", "whether the step wrote the value"},
   };
   spec.example =

@@ -37,7 +37,7 @@ Kind wait_kind() {
           {"DEV.COUNTER",
            "deltas, across the wait, of every rxe device's and netdev's counters in the step's namespace"},
       });
-  spec.dynamic_facts = true;
+  spec.ends_background = true;
   spec.example =
       "- name: server\n"
       "  exec: {argv: [ibv_rc_pingpong, -d, rxe0, -g, \"1\"], background: true, ready: {tcp: 18515}}\n"

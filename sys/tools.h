@@ -102,6 +102,11 @@ class Tools {
   // whatever its name or pid. SIGTERM, then SIGKILL after `grace`. Returns
   // the pids it stopped.
   virtual Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) = 0;
+
+  // A fresh random word for a token (`length` letters and digits): the
+  // kernel's getrandom; the model's are numbered, so a plan is the same on
+  // every call.
+  virtual std::string random_word(std::size_t length) = 0;
 };
 
 }  // namespace rxerun::sys

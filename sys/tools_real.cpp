@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "base/fd.h"
+#include "base/files.h"
 #include "sys/interrupt.h"
 
 namespace rxerun::sys {
@@ -342,5 +343,7 @@ Result<std::vector<pid_t>> RealTools::stop_marked(const std::string& token, Dura
   }
   return stopped;
 }
+
+std::string RealTools::random_word(std::size_t length) { return random_name(length); }
 
 }  // namespace rxerun::sys

@@ -17,6 +17,7 @@ class RealTools final : public Tools {
   Result<bool> listening(SocketProto proto, std::uint16_t port) override;
   Result<bool> exists(const std::string& path) override;
   Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) override;
+  std::string random_word(std::size_t length) override;
 
   // How long a SIGKILLed tool may take to go before it counts as stuck in
   // the kernel. Tests shorten it.

@@ -50,9 +50,61 @@ struct ParamSpec {
   std::optional<long long> max;      // Int, Size (bytes)
 };
 
+// When a step reports a fact (FactSpec::when, a set of these bits). A step
+// of a kind that runs in the background (KindSpec::background) reports its
+// kAtStart facts when it starts and its kAtEnd facts at the `wait` or the
+// `revert` that ends it; any other step reports its kAtStep facts when it
+// runs and its kAtRevert facts at a `revert` of it (what its undo found).
+inline constexpr unsigned kAtStep = 1;
+inline constexpr unsigned kAtStart = 2;
+inline constexpr unsigned kAtEnd = 4;
+inline constexpr unsigned kAtRevert = 8;
+
+// A fact a kind reports. Its name is a name ("sent") or a pattern whose
+// upper-case words stand for names ("NAME.after", "DEV.COUNTER"). What a
+// pattern's word may be: one of `names` (capture's OPCODE); a key of the
+// map parameter `names_from` ("extract": exec's FACT; "*": the keys the
+// kind's `extra` takes, offload's NAME); for "DEV.COUNTER" and
+// "NODE.DEV.COUNTER", a device the lab has at that step and one of its
+// counters; otherwise anything. `validate` checks every expectation and
+// {{steps.X.Y}} reference against these.
 struct FactSpec {
   std::string name;  // "sent", or a pattern such as "DEV.COUNTER"
   std::string help;
+  unsigned when = kAtStep;         // kAtStep, kAtStart, kAtEnd, kAtRevert bits
+  std::string only_with;           // reported only when this parameter is set (exec's stdout_file: "output")
+  std::vector<std::string> names;  // what the pattern's word stands for, when it is a fixed set
+  std::string names_from;          // ... or the keys of this map parameter ("*": the keys `extra` takes)
+};
+
+// The objects of a lab that `validate` follows from step to step: network
+// namespaces, interfaces (in a namespace), RDMA devices (one name per
+// machine, over an interface).
+enum class LabObject { Netns, Interface, RdmaDevice };
+
+// What a step does to an object: makes it (an error when it is there
+// already), uses it (an error when it is not there yet, or gone), or
+// removes it.
+enum class LabEffect { Makes, Uses, Removes };
+
+// One object a step of the kind makes, uses or removes, named by the value
+// of a parameter (a dotted path: "name", "server.dev"; a list of names is
+// one object per item). An unset optional parameter names nothing.
+struct LabObjectSpec {
+  LabEffect effect = LabEffect::Uses;
+  LabObject object = LabObject::Interface;
+  std::string param;
+  std::string netns_param;  // the parameter naming its namespace; "" the step's `netns:`
+  std::string node_param;   // the parameter naming its node (a pair kind's end); "" the step's `node:`
+  std::string over_param;   // RdmaDevice made: the parameter naming the interface it runs over
+  std::string device_type;  // RdmaDevice made: "rxe", "siw" (which counters it has, what kernels allow)
+  // The object may be either an interface or an RDMA device (counters'
+  // `devs`); `object` is then ignored.
+  bool either = false;
+  // Skip the check when this parameter has this value (port's `state:
+  // ABSENT` waits for the device to be gone).
+  std::string unless_param;
+  std::string unless_value;
 };
 
 // What a kind needs from the machine it runs on; placement (host or lab VM)
@@ -76,6 +128,20 @@ struct KindSpec {
   std::string example;                      // a YAML step, shown by `rxerun steps KIND`
   std::optional<Duration> default_timeout;  // unset: the engine's default; Duration::zero(): none
   std::vector<Need> needs;
+  // What its steps do to the lab's objects, for `validate` (engine/lab_check.h).
+  std::vector<LabObjectSpec> objects;
+  // A boolean parameter that, when true, makes the step run in the
+  // background until a `wait` or `revert` ends it (exec's "background").
+  std::string background;
+  // A `revert` of a step of this kind has something to undo: always
+  // (kind with an undo), or, when this list is not empty, only when one of
+  // these parameters is set (exec: "background", "undo").
+  std::vector<std::string> undo_with;
+  // Its scalar names a background step that it ends (wait).
+  bool ends_background = false;
+  // Whether `netns:` means something for it (false: the kind works on the
+  // machine as a whole, configfs for instance, and `netns:` is an error).
+  bool takes_netns = true;
   // Optional: rules that span parameters ("index or find, not both"), run
   // at load time after each parameter was checked on its own. It reports
   // each problem with the path of the parameter to point at ("" for the

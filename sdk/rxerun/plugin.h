@@ -34,7 +34,7 @@
 #include "rxerun/result.h"
 
 // The version of this SDK: of the headers and of the interfaces in them.
-#define RXERUN_SDK_VERSION 1
+#define RXERUN_SDK_VERSION 2
 
 namespace rxerun::sdk {
 

@@ -22,12 +22,12 @@ nlohmann::json exit_value(const sys::ExitStatus& status) {
 
 }  // namespace
 
-std::vector<FactSpec> program_fact_specs() {
+std::vector<FactSpec> program_fact_specs(unsigned when) {
   return {
-      {"exit", "its exit code, or the signal that ended it (SIGKILL)"},
-      {"stdout", "the last 64 KiB of its standard output"},
-      {"stderr", "the last 64 KiB of its standard error"},
-      {"stuck", "set when it did not die after SIGKILL (asleep in the kernel)"},
+      {.name = "exit", .help = "its exit code, or the signal that ended it (SIGKILL)", .when = when},
+      {.name = "stdout", .help = "the last 64 KiB of its standard output", .when = when},
+      {.name = "stderr", .help = "the last 64 KiB of its standard error", .when = when},
+      {.name = "stuck", .help = "set when it did not die after SIGKILL (asleep in the kernel)", .when = when},
   };
 }
 

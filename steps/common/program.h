@@ -19,7 +19,7 @@ constexpr std::size_t kProgramFactBytes = 64 * 1024;  // stdout and stderr facts
 constexpr Duration kProgramStopGrace{2'000};          // SIGTERM to SIGKILL
 
 // The facts program_facts() reports, for a kind's declaration.
-std::vector<FactSpec> program_fact_specs();
+std::vector<FactSpec> program_fact_specs(unsigned when = kAtStep);  // reported at `when` (kind.h)
 
 // "ibv_rc_pingpong", or "the shell command" for /bin/sh -c.
 std::string program_name(const std::vector<std::string>& argv);

@@ -201,6 +201,12 @@ Kind soft_device_kind(const SoftDeviceType& t) {
   KindSpec spec;
   spec.name = type;
   spec.needs = {Need::NetAdmin, t.need};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "netdev"},
+                  {.effect = LabEffect::Makes,
+                   .object = LabObject::RdmaDevice,
+                   .param = "name",
+                   .over_param = "netdev",
+                   .device_type = type}};
   spec.summary = std::string("Add a ") + t.title + " device over a netdev, loading " + t.module +
                  " when needed; undo deletes it and unloads what the run loaded.";
   spec.params = {
@@ -219,6 +225,10 @@ Kind soft_device_kind(const SoftDeviceType& t) {
       {"index", "the RDMA device index"},
       {"changed", "whether the step added the device (false: it was there already, over that netdev)"},
       {"module_loaded", std::string("whether the step loaded ") + t.module + " (cleanup unloads it again)"},
+      {.name = "left_alone", .help = "at its revert: a device of that name that is not this step's, left alone", .when = kAtRevert},
+      {.name = "modules_unloaded", .help = "at its revert: the modules unloaded", .when = kAtRevert},
+      {.name = "modules_left", .help = "at its revert: modules it loaded that are still loaded", .when = kAtRevert},
+      {.name = "left_for", .help = "at its revert: what still uses them", .when = kAtRevert},
   };
   spec.example =
       "- veth: {name: vA, peer: vB}\n"

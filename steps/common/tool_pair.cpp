@@ -218,6 +218,7 @@ nlohmann::json tool_pair_facts(const ToolPairRun& r) {
 
 std::vector<FactSpec> tool_pair_fact_specs() {
   return {
+      {"changed", "always false: it changes nothing"},
       {"duration_s", "seconds from the first client's start to the last one's end"},
       {"attempts", "clients started: more than 1 when the first found the server not listening yet"},
       {"server_ready_s",

@@ -144,4 +144,10 @@ Result<std::vector<pid_t>> ModelTools::stop_marked(const std::string& token, Dur
   return pids;
 }
 
+// Numbered, zero-padded to the length asked: "0000000000000001", ...
+std::string ModelTools::random_word(std::size_t length) {
+  std::string n = std::to_string(++words_);
+  return n.size() >= length ? n : std::string(length - n.size(), '0') + n;
+}
+
 }  // namespace rxerun::sys

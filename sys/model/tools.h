@@ -40,6 +40,7 @@ class ModelTools final : public Tools {
   Result<bool> exists(const std::string& path) override;
   // The pids of `marked` under the token.
   Result<std::vector<pid_t>> stop_marked(const std::string& token, Duration grace) override;
+  std::string random_word(std::size_t length) override;
 
   std::function<ProgramRun(const ToolSpec&)> on_start;
   ModelClock* clock = nullptr;  // set: `takes` and waits move this virtual time
@@ -51,6 +52,7 @@ class ModelTools final : public Tools {
   // Processes left by a dead rxerun, by the token in their environment.
   std::map<std::string, std::vector<pid_t>> marked;
   std::vector<std::string> stopped_marked;  // tokens stop_marked() was asked for
+  unsigned long words_ = 0;                 // random_word()s given
 
   std::vector<ToolSpec> started;  // in order
   // "start 1001 rping -s ...", "stop 1001" (SIGTERM), "kill 1001", "stuck 1001", "drop 1001"

@@ -29,7 +29,7 @@ contains "$err" "plugin $WORK/none.so: No such file or directory" "names the fil
 expect_exit 2 "a shared object that is no plugin" -- "$RXERUN" steps --plugin "$(ldd "$RXERUN" | awk '/libc\.so/ {print $3}')"
 contains "$err" "not an rxerun plugin: it has no entry point rxerun_plugin" "says what is missing"
 expect_exit 2 "a plugin built for another SDK version" -- "$RXERUN" steps --plugin "$PLUGINS/other_version.so"
-contains "$err" "was built for rxerun SDK version 2; this rxerun has SDK version 1" "both versions named"
+contains "$err" "was built for rxerun SDK version 3; this rxerun has SDK version 2" "both versions named"
 lacks "$err" "Aborted" "its registration never ran"
 expect_exit 2 "a plugin kind named like a built-in one" -- "$RXERUN" steps --plugin "$PLUGINS/collision.so"
 contains "$err" "step kind 'veth' is taken: rxerun has a built-in kind of that name" "the built-in named"

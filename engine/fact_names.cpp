@@ -1,0 +1,240 @@
+#include "engine/fact_names.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/utf8.h"
+#include "engine/diag.h"
+
+namespace rxerun {
+
+namespace {
+
+bool is_placeholder(std::string_view segment) {
+  return !segment.empty() && std::isupper(static_cast<unsigned char>(segment.front())) &&
+         std::all_of(segment.begin(), segment.end(), [](char c) {
+           return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                  c == '_';
+         });
+}
+
+std::vector<std::string> split_dots(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = text.find('.', start);
+    out.push_back(text.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return out;
+    start = dot + 1;
+  }
+}
+
+// A segment's literal head and trailing placeholder: "lat_avg_us_SIZE" ->
+// ("lat_avg_us_", "SIZE"), "DEV" -> ("", "DEV"), "after" -> ("after", "").
+std::pair<std::string, std::string> split_segment(const std::string& segment) {
+  for (std::size_t i = 0; i < segment.size(); ++i)
+    if ((i == 0 || segment[i - 1] == '_') && is_placeholder(std::string_view(segment).substr(i)))
+      return {segment.substr(0, i), segment.substr(i)};
+  return {segment, ""};
+}
+
+bool is_pattern(const std::string& name) {
+  const auto segments = split_dots(name);
+  return std::any_of(segments.begin(), segments.end(),
+                     [](const std::string& s) { return !split_segment(s).second.empty(); });
+}
+
+// Whether a parameter counts as set: present, not null, not false, not empty.
+bool param_set(const nlohmann::json& params, const std::string& name) {
+  if (!params.is_object() || !params.contains(name)) return false;
+  const auto& v = params[name];
+  return !(v.is_null() || (v.is_boolean() && !v.get<bool>()) || (v.is_string() && v.get<std::string>().empty()) ||
+           ((v.is_object() || v.is_array()) && v.empty()));
+}
+
+// What a pattern's word may stand for, from `spec.names` or the keys of a
+// map parameter; empty with `any` set when it may be anything.
+std::vector<std::string> allowed_words(const KindSpec& kind, const FactSpec& spec, const nlohmann::json& params,
+                                       bool* any) {
+  *any = false;
+  if (!spec.names.empty()) return spec.names;
+  std::vector<std::string> words;
+  if (spec.names_from.empty()) {
+    *any = true;
+  } else if (spec.names_from == "*") {  // the keys `extra` took: every key that is no declared parameter
+    if (params.is_object())
+      for (const auto& [key, value] : params.items())
+        if (std::none_of(kind.params.begin(), kind.params.end(), [&](const ParamSpec& p) { return p.name == key; }))
+          words.push_back(key);
+  } else if (params.is_object() && params.contains(spec.names_from)) {
+    const auto& from = params[spec.names_from];
+    if (from.is_object())
+      for (const auto& [key, value] : from.items()) words.push_back(key);
+    else if (from.is_array())  // a list: its items (verbs' sizes)
+      for (const auto& item : from) words.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+  }
+  return words;
+}
+
+// The counter part of DEV.COUNTER / NODE.DEV.COUNTER: nullopt with `why`
+// when the name cannot be one.
+std::optional<CounterFact> split_counter(const std::string& pattern, const std::string& fact,
+                                         const std::vector<std::string>& nodes, std::string* why) {
+  const auto dot = fact.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == fact.size()) return std::nullopt;
+  CounterFact c{.dev = fact.substr(0, dot), .counter = fact.substr(dot + 1)};
+  const bool node_first = std::find(nodes.begin(), nodes.end(), c.dev.substr(0, c.dev.find('.'))) != nodes.end() &&
+                          c.dev.find('.') != std::string::npos;
+  if (pattern == "DEV.COUNTER" && node_first) return std::nullopt;  // NODE.DEV.COUNTER's
+  if (pattern == "NODE.DEV.COUNTER") {
+    const auto first = c.dev.find('.');
+    if (first == std::string::npos || nodes.empty()) return std::nullopt;
+    c.node = c.dev.substr(0, first);
+    if (std::find(nodes.begin(), nodes.end(), c.node) == nodes.end()) return std::nullopt;
+    c.dev = c.dev.substr(first + 1);
+  }
+  const auto& rxe = rxe_counter_names();
+  const auto& netdev = netdev_counter_names();
+  if (std::find(rxe.begin(), rxe.end(), c.counter) != rxe.end() ||
+      std::find(netdev.begin(), netdev.end(), c.counter) != netdev.end())
+    return c;
+  std::vector<std::string> all = rxe;
+  all.insert(all.end(), netdev.begin(), netdev.end());
+  *why = fmt::format("'{}' is no counter of an RDMA device or a netdev{}", excerpt(c.counter),
+                     did_you_mean(c.counter, all));
+  return std::nullopt;
+}
+
+// Whether `fact` has the shape of the pattern `spec.name`; `why` says what
+// is wrong with a word that does not fit.
+bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann::json& params,
+                     const std::string& fact, std::string* why) {
+  const auto pattern = split_dots(spec.name);
+  const auto words = split_dots(fact);
+  bool any = false;
+  const auto allowed = allowed_words(kind, spec, params, &any);
+  // Literal segments must appear as written; one placeholder may stand for
+  // several segments only when the pattern is nothing but placeholders
+  // (PATH.TO.VALUE) or ends in one (parameters.NAME).
+  if (std::all_of(pattern.begin(), pattern.end(), [](const std::string& s) { return is_placeholder(s); })) {
+    if (any || std::find(allowed.begin(), allowed.end(), fact) != allowed.end()) return true;
+    if (why->empty() && !allowed.empty())
+      *why = fmt::format("'{}' is none of {}{}", excerpt(fact), spec.name, did_you_mean(fact, allowed));
+    return false;
+  }
+  if (words.size() < pattern.size()) return false;
+  const std::size_t extra = words.size() - pattern.size();
+  std::size_t w = 0;
+  for (std::size_t p = 0; p < pattern.size(); ++p) {
+    std::string word = words[w++];
+    const auto [head, placeholder] = split_segment(pattern[p]);
+    if (!placeholder.empty() && !head.empty()) {  // lat_avg_us_SIZE: the head as written, then the word
+      if (word.rfind(head, 0) != 0 || word.size() == head.size()) return false;
+      word = word.substr(head.size());
+    }
+    if (!placeholder.empty()) {
+      // The placeholder takes the surplus segments: a name with dots (an
+      // extract key "a.b" cannot be, but parameters.NAME may hold them).
+      for (std::size_t k = 0; k < (p == pattern.size() - 1 || p == 0 ? extra : 0); ++k) word += "." + words[w++];
+      if (!any && std::find(allowed.begin(), allowed.end(), word) == allowed.end()) {
+        if (why->empty())
+          *why = allowed.empty() ? fmt::format("'{}' names no {} this step has", excerpt(word), placeholder)
+                                 : fmt::format("'{}' is no {} of this step{}", excerpt(word), placeholder,
+                                               did_you_mean(word, allowed));
+        return false;
+      }
+    } else if (word != pattern[p]) {
+      return false;
+    }
+  }
+  return w == words.size();
+}
+
+std::string param_list(const std::string& name) { return fmt::format("`{}`", name); }
+
+}  // namespace
+
+const std::vector<std::string>& rxe_counter_names() {
+  static const std::vector<std::string> kNames{
+      "sent_pkts",     "rcvd_pkts",          "duplicate_request",      "out_of_seq_request",
+      "rcvd_rnr_err",  "send_rnr_err",       "rcvd_seq_err",           "ack_deferred",
+      "retry_exceeded_err", "retry_rnr_exceeded_err", "completer_retry_err", "send_err",
+      "link_downed",   "rdma_sends",         "rdma_recvs"};
+  return kNames;
+}
+
+const std::vector<std::string>& netdev_counter_names() {
+  static const std::vector<std::string> kNames{"rx_packets", "tx_packets", "rx_bytes",   "tx_bytes",
+                                               "rx_errors",  "tx_errors",  "rx_dropped", "tx_dropped"};
+  return kNames;
+}
+
+unsigned step_moment(const KindSpec& kind, const nlohmann::json& params) {
+  return !kind.background.empty() && param_set(params, kind.background) ? kAtStart : kAtStep;
+}
+
+unsigned revert_moment(const KindSpec& kind, const nlohmann::json& params) {
+  return step_moment(kind, params) == kAtStart ? kAtEnd : kAtRevert;
+}
+
+std::string moment_words(unsigned moment) {
+  switch (moment) {
+    case kAtStart: return "when it starts in the background";
+    case kAtEnd: return "at the revert that ends it in the background";
+    case kAtRevert: return "at its revert";
+    default: return "when it runs";
+  }
+}
+
+std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& params, unsigned moment,
+                                    const std::string& fact, const std::vector<std::string>& nodes,
+                                    std::string* why) {
+  if (kind.dynamic_facts) return FactMatch{};
+  std::string shape_problem;      // a pattern fits but a word of it does not
+  const FactSpec* elsewhen = nullptr;  // matches, but at another moment
+  const FactSpec* needs = nullptr;     // matches, but needs a parameter
+  for (const auto& spec : kind.facts) {
+    std::optional<CounterFact> counter;
+    bool fits = spec.name == fact;
+    if (!fits && (spec.name == "DEV.COUNTER" || spec.name == "NODE.DEV.COUNTER")) {
+      counter = split_counter(spec.name, fact, nodes, &shape_problem);
+      fits = counter.has_value();
+    } else if (!fits && is_pattern(spec.name)) {
+      fits = pattern_matches(kind, spec, params, fact, &shape_problem);
+    }
+    if (!fits) continue;
+    if (!(spec.when & moment)) {
+      elsewhen = elsewhen ? elsewhen : &spec;
+      continue;
+    }
+    if (!spec.only_with.empty() && !param_set(params, spec.only_with)) {
+      needs = needs ? needs : &spec;
+      continue;
+    }
+    return FactMatch{&spec, std::move(counter)};
+  }
+  if (needs) {
+    *why = fmt::format("'{}' is reported only with {} set", excerpt(fact), param_list(needs->only_with));
+  } else if (elsewhen) {
+    std::vector<std::string> moments;
+    for (unsigned m : {kAtStep, kAtStart, kAtEnd, kAtRevert})
+      if (elsewhen->when & m) moments.push_back(moment_words(m));
+    *why = fmt::format("'{}' is reported {}, not {}", excerpt(fact), fmt::join(moments, " and "),
+                       moment_words(moment));
+  } else if (!shape_problem.empty()) {
+    *why = shape_problem;
+  } else {
+    std::vector<std::string> names;
+    for (const auto& spec : kind.facts)
+      if ((spec.when & moment) && (spec.only_with.empty() || param_set(params, spec.only_with))) names.push_back(spec.name);
+    *why = names.empty() ? fmt::format("unknown fact '{}': it reports no facts {}", excerpt(fact), moment_words(moment))
+                         : fmt::format("unknown fact '{}'{}; {} it reports {}", excerpt(fact), did_you_mean(fact, names),
+                                       moment_words(moment), fmt::join(names, ", "));
+  }
+  return std::nullopt;
+}
+
+}  // namespace rxerun

@@ -1,0 +1,55 @@
+#pragma once
+// Which facts a step reports, from its kind's declaration (FactSpec in
+// rxerun/kind.h): at which moment (the step, its start in the background,
+// its revert), under which parameters, and what a pattern's upper-case
+// words may stand for. Shared by the loader (expectations and
+// {{steps.X.Y}} references) and the lab check (engine/lab_check.h), which
+// adds what only a walk over the lab knows: which devices exist.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rxerun/kind.h"
+
+namespace rxerun {
+
+// The counters rxerun reads of an rxe device: its hw_counters, the same 15
+// on every kernel since rxe has had them (siw keeps none).
+const std::vector<std::string>& rxe_counter_names();
+// The netdev statistics rxerun reads (IFLA_STATS64, named as sysfs does).
+const std::vector<std::string>& netdev_counter_names();
+
+// When a step is looked at: kAtStep or kAtStart for the step itself (in
+// the background or not), kAtRevert or kAtEnd for a revert of it.
+unsigned step_moment(const KindSpec& kind, const nlohmann::json& params);
+unsigned revert_moment(const KindSpec& kind, const nlohmann::json& params);
+
+// A fact name split at a DEV.COUNTER pattern: the node (two-node labs), the
+// device and the counter.
+struct CounterFact {
+  std::string node;  // "" without one
+  std::string dev;
+  std::string counter;
+};
+
+// How `fact` is reported by a step of `kind` with `params` at `moment`.
+struct FactMatch {
+  const FactSpec* spec = nullptr;       // the declaration that matched
+  std::optional<CounterFact> counter;   // set for a DEV.COUNTER fact
+};
+
+// The declaration `fact` matches; otherwise nullopt and `why` says why not
+// (a fact it never reports, one of another moment, one that needs a
+// parameter, an unknown counter or opcode), with a suggestion where there
+// is one. `nodes`: the scenario's node names (NODE.DEV.COUNTER).
+std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& params, unsigned moment,
+                                    const std::string& fact, const std::vector<std::string>& nodes,
+                                    std::string* why);
+
+// "when it runs", "at its revert", ... for messages.
+std::string moment_words(unsigned moment);
+
+}  // namespace rxerun
