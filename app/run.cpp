@@ -51,13 +51,18 @@ TerminalStyle terminal_style(const RunCommandOptions& o) {
           want_progress(o)};
 }
 
-std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
-                             bool plugins_may_fail) {
+LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common,
+                       bool plugins_may_fail) {
   LoadOptions lo;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   lo.load_plugin = [&registry](const std::string& path) { return load_plugin(path, registry); };
   lo.plugins_may_fail = plugins_may_fail;
-  LoadResult r = load_scenario(file, registry, lo);
+  return load_scenario(file, registry, lo);
+}
+
+std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
+                             bool plugins_may_fail) {
+  LoadResult r = load_result(file, registry, common, plugins_may_fail);
   for (const auto& d : r.warnings) print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
   for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
   return r.scenario;

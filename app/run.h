@@ -14,6 +14,7 @@
 
 #include "app/run_options.h"
 #include "engine/journal.h"
+#include "engine/loader.h"
 #include "engine/model.h"
 #include "engine/registry.h"
 #include "engine/report.h"
@@ -34,6 +35,9 @@ TerminalStyle terminal_style(const RunCommandOptions& options);
 // be loaded is a warning.
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
                              bool plugins_may_fail = false);
+// The same, its diagnostics and warnings returned instead of printed.
+LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common,
+                       bool plugins_may_fail = false);
 // A report's `host`: this machine's facts (kernel, hostname, ...) and this
 // rxerun's version.
 nlohmann::json host_record();
