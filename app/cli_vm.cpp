@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -468,6 +469,16 @@ std::variant<vm::PreparedKernel, int> own_lab_kernel(const Scenario& scenario, c
   return std::move(*kernel);
 }
 
+std::vector<std::string> known_kernels() {
+  std::vector<std::string> labels;
+  for (const auto& s : vm::kernel_sources()) labels.push_back(s.label);
+  return labels;
+}
+
+std::string known_kernel_labels() {
+  return join(known_kernels(), ", ");
+}
+
 int cmd_vm_setup(const std::vector<std::string>& kernels) {
   std::vector<vm::KernelSource> sources;
   if (kernels.empty())
@@ -475,10 +486,8 @@ int cmd_vm_setup(const std::vector<std::string>& kernels) {
   for (const auto& k : kernels) {
     auto s = vm::kernel_source_for(k);
     if (!s) {
-      std::string known;
-      for (const auto& x : vm::kernel_sources()) known += (known.empty() ? "" : ", ") + x.label;
       print(stderr, "rxerun: unknown lab kernel '{}': rxerun knows {}, and any Debian kernel version (6.12, 7.2)\n", k,
-            known);
+            known_kernel_labels());
       return kExitUsage;
     }
     sources.push_back(std::move(*s));
@@ -503,8 +512,55 @@ int cmd_vm_setup(const std::vector<std::string>& kernels) {
   return kExitOk;
 }
 
-int cmd_vm_status() {
+namespace {
+
+// The bytes of the files under `dir` (links not followed); 0 when unreadable.
+std::uintmax_t tree_bytes(const fs::path& dir) {
+  std::uintmax_t total = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) total += it->file_size(ec);
+  return total;
+}
+
+// `vm status --json`: what the table says, as data; no accelerator probe
+// (it may boot a VM), only whether /dev/kvm is usable.
+nlohmann::json vm_status_json(const std::vector<vm::PreparedKernel>& prepared) {
+  const fs::path cache = vm::cache_dir();
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : prepared) {
+    const fs::path relative = k.dir.lexically_relative(cache);
+    const bool inside = !relative.empty() && *relative.begin() != "..";
+    auto siw = vm::load_siw_status(k.dir);
+    kernels.push_back({{"label", k.label},
+                       {"state", "ready"},
+                       {"release", k.release},
+                       {"package_version", k.package_version},
+                       {"path", inside ? relative.string() : k.dir.string()},
+                       {"bytes", tree_bytes(k.dir)},
+                       {"rxe_in_netns", k.rxe_in_netns},
+                       {"siw", siw ? nlohmann::json(siw->available) : nlohmann::json()}});
+  }
+  for (const auto& s : vm::kernel_sources()) {
+    const bool ready =
+        std::any_of(prepared.begin(), prepared.end(), [&](const vm::PreparedKernel& p) { return p.label == s.label; });
+    if (!ready)
+      kernels.push_back({{"label", s.label}, {"state", "missing"}, {"setup", "rxerun vm setup --kernel " + s.label}});
+  }
+  return {{"cache", cache.string()},
+          {"kernels", kernels},
+          {"debian_suites", vm::debian_suites()},
+          {"kvm_usable", vm::kvm_usable()}};
+}
+
+}  // namespace
+
+int cmd_vm_status(bool json) {
   const auto prepared = vm::prepared_kernels(vm::search_dirs());
+  if (json) {
+    print(stdout, "{}\n", vm_status_json(prepared).dump(2));
+    return kExitOk;
+  }
   print(stdout, "{:<6} {:<8} {:<24} {}\n", "KERNEL", "STATE", "RELEASE", "WHERE");
   for (const auto& k : prepared) print(stdout, "{:<6} {:<8} {:<24} {}\n", k.label, "ready", k.release, k.dir.string());
   for (const auto& s : vm::kernel_sources()) {

@@ -86,7 +86,15 @@ int cmd_vm_exec(const VmExecOptions& options);
 std::variant<vm::PreparedKernel, int> own_lab_kernel(const Scenario& scenario, const Registry& registry,
                                                      const std::string& path, const std::string& modules, bool quiet);
 
+// The lab kernels rxerun ships labs for, which `vm setup` prepares by
+// default (from vm::kernel_sources()): their labels, and them as help
+// texts say them ("6.1, 7.3").
+std::vector<std::string> known_kernels();
+std::string known_kernel_labels();
+
 int cmd_vm_setup(const std::vector<std::string>& kernels);
-int cmd_vm_status();
+// The prepared kernels and the known ones missing; with `json`, one JSON
+// document (docs/running.md, "vm status --json").
+int cmd_vm_status(bool json);
 
 }  // namespace rxerun

@@ -2,15 +2,20 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "app/plan.h"
 #include "app/placement.h"
 #include "app/plugins.h"
 #include "app/run.h"
+#include "app/suite.h"
 #include "base/output.h"
 #include "engine/checks.h"
 #include "engine/exit_code.h"
 #include "engine/journal.h"
+#include "engine/loader.h"
 #include "engine/reference.h"
 #include "engine/runner.h"
 #include "engine/schema.h"
@@ -19,9 +24,50 @@
 
 namespace rxerun {
 
-int cmd_validate(const std::vector<std::string>& files, const CommonOptions& common, Registry& registry) {
+namespace {
+
+// The files of `args` (a directory: its *.yaml, sorted, as `run` takes
+// them), or nullopt with the reason printed.
+std::optional<std::vector<std::string>> scenario_files(const std::vector<std::string>& args) {
+  auto files = expand_scenario_args(args);
+  if (!files) {
+    print(stderr, "rxerun: {}\n", files.error().message);
+    return std::nullopt;
+  }
+  return std::move(*files);
+}
+
+nlohmann::json diagnostic_json(const Diagnostic& d, std::string_view severity) {
+  return {{"file", d.file}, {"line", d.mark.line}, {"col", d.mark.col}, {"severity", severity}, {"message", d.message}};
+}
+
+// `validate --json`: one file's result (docs/running.md, "validate --json").
+nlohmann::json validation_json(const std::string& file, const LoadResult& r) {
+  nlohmann::json diagnostics = nlohmann::json::array();
+  for (const auto& d : r.diagnostics) diagnostics.push_back(diagnostic_json(d, "error"));
+  for (const auto& d : r.warnings) diagnostics.push_back(diagnostic_json(d, "warning"));
+  nlohmann::json j = {{"file", file}, {"valid", r.scenario.has_value()}, {"diagnostics", diagnostics}};
+  if (r.scenario) {
+    j["scenario"] = r.scenario->name;
+    j["steps"] = r.scenario->steps.size();
+  }
+  return j;
+}
+
+}  // namespace
+
+int cmd_validate(const std::vector<std::string>& args, const CommonOptions& common, bool json, Registry& registry) {
+  const auto files = scenario_files(args);
+  if (!files) return kExitUsage;
   int code = kExitOk;
-  for (const auto& f : files) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& f : *files) {
+    if (json) {
+      const LoadResult r = load_result(f, registry, common);
+      if (!r.scenario) code = kExitUsage;
+      results.push_back(validation_json(f, r));
+      continue;
+    }
     auto s = load(f, registry, common);
     if (!s) {
       code = kExitUsage;
@@ -29,10 +75,22 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& com
     }
     print(stdout, "{}: ok: scenario '{}', {} step{}\n", f, s->name, s->steps.size(), s->steps.size() == 1 ? "" : "s");
   }
+  if (json) print(stdout, "{}\n", nlohmann::json{{"valid", code == kExitOk}, {"files", results}}.dump(2));
   return code;
 }
 
-int cmd_plan(const std::string& file, const CommonOptions& common, Registry& registry) {
+int cmd_plan(const std::vector<std::string>& args, const CommonOptions& common, Registry& registry) {
+  const auto files = scenario_files(args);
+  if (!files) return kExitUsage;
+  int code = kExitOk;
+  for (std::size_t i = 0; i < files->size(); ++i) {
+    if (i > 0) print(stdout, "\n");
+    code = worse_exit_code(code, plan_one((*files)[i], common, registry));
+  }
+  return code;
+}
+
+int plan_one(const std::string& file, const CommonOptions& common, Registry& registry) {
   // The lab check's problems are shown in place, under their steps.
   Diagnostics problems;
   auto scenario = load(file, registry, common, false, LabCheckRequest{.problems = &problems});

@@ -52,8 +52,8 @@ TerminalStyle terminal_style(const RunCommandOptions& o) {
           want_progress(o)};
 }
 
-std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
-                             bool plugins_may_fail, const LabCheckRequest& check) {
+LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common,
+                       bool plugins_may_fail, const LabCheckRequest& check) {
   LoadOptions lo;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   lo.load_plugin = [&registry](const std::string& path) { return load_plugin(path, registry); };
@@ -63,11 +63,19 @@ std::optional<Scenario> load(const std::string& file, Registry& registry, const 
   // which must go on whatever the scenario holds.
   if (r.scenario && !plugins_may_fail) {
     Diagnostics problems = check_lab(*r.scenario, registry, lab_site(*r.scenario, registry, check.where));
-    if (check.problems)
+    if (check.problems) {
       *check.problems = std::move(problems);
-    else
+    } else if (!problems.empty()) {
       r.diagnostics = std::move(problems);
+      r.scenario.reset();
+    }
   }
+  return r;
+}
+
+std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
+                             bool plugins_may_fail, const LabCheckRequest& check) {
+  LoadResult r = load_result(file, registry, common, plugins_may_fail, check);
   for (const auto& d : r.warnings) print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
   for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
   if (!r.diagnostics.empty()) return std::nullopt;

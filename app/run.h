@@ -15,6 +15,7 @@
 #include "app/placement.h"
 #include "app/run_options.h"
 #include "engine/journal.h"
+#include "engine/loader.h"
 #include "engine/model.h"
 #include "engine/registry.h"
 #include "engine/report.h"
@@ -43,6 +44,9 @@ struct LabCheckRequest {
 // (cleanup goes on whatever the scenario holds).
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
                              bool plugins_may_fail = false, const LabCheckRequest& check = {});
+// The same, its diagnostics and warnings returned instead of printed.
+LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common,
+                       bool plugins_may_fail = false, const LabCheckRequest& check = {});
 // A report's `host`: this machine's facts (kernel, hostname, ...) and this
 // rxerun's version.
 nlohmann::json host_record();

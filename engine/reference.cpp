@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/duration.h"
+#include "base/roff.h"
 #include "base/strings.h"
 
 namespace rxerun {
@@ -47,6 +48,48 @@ std::string cell(const std::string& text) {
 std::string param_row(const ParamSpec& p, const std::string& prefix) {
   return fmt::format("| `{}{}` | {} | {} | {} |\n", prefix, p.name, cell(type_of(p)), cell(presence_of(p)),
                      cell(p.help));
+}
+
+// One parameter as a tagged paragraph of the manual page.
+std::string param_entry(const ParamSpec& p, const std::string& prefix) {
+  const std::string presence = presence_of(p);
+  return fmt::format(".TP\n{} {}{}\n{}\n", roff_bold(prefix + p.name), roff_italic(type_of(p)),
+                     presence.empty() ? "" : ", " + roff_text(presence), roff_text(p.help.empty() ? "-" : p.help));
+}
+
+std::string kind_manual(const KindSpec& s) {
+  std::string out = fmt::format(".SS {}\n{}\n.PP\nParameters:", roff_text(s.name), roff_text(s.summary));
+  if (s.scalar) {
+    out += fmt::format(" a single value ({}): {}\n", roff_italic(to_string(s.scalar->type)), roff_text(s.scalar->help));
+  } else if (s.params.empty() && !s.extra) {
+    out += " none.\n";
+  } else {
+    out += "\n.RS\n";
+    for (const auto& p : s.params) {
+      out += param_entry(p, "");
+      for (const auto& f : p.fields) out += param_entry(f, p.name + ".");
+    }
+    if (s.extra)
+      out +=
+          fmt::format(".TP\nany other key {}\n{}\n", roff_italic(to_string(s.extra->type)), roff_text(s.extra->help));
+    out += ".RE\n";
+  }
+  if (s.facts_of_target) {
+    out += ".PP\nFacts: those of the step it reverts.\n";
+  } else if (s.facts.empty()) {
+    out += ".PP\nFacts: none.\n";
+  } else {
+    out += ".PP\nFacts:\n.RS\n";
+    for (const auto& f : s.facts) out += fmt::format(".TP\n{}\n{}\n", roff_bold(f.name), roff_text(f.help));
+    out += ".RE\n";
+  }
+  out += fmt::format(".PP\nTimeout: {}.\n", roff_text(timeout_of(s)));
+  if (!s.example.empty()) {
+    std::string example = s.example;
+    if (example.back() == '\n') example.pop_back();
+    out += fmt::format(".PP\nExample:\n.RS\n.nf\n{}\n.fi\n.RE\n", roff_text(example));
+  }
+  return out;
 }
 
 }  // namespace
@@ -106,6 +149,12 @@ std::string kinds_markdown(const Registry& registry) {
     if (!s.example.empty() && s.example.back() != '\n') out += '\n';
     out += "```\n";
   }
+  return out;
+}
+
+std::string kinds_manual(const Registry& registry) {
+  std::string out;
+  for (const auto& kind : registry.kinds()) out += kind_manual(kind.spec);
   return out;
 }
 

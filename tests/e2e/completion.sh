@@ -1,8 +1,19 @@
-# Bash completion (completions/rxerun.bash): commands, scenario files, options
-# per command, option values, and step kinds asked of the real binary. Runs
-# every check twice: with the bash-completion helpers, and with the script's
-# plain fallback.
+# Bash completion (completions/rxerun.bash): what `rxerun help
+# --bash-completion` makes of the command line now (stale: scripts/generate);
+# commands and vm's commands, scenario files, each command's options exactly
+# as its --help has them, option values (kernel names among them), and step
+# kinds asked of the real binary. Runs every check twice: with the
+# bash-completion helpers, and with the script's plain fallback.
 source "$(dirname "$0")/lib.sh"
+
+expect_exit 0 "rxerun help --bash-completion" -- "$RXERUN" help --bash-completion
+printf '%s\n' "$out" >"$WORK/generated.bash"
+if diff -u completions/rxerun.bash "$WORK/generated.bash" >"$WORK/diff"; then
+  pass "completions/rxerun.bash is current"
+else
+  fail "completions/rxerun.bash is stale; regenerate with: scripts/generate"
+  head -40 "$WORK/diff"
+fi
 
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 if [ ! -r "$BASH_COMPLETION" ]; then
@@ -22,6 +33,9 @@ fi
 pass "completion function for rxerun: $func"
 
 mkdir -p "$WORK/empty" "$WORK/captures/sub"
+# A kernel prepared in the cache, besides the ones rxerun knows (6.1, 7.3).
+export RXERUN_CACHE_DIR="$WORK/cache"
+mkdir -p "$RXERUN_CACHE_DIR/kernels/6.12"
 touch "$WORK/captures/a.pcap" "$WORK/captures/b.pcapng" "$WORK/captures/notes.txt" "$WORK/captures/lab.yaml"
 
 # complete ARGS: completes the last word of `rxerun ARGS` (a trailing space
@@ -84,7 +98,7 @@ contains "$kinds" "revert" "the binary lists revert"
 
 all_checks() {
   expect_completion "$WORK/empty" "pl" "plan"
-  expect_completion "$WORK/empty" "" "cleanup decode graph plan run schema steps validate vm"
+  expect_completion "$WORK/empty" "" "cleanup decode graph help plan run schema steps validate vm"
   expect_completion "$SRC" "steps sl" "sleep"
   expect_completion "$SRC" "steps " "$kinds"
   complete_in "$SRC" "steps "
@@ -104,7 +118,8 @@ all_checks() {
   expect_completion "$SRC/scenarios" "validate selftest.yaml se" "selftest.yaml"
   expect_completion "$SRC/scenarios" "sel" "selftest.yaml"
   expect_completion "$SRC" "scenarios/selftest.yaml --k" "--keep --kernel --kernel-health"
-  expect_completion "$SRC" "plan scenarios/selftest.yaml " ""
+  expect_completion "$WORK/captures" "plan lab.yaml " "lab.yaml sub"
+  expect_completion "$WORK/captures" "validate " "lab.yaml sub"
   expect_completion "$SRC/scenarios" "run selftest.yaml sel" "selftest.yaml"
   expect_completion "$SRC" "plan --only " ""
   expect_completion "$SRC" "run --report " "json: junit:"
@@ -119,14 +134,30 @@ all_checks() {
   expect_completion "$SRC" "decode --" "--help --json --summary"
   expect_completion "$WORK/captures" "decode " "a.pcap b.pcapng sub"
   expect_completion "$WORK/captures" "decode a.pcap " ""
-  expect_completion "$SRC" "validate --" "--help --plugin --var"
+  expect_completion "$SRC" "validate --" "--help --json --plugin --var"
+  expect_completion "$SRC" "vm status --" "--help --json"
+  expect_completion "$SRC" "vm status -" "--help --json -h"
+  expect_completion "$SRC" "vm setup --" "--help --kernel"
+  expect_completion "$SRC" "vm setup --kernel " "6.1 6.12 7.3"
+  expect_completion "$SRC" "vm setup --kernel 6." "6.1 6.12"
+  expect_completion "$SRC" "vm setup --kernel=7" "7.3"
+  expect_completion "$SRC" "vm exec --kernel " "6.1 6.12 7.3"
+  expect_completion "$SRC" "run --kernel " "6.1 6.12 7.3 all"
+  expect_completion "$SRC" "run --kernel 6.1," "6.1,6.1 6.1,6.12 6.1,7.3"
+  expect_completion "$WORK/captures" "run --kernel ./s" "./sub"
+  expect_completion "$SRC" "lab.yaml --kernel 7" "7.3"
+  expect_completion "$SRC" "vm status " ""
+  expect_completion "$SRC" "help " "cleanup decode graph help plan run schema steps validate vm"
+  expect_completion "$SRC" "help vm " "exec setup status"
+  expect_completion "$SRC" "help --" "--bash-completion --help --man"
   complete_in "$SRC" "validate --"
   contains "$(tr ' ' '\n' <<<"$got")" "--var" "$mode: 'validate --' offers --var"
   lacks "$(tr ' ' '\n' <<<"$got")" "--keep" "$mode: 'validate --' does not offer --keep"
   # Each command's long options are exactly those its --help prints.
   local cmd want
-  for cmd in run validate plan graph cleanup steps schema decode; do
-    want="--help $(help_options "$cmd")"
+  for cmd in run validate plan graph cleanup steps schema decode help "vm setup" "vm status" "vm exec"; do
+    # shellcheck disable=SC2086
+    want="--help $(help_options $cmd)"
     want=$(tr ' ' '\n' <<<"$want" | sed '/^$/d' | LC_ALL=C sort | tr '\n' ' ')
     expect_completion "$SRC" "$cmd --" "${want% }"
   done

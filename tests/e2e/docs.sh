@@ -1,80 +1,102 @@
-# The man page (docs/rxerun.1): renders without warnings, and documents every
-# command and every long option the binary's --help prints, so that it cannot
-# silently go stale when the command line grows.
+# The manual page (docs/rxerun.1) is what `rxerun help --man` makes of the
+# declarations now (a command, an option, an exit code or a kind changed
+# without scripts/generate fails here); it renders without warnings, with
+# groff and with man; it has every command, option and kind the binary
+# has. README.md names the default lab kernels `vm setup --help` names.
 source "$(dirname "$0")/lib.sh"
 
 MAN=docs/rxerun.1
 [ -r "$MAN" ] || { echo "FAIL: $MAN missing"; exit 1; }
+
+expect_exit 0 "rxerun help --man" -- "$RXERUN" help --man
+printf '%s\n' "$out" >"$WORK/generated.1"
+if diff -u "$MAN" "$WORK/generated.1" >"$WORK/diff"; then
+  pass "$MAN is current"
+else
+  fail "$MAN is stale; regenerate with: scripts/generate"
+  head -40 "$WORK/diff"
+fi
+expect_exit 2 "help --man COMMAND is a usage error" -- "$RXERUN" help --man validate
+contains "$err" "leave out COMMAND" "it says what to do"
+
 if ! command -v groff >/dev/null; then
-  echo "groff not installed: cannot check that $MAN renders"
+  echo "groff not installed (scripts/setup installs groff-base): cannot check that $MAN renders"
   exit 77
 fi
-
 expect_exit 0 "groff renders $MAN" -- groff -man -Tutf8 -ww -z "$MAN"
 if [ -z "$out$err" ]; then pass "groff printed no warnings"; else
   fail "groff warnings:"; echo "$out$err"
 fi
+if command -v man >/dev/null; then
+  MANWIDTH=100 man -l "$MAN" >"$WORK/man.txt" 2>"$WORK/man.err"
+  [ -s "$WORK/man.txt" ] && pass "man -l renders $MAN" || fail "man -l $MAN printed nothing"
+  [ -s "$WORK/man.err" ] && { fail "man -l $MAN warned:"; cat "$WORK/man.err"; } || pass "man -l printed no warnings"
+fi
 
 # The page as a reader sees it: escapes such as \- resolved.
-text=$(groff -man -Tutf8 -P-cbou "$MAN" 2>/dev/null | sed "s/\xe2\x80\x90/-/g; s/\xe2\x88\x92/-/g")
+text=$(groff -man -Tutf8 -P-cbou -rLL=200n "$MAN" 2>/dev/null | sed "s/\xe2\x80\x90/-/g; s/\xe2\x88\x92/-/g")
 [ -n "$text" ] || fail "rendering $MAN produced nothing"
 
+# Every command people see (`rxerun --help`, and vm's), with its own entry
+# under COMMANDS, its options and its exit codes as its --help has them.
 expect_exit 0 "rxerun --help" -- "$RXERUN" --help
 commands=$(sed -n '/^Subcommands:/,/^$/p' <<<"$out" | awk 'NR > 1 && NF {print $1}')
-for cmd in run validate plan graph cleanup steps schema decode; do
-  if grep -qx -- "$cmd" <<<"$commands"; then pass "--help lists $cmd"; else fail "--help does not list $cmd"; fi
+for cmd in run validate plan graph cleanup steps schema decode vm help; do
+  grep -qx -- "$cmd" <<<"$commands" && pass "--help lists $cmd" || fail "--help does not list $cmd"
 done
-[ -n "$commands" ] || fail "no commands found in rxerun --help"
+expect_exit 0 "rxerun vm --help" -- "$RXERUN" vm --help
+vm_commands=$(sed -n '/^Subcommands:/,/^$/p' <<<"$out" | awk 'NR > 1 && NF {print "vm " $1}')
+[ "$(wc -l <<<"$vm_commands")" = 3 ] && pass "vm has three commands" || fail "vm's commands: $vm_commands"
 
-# Each documented command has its own entry (COMMANDS lists them as tags).
-for cmd in $commands; do
-  if grep -qE "^ +$cmd( |\$)" <<<"$(sed -n '/^COMMANDS/,/^OPTIONS/p' <<<"$text")"; then
-    pass "command $cmd documented under COMMANDS"
-  else
-    fail "command $cmd is not documented under COMMANDS in $MAN"
-  fi
-  contains "$(sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' <<<"$text")" "rxerun $cmd" "command $cmd in SYNOPSIS"
-done
-
-# Every long option of the top level and of each command: described under
-# OPTIONS (as an entry of its own), and named in the command's entry under
-# COMMANDS.
-options_section=$(sed -n '/^OPTIONS/,/^SCENARIO FILES/p' <<<"$text")
-# command_entry CMD: the text of CMD's entry under COMMANDS.
-command_entry() {
-  sed -n '/^COMMANDS/,/^OPTIONS/p' <<<"$text" |
-    awk -v cmd="$1" '/^       [a-z]/ {cur = $1} cur == cmd {print}'
+section() {  # NAME: the rendered section NAME, up to the next one
+  awk -v s="$1" '/^[A-Z][A-Z ]+$/ {on = ($0 == s)} on' <<<"$text"
 }
-for cmd in "" $commands; do
+commands_section=$(section COMMANDS)
+entry() {  # CMD: the text of its entry under COMMANDS
+  awk -v h="   rxerun $1" '/^   rxerun / {on = ($0 == h)} on' <<<"$commands_section"
+}
+while read -r cmd; do
+  [ "$cmd" = vm ] && continue
   # shellcheck disable=SC2086
   help=$("$RXERUN" $cmd --help 2>&1)
-  entry=$( [ -n "$cmd" ] && command_entry "$cmd")
+  e=$(entry "$cmd")
+  [ -n "$e" ] && pass "'rxerun $cmd' has an entry under COMMANDS" || { fail "no entry for 'rxerun $cmd' under COMMANDS"; continue; }
+  contains "$(section SYNOPSIS)" "rxerun $cmd" "'rxerun $cmd' in SYNOPSIS"
   while read -r opt; do
-    [ "$opt" = "--help" ] && continue
-    if grep -qE -- "^ +(-[a-z], )?$opt( |\$)" <<<"$options_section"; then
-      pass "${cmd:-rxerun} $opt described under OPTIONS"
-    else
-      fail "${cmd:-rxerun} $opt (from --help) has no entry under OPTIONS in $MAN"
-    fi
-    if [ -n "$cmd" ]; then
-      if grep -qE -- "(^|[^a-z-])$opt([^a-z-]|\$)" <<<"$entry"; then
-        pass "$cmd $opt named in the entry of $cmd"
-      else
-        fail "$cmd $opt (from --help) is not named in the COMMANDS entry of $cmd in $MAN"
-      fi
-    fi
+    [ "$opt" = --help ] && continue
+    grep -qE -- "(^|[ ,])$opt( |,|\$)" <<<"$e" && pass "$cmd $opt in its entry" || fail "$cmd $opt (from --help) is not in its entry"
   done < <(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u)
-done
+  # Its exit codes: those of its --help's footer, each a line of the entry.
+  codes=$(grep -oE '(Exit codes:|;) [0-9]+ ' <<<"$(tr '\n' ' ' <<<"$help")" | grep -oE '[0-9]+')
+  [ -n "$codes" ] || fail "$cmd --help names no exit codes"
+  for code in $codes; do
+    grep -qE "^ +$code( |\$)" <<<"$(awk '/Exit status:/ {on = 1} on' <<<"$e")" && pass "$cmd exit $code in its entry" ||
+      fail "$cmd: exit code $code of its --help is not in its entry"
+  done
+done < <(printf '%s\n%s\n' "$commands" "$vm_commands")
 
-# The documented exit codes.
+# Every kind, with its summary, under STEP KINDS.
+kinds_section=$(section "STEP KINDS")
+expect_exit 0 "rxerun steps" -- "$RXERUN" steps
+n=0
+while read -r kind summary; do
+  n=$((n + 1))
+  grep -qE "^   $kind\$" <<<"$kinds_section" || fail "kind $kind has no subsection under STEP KINDS"
+  contains "$(tr -s ' \n' ' ' <<<"$kinds_section")" "$summary" "kind $kind's summary under STEP KINDS"
+done <<<"$out"
+[ "$n" -ge 20 ] && pass "$n kinds checked" || fail "only $n kinds listed by rxerun steps"
+
 for code in 0 1 2 3 4 130; do
-  if grep -qE "^ +$code +[A-Z]" <<<"$(sed -n '/^EXIT STATUS/,/^ENVIRONMENT/p' <<<"$text")"; then
-    pass "exit status $code documented"
-  else
-    fail "exit status $code not under EXIT STATUS"
-  fi
+  grep -qE "^ +$code( |\$)" <<<"$(section "EXIT STATUS")" && pass "exit status $code documented" || fail "exit status $code not under EXIT STATUS"
 done
-for var in NO_COLOR RXERUN_STATE_DIR XDG_RUNTIME_DIR; do
-  contains "$text" "$var" "environment variable $var documented"
+for var in NO_COLOR RXERUN_STATE_DIR RXERUN_CACHE_DIR XDG_RUNTIME_DIR; do
+  contains "$(section ENVIRONMENT)" "$var" "environment variable $var documented"
 done
+lacks "$text" "checks the key and runs every scenario on the host" "the page does not say the lab VM is unused"
+
+# The default kernels of `vm setup`: its --help and README.md say the same.
+expect_exit 0 "vm setup --help" -- "$RXERUN" vm setup --help
+defaults=$(grep -oE 'default: [0-9., ]+[0-9]' <<<"$(tr -s ' \n' ' ' <<<"$out")" | head -1)
+[ -n "$defaults" ] && pass "vm setup --help names the default kernels ($defaults)" || fail "vm setup --help names no default kernels"
+contains "$(grep -F 'rxerun vm setup' README.md)" "$defaults" "README.md's vm setup line names the same default kernels"
 finish

@@ -1,7 +1,7 @@
 #!/bin/bash
 # `rxerun validate` on broken scenarios: exit 2, a FILE:LINE:COL: diagnostic at
 # the place tests/data/bad/EXPECTED.txt names, and never a crash. Then files that
-# are not scenarios at all (a directory, random bytes, 10 MB, an empty file, a
+# are not scenarios at all (a directory without any, random bytes, 10 MB, an empty file, a
 # missing path), and the shipped scenarios, which must validate.
 #
 # usage: bash validate_bad.sh RXERUN_BINARY SOURCE_DIR
@@ -87,8 +87,15 @@ else
 fi
 
 # --- files that are not scenarios
+# A directory stands for its *.yaml (as for run): one without any is refused.
 mkdir "$tmp/a-directory.yaml"
-expect_invalid "$tmp/a-directory.yaml" "a directory" "1:1"
+validate "$tmp/a-directory.yaml"
+if [[ $code == 2 ]] && grep -qxF "rxerun: $tmp/a-directory.yaml: a directory without scenarios (*.yaml)" "$tmp/err"; then
+  passed=$((passed + 1))
+else
+  fail "a directory without scenarios: exit $code"
+  show_output
+fi
 
 { printf 'steps:\0'; head -c 4096 /dev/urandom; } >"$tmp/random.yaml"
 expect_invalid "$tmp/random.yaml" "random bytes with a NUL"
