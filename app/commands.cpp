@@ -20,14 +20,16 @@ namespace rxerun {
 
 int cmd_validate(const std::vector<std::string>& files, const CommonOptions& common, Registry& registry) {
   int code = kExitOk;
+  UnusedVars unused;
   for (const auto& f : files) {
-    auto s = load(f, registry, common);
+    auto s = load(f, registry, common, false, &unused);
     if (!s) {
       code = kExitUsage;
       continue;
     }
     print(stdout, "{}: ok: scenario '{}', {} step{}\n", f, s->name, s->steps.size(), s->steps.size() == 1 ? "" : "s");
   }
+  unused.show();
   return code;
 }
 

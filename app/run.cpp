@@ -51,15 +51,36 @@ TerminalStyle terminal_style(const RunCommandOptions& o) {
           want_progress(o)};
 }
 
+void UnusedVars::add(const std::map<std::string, std::string>& unused) {
+  if (!unused_) {
+    unused_ = unused;
+    return;
+  }
+  std::erase_if(*unused_, [&](const auto& kv) { return !unused.count(kv.first); });
+}
+
+void UnusedVars::show() const {
+  if (unused_)
+    for (const auto& [name, warning] : *unused_) print(stderr, "{}\n", warning);
+}
+
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
-                             bool plugins_may_fail) {
+                             bool plugins_may_fail, UnusedVars* unused) {
   LoadOptions lo;
+  lo.var_files = common.var_files;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   lo.load_plugin = [&registry](const std::string& path) { return load_plugin(path, registry); };
   lo.plugins_may_fail = plugins_may_fail;
   LoadResult r = load_scenario(file, registry, lo);
   for (const auto& d : r.warnings) print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
   for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
+  if (unused && !common.handed_on) {
+    unused->add(r.unused_vars);
+  } else if (!common.handed_on) {
+    UnusedVars mine;
+    mine.add(r.unused_vars);
+    mine.show();
+  }
   return r.scenario;
 }
 
@@ -106,13 +127,15 @@ std::optional<std::vector<Scenario>> load_all(const std::vector<std::string>& fi
                                               const CommonOptions& common) {
   std::vector<Scenario> scenarios;
   bool invalid = false;
+  UnusedVars unused;
   for (const auto& f : files) {
-    auto s = load(f, registry, common);
+    auto s = load(f, registry, common, false, &unused);
     if (s)
       scenarios.push_back(std::move(*s));
     else
       invalid = true;
   }
+  unused.show();
   if (invalid) return std::nullopt;
   return scenarios;
 }

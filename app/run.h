@@ -6,6 +6,7 @@
 // by a pure function (app/run_plan.h), then carried out lane by lane
 // (app/run_lanes.h). Also the pieces `cleanup` and the lanes share with it.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,11 +30,24 @@ bool want_color(const std::string& mode);
 bool want_progress(const RunCommandOptions& options);
 // The terminal's look from -v/-q/--color, and the status line.
 TerminalStyle terminal_style(const RunCommandOptions& options);
+// The --var and --var-file names that no scenario a command loads reads:
+// each scenario's (LoadResult::unused_vars) kept while every one so far
+// has it, shown on stderr once, after the last.
+class UnusedVars {
+ public:
+  void add(const std::map<std::string, std::string>& unused);
+  void show() const;
+
+ private:
+  std::optional<std::map<std::string, std::string>> unused_;
+};
+
 // Loads and checks one file, and the plugins it names; prints its
 // diagnostics to stderr. `plugins_may_fail` (cleanup): a plugin that cannot
-// be loaded is a warning.
+// be loaded is a warning. The variables it does not read go to `unused`, or
+// without one are shown now (neither when common.handed_on).
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
-                             bool plugins_may_fail = false);
+                             bool plugins_may_fail = false, UnusedVars* unused = nullptr);
 // A report's `host`: this machine's facts (kernel, hostname, ...) and this
 // rxerun's version.
 nlohmann::json host_record();
