@@ -66,6 +66,7 @@ void add_validate_options(CLI::App& cmd, CommandLine& line) {
       ->allow_extra_args(false);
   cmd.add_flag("--json", line.validate_json,
                "one JSON document on stdout: each file's validity and diagnostics (for editors and CI)");
+  add_var_file_option(cmd, line.validate.var_files);
 }
 int validate_command(CommandLine& line, Registry& registry) {
   return cmd_validate(line.validate_files, line.validate, line.validate_json, registry);
@@ -102,6 +103,7 @@ void add_graph_options(CLI::App& cmd, CommandLine& line) {
   cmd.add_option("--var", line.graph.common.vars, "set a variable (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  add_var_file_option(cmd, line.graph.common.var_files);
   cmd.add_option("-o,--output", line.graph.output, "write the SVG to FILE (atomically) instead of stdout")
       ->type_name("FILE");
 }
@@ -125,6 +127,7 @@ void add_cleanup_options(CLI::App& cmd, CommandLine& line) {
   cmd.add_option("--var", line.cleanup.common.vars, "set a variable (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  add_var_file_option(cmd, line.cleanup.common.var_files);
   add_output_options(cmd, line.cleanup);
 }
 int cleanup_command(CommandLine& line, Registry& registry) {

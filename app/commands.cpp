@@ -61,14 +61,16 @@ int cmd_validate(const std::vector<std::string>& args, const CommonOptions& comm
   if (!files) return kExitUsage;
   int code = kExitOk;
   nlohmann::json results = nlohmann::json::array();
+  UnusedVars unused;
   for (const auto& f : *files) {
     if (json) {
       const LoadResult r = load_result(f, registry, common);
+      if (!common.handed_on) unused.add(r.unused_vars);
       if (!r.scenario) code = kExitUsage;
       results.push_back(validation_json(f, r));
       continue;
     }
-    auto s = load(f, registry, common);
+    auto s = load(f, registry, common, false, LoadRequest{.unused = &unused});
     if (!s) {
       code = kExitUsage;
       continue;
@@ -76,6 +78,7 @@ int cmd_validate(const std::vector<std::string>& args, const CommonOptions& comm
     print(stdout, "{}: ok: scenario '{}', {} step{}\n", f, s->name, s->steps.size(), s->steps.size() == 1 ? "" : "s");
   }
   if (json) print(stdout, "{}\n", nlohmann::json{{"valid", code == kExitOk}, {"files", results}}.dump(2));
+  unused.show();
   return code;
 }
 
@@ -93,7 +96,7 @@ int cmd_plan(const std::vector<std::string>& args, const CommonOptions& common, 
 int plan_one(const std::string& file, const CommonOptions& common, Registry& registry) {
   // The lab check's problems are shown in place, under their steps.
   Diagnostics problems;
-  auto scenario = load(file, registry, common, false, LabCheckRequest{.problems = &problems});
+  auto scenario = load(file, registry, common, false, LoadRequest{.problems = &problems});
   if (!scenario) return kExitUsage;
   sys::ModelSystem model;
   sys::make_plan_world(model);

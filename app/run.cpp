@@ -52,9 +52,23 @@ TerminalStyle terminal_style(const RunCommandOptions& o) {
           want_progress(o)};
 }
 
+void UnusedVars::add(const std::map<std::string, std::string>& unused) {
+  if (!unused_) {
+    unused_ = unused;
+    return;
+  }
+  std::erase_if(*unused_, [&](const auto& kv) { return !unused.count(kv.first); });
+}
+
+void UnusedVars::show() const {
+  if (unused_)
+    for (const auto& [name, warning] : *unused_) print(stderr, "{}\n", warning);
+}
+
 LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common,
-                       bool plugins_may_fail, const LabCheckRequest& check) {
+                       bool plugins_may_fail, const LoadRequest& request) {
   LoadOptions lo;
+  lo.var_files = common.var_files;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   lo.load_plugin = [&registry](const std::string& path) { return load_plugin(path, registry); };
   lo.plugins_may_fail = plugins_may_fail;
@@ -62,9 +76,9 @@ LoadResult load_result(const std::string& file, Registry& registry, const Common
   // The lab as a whole, before anything boots or changes; not for cleanup,
   // which must go on whatever the scenario holds.
   if (r.scenario && !plugins_may_fail) {
-    Diagnostics problems = check_lab(*r.scenario, registry, lab_site(*r.scenario, registry, check.where));
-    if (check.problems) {
-      *check.problems = std::move(problems);
+    Diagnostics problems = check_lab(*r.scenario, registry, lab_site(*r.scenario, registry, request.where));
+    if (request.problems) {
+      *request.problems = std::move(problems);
     } else if (!problems.empty()) {
       r.diagnostics = std::move(problems);
       r.scenario.reset();
@@ -74,10 +88,17 @@ LoadResult load_result(const std::string& file, Registry& registry, const Common
 }
 
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
-                             bool plugins_may_fail, const LabCheckRequest& check) {
-  LoadResult r = load_result(file, registry, common, plugins_may_fail, check);
+                             bool plugins_may_fail, const LoadRequest& request) {
+  LoadResult r = load_result(file, registry, common, plugins_may_fail, request);
   for (const auto& d : r.warnings) print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
   for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
+  if (request.unused && !common.handed_on) {
+    request.unused->add(r.unused_vars);
+  } else if (!common.handed_on) {
+    UnusedVars mine;
+    mine.add(r.unused_vars);
+    mine.show();
+  }
   if (!r.diagnostics.empty()) return std::nullopt;
   return r.scenario;
 }
@@ -125,13 +146,15 @@ std::optional<std::vector<Scenario>> load_all(const std::vector<std::string>& fi
                                               const CommonOptions& common, const PlacementRequest& where) {
   std::vector<Scenario> scenarios;
   bool invalid = false;
+  UnusedVars unused;
   for (const auto& f : files) {
-    auto s = load(f, registry, common, false, LabCheckRequest{.where = where});
+    auto s = load(f, registry, common, false, LoadRequest{.where = where, .unused = &unused});
     if (s)
       scenarios.push_back(std::move(*s));
     else
       invalid = true;
   }
+  unused.show();
   if (invalid) return std::nullopt;
   return scenarios;
 }

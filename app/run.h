@@ -6,6 +6,7 @@
 // by a pure function (app/run_plan.h), then carried out lane by lane
 // (app/run_lanes.h). Also the pieces `cleanup` and the lanes share with it.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,22 +32,37 @@ bool want_color(const std::string& mode);
 bool want_progress(const RunCommandOptions& options);
 // The terminal's look from -v/-q/--color, and the status line.
 TerminalStyle terminal_style(const RunCommandOptions& options);
-// How load() checks the lab as a whole (engine/lab_check.h): where the lab
-// would run, and what becomes of its problems.
-struct LabCheckRequest {
-  PlacementRequest where;                // --vm, --host, --kernel
-  Diagnostics* problems = nullptr;       // set: the problems go here (plan shows them in place)
+// The --var and --var-file names that no scenario a command loads reads:
+// each scenario's (LoadResult::unused_vars) kept while every one so far
+// has it, shown on stderr once, after the last.
+class UnusedVars {
+ public:
+  void add(const std::map<std::string, std::string>& unused);
+  void show() const;
+
+ private:
+  std::optional<std::map<std::string, std::string>> unused_;
+};
+
+// What load() is asked besides the file: where the lab would run (for the
+// lab check, engine/lab_check.h), where its problems go, and where the
+// variables it does not read go.
+struct LoadRequest {
+  PlacementRequest where;           // --vm, --host, --kernel
+  Diagnostics* problems = nullptr;  // set: the lab check's problems go here (plan shows them in place)
+  UnusedVars* unused = nullptr;     // set: the variables it does not read go here; unset: shown now
 };
 
 // Loads and checks one file, and the plugins it names, then the lab as a
 // whole; prints its diagnostics to stderr. `plugins_may_fail` (cleanup): a
 // plugin that cannot be loaded is a warning, and the lab is not checked
-// (cleanup goes on whatever the scenario holds).
+// (cleanup goes on whatever the scenario holds). Unused variables are
+// shown neither way when common.handed_on.
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
-                             bool plugins_may_fail = false, const LabCheckRequest& check = {});
+                             bool plugins_may_fail = false, const LoadRequest& request = {});
 // The same, its diagnostics and warnings returned instead of printed.
 LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common,
-                       bool plugins_may_fail = false, const LabCheckRequest& check = {});
+                       bool plugins_may_fail = false, const LoadRequest& request = {});
 // A report's `host`: this machine's facts (kernel, hostname, ...) and this
 // rxerun's version.
 nlohmann::json host_record();

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <string>
 
 namespace rxerun {
@@ -10,10 +11,19 @@ void add_common_options(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--var", o.vars, "set a variable (repeatable; wins over the scenario's vars)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  add_var_file_option(cmd, o.var_files);
+  cmd.add_flag("--handed-on", o.handed_on)->group("");  // set by the rxerun that starts this one
   cmd.add_option("--only", o.only, "run tagged steps only when they carry TAG (untagged steps always run)")
       ->type_name("TAG")
       ->allow_extra_args(false);
   cmd.add_option("--skip", o.skip, "leave out steps that carry TAG")->type_name("TAG")->allow_extra_args(false);
+}
+
+void add_var_file_option(CLI::App& cmd, std::vector<std::string>& files) {
+  cmd.add_option("--var-file", files,
+                 "set the variables of a YAML file of NAME: VALUE lines (repeatable; --var wins over it)")
+      ->type_name("FILE")
+      ->allow_extra_args(false);
 }
 
 void add_output_options(CLI::App& cmd, RunCommandOptions& o) {
@@ -109,7 +119,9 @@ std::vector<std::string> run_arguments(const RunCommandOptions& o, WithScenarios
   const RunCommandOptions defaults;
   RunArguments a;
   a.values("--plugin", o.common.plugins);
+  a.values("--var-file", o.common.var_files);
   a.values("--var", o.common.vars);
+  a.flag("--handed-on", o.common.handed_on);
   a.values("--only", o.common.only);
   a.values("--skip", o.common.skip);
   a.flag("--keep", o.keep);
@@ -137,12 +149,22 @@ std::vector<std::string> run_arguments(const RunCommandOptions& o, WithScenarios
 
 namespace {
 
+// The common options as another rxerun, elsewhere, reads them: the
+// variables files by their absolute paths (its working directory may
+// differ), and the warnings left to this one.
+CommonOptions handed_on(const CommonOptions& common) {
+  CommonOptions c = common;
+  for (auto& file : c.var_files) file = std::filesystem::absolute(file).lexically_normal().string();
+  c.handed_on = true;
+  return c;
+}
+
 // What a suite's child and the lab VM's guest keep of a run's options: the
 // variables, tags and plugins, --force and the kernel health policy, and
 // the output as the parent shows it.
 RunCommandOptions shown_like(const RunCommandOptions& o, bool color, bool progress) {
   RunCommandOptions c;
-  c.common = o.common;
+  c.common = handed_on(o.common);
   c.force = o.force;
   c.verbose = o.verbose;
   c.quiet = o.quiet;
@@ -177,7 +199,7 @@ RunCommandOptions lab_vm_run_options(const RunCommandOptions& o, const std::vect
 
 RunCommandOptions agent_run_options(const RunCommandOptions& o, const std::string& output_dir) {
   RunCommandOptions agent;
-  agent.common = o.common;
+  agent.common = handed_on(o.common);
   agent.force = o.force;
   agent.kernel_health = o.kernel_health;
   agent.output_dir = output_dir;

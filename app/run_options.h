@@ -18,10 +18,14 @@ class App;
 namespace rxerun {
 
 struct CommonOptions {
-  std::vector<std::string> plugins;  // --plugin, absolute paths (loaded already)
-  std::vector<std::string> vars;     // KEY=VALUE
+  std::vector<std::string> plugins;    // --plugin, absolute paths (loaded already)
+  std::vector<std::string> vars;       // KEY=VALUE
+  std::vector<std::string> var_files;  // --var-file: YAML mappings of names to values, under --var
   std::vector<std::string> only;
   std::vector<std::string> skip;
+  // Started by another rxerun (a suite's child, the lab VM's guest, a
+  // node's agent), which has shown the warnings about unused variables.
+  bool handed_on = false;
   bool operator==(const CommonOptions&) const = default;
 };
 
@@ -52,8 +56,10 @@ struct RunCommandOptions {
   bool operator==(const RunCommandOptions&) const = default;
 };
 
-// --var, --only and --skip, as `run`, `plan` and `__agent` read them.
+// --var, --var-file, --only and --skip, as `run`, `plan` and `__agent` read them.
 void add_common_options(CLI::App& command, CommonOptions& options);
+// --var-file FILE, repeatable: what every command that takes --var takes too.
+void add_var_file_option(CLI::App& command, std::vector<std::string>& files);
 // -v, -q and --color, as `run` and `cleanup` read them.
 void add_output_options(CLI::App& command, RunCommandOptions& options);
 // `run`'s scenarios and options, all but --plugin (add_plugin_option: the

@@ -16,11 +16,11 @@ _rxerun_subcommands() {
 # The options of a command ("": before any command, the implicit run's).
 _rxerun_options() {
   case $1 in
-    "run") echo "-h --help --var --only --skip --keep --force --report -v --verbose -q --quiet --color --output-dir --kernel-health --vm --host --kernel --modules -j --jobs --fail-fast --shard --plugin" ;;
-    "validate") echo "-h --help --var --json --plugin" ;;
-    "plan") echo "-h --help --var --only --skip --plugin" ;;
-    "graph") echo "-h --help --var -o --output --plugin" ;;
-    "cleanup") echo "-h --help --var -v --verbose -q --quiet --color --plugin" ;;
+    "run") echo "-h --help --var --var-file --only --skip --keep --force --report -v --verbose -q --quiet --color --output-dir --kernel-health --vm --host --kernel --modules -j --jobs --fail-fast --shard --plugin" ;;
+    "validate") echo "-h --help --var --json --var-file --plugin" ;;
+    "plan") echo "-h --help --var --var-file --only --skip --plugin" ;;
+    "graph") echo "-h --help --var --var-file -o --output --plugin" ;;
+    "cleanup") echo "-h --help --var --var-file -v --verbose -q --quiet --color --plugin" ;;
     "steps") echo "-h --help --markdown --plugin" ;;
     "schema") echo "-h --help --plugin" ;;
     "decode") echo "-h --help --json --summary" ;;
@@ -29,7 +29,7 @@ _rxerun_options() {
     "vm status") echo "-h --help --json" ;;
     "vm exec") echo "-h --help --kernel --timeout -q --quiet" ;;
     "help") echo "-h --help --man --bash-completion" ;;
-    "") echo "-h --help --version --var --only --skip --keep --force --report -v --verbose -q --quiet --color --output-dir --kernel-health --vm --host --kernel --modules -j --jobs --fail-fast --shard --plugin" ;;
+    "") echo "-h --help --version --var --var-file --only --skip --keep --force --report -v --verbose -q --quiet --color --output-dir --kernel-health --vm --host --kernel --modules -j --jobs --fail-fast --shard --plugin" ;;
   esac
 }
 
@@ -37,6 +37,7 @@ _rxerun_options() {
 _rxerun_value_class() {
   case "$1 $2" in
     "run --var") echo "free" ;;
+    "run --var-file") echo "file" ;;
     "run --only") echo "free" ;;
     "run --skip") echo "free" ;;
     "run --report") echo "report" ;;
@@ -50,16 +51,20 @@ _rxerun_value_class() {
     "run --shard") echo "free" ;;
     "run --plugin") echo "plugin" ;;
     "validate --var") echo "free" ;;
+    "validate --var-file") echo "file" ;;
     "validate --plugin") echo "plugin" ;;
     "plan --var") echo "free" ;;
+    "plan --var-file") echo "file" ;;
     "plan --only") echo "free" ;;
     "plan --skip") echo "free" ;;
     "plan --plugin") echo "plugin" ;;
     "graph --var") echo "free" ;;
+    "graph --var-file") echo "file" ;;
     "graph -o") echo "file" ;;
     "graph --output") echo "file" ;;
     "graph --plugin") echo "plugin" ;;
     "cleanup --var") echo "free" ;;
+    "cleanup --var-file") echo "file" ;;
     "cleanup --color") echo "words:auto always never" ;;
     "cleanup --plugin") echo "plugin" ;;
     "steps --plugin") echo "plugin" ;;

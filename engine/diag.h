@@ -28,8 +28,11 @@ struct Diagnostic {
 // Thrown by the loader only where it cannot go on; collected otherwise.
 using Diagnostics = std::vector<Diagnostic>;
 
-// The candidate closest to `word` by edit distance, when close enough to be a
-// plausible misspelling (distance <= max(1, len/3)).
+// The name `word` most likely meant among `candidates`: a synonym people
+// write for it (protocol -> proto, namespace -> netns: a small table in
+// diag.cpp), else the closest by edit distance when close enough to be a
+// misspelling (distance <= max(1, len/3)), else a candidate that holds the
+// word or that the word holds (dur -> duration), both 3 bytes or longer.
 std::optional<std::string> suggest(std::string_view word, std::span<const std::string> candidates);
 
 // " (did you mean 'x'?)" or "" — appended to unknown-key/kind messages.

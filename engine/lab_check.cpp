@@ -94,6 +94,9 @@ class LabWalk {
   Diagnostics run() {
     for (const auto& step : scenario_.steps) note_makes(step);
     for (const auto& step : scenario_.steps) walk(step);
+    std::stable_sort(problems_.begin(), problems_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+      return std::tie(a.file, a.mark.line, a.mark.col) < std::tie(b.file, b.mark.line, b.mark.col);
+    });
     return std::move(problems_);
   }
 
@@ -111,8 +114,16 @@ class LabWalk {
   // first step that makes it, so that a use before it can say so.
   std::map<std::tuple<LabObject, std::string, std::string, std::string>, std::string> makers_;
   Diagnostics problems_;
+  const StepSpec* current_ = nullptr;
 
-  void error(Mark where, std::string message) { problems_.push_back({scenario_.file, where, std::move(message)}); }
+  // A problem of the step being walked, in the file that step is written in
+  // (an included one, perhaps); the same one twice is said once.
+  void error(Mark where, std::string message) {
+    Diagnostic d{current_ ? scenario_.file_of(*current_) : scenario_.file, where, std::move(message)};
+    for (const auto& p : problems_)
+      if (p.file == d.file && p.message == d.message) return;
+    problems_.push_back(std::move(d));
+  }
 
   const StepSpec* find(const std::string& name) const { return scenario_.find_step(name); }
   const Kind* kind_of(const StepSpec& step) const { return registry_.find(step.kind); }
@@ -123,6 +134,7 @@ class LabWalk {
   }
 
   void walk(const StepSpec& step) {
+    current_ = &step;
     const Kind* kind = kind_of(step);
     if (!kind) return;  // a plugin's kind that could not be loaded: checked as it could be
     check_netns_key(step, kind->spec);

@@ -3,6 +3,7 @@
 // them by place:
 //   DocumentReader  the text to one YAML document      loader_document.cpp
 //   TopLevelReader  the top-level keys                 loader_top.cpp
+//   IncludeReader   include: the files built on        loader_include.cpp
 //   Variables       vars:, --var, {{name}}             loader_vars.cpp
 //   NodesReader     nodes:, wires:, a step's node      loader_nodes.cpp
 //   StepReader      steps: and their common keys       loader_steps.cpp
@@ -32,15 +33,18 @@ LoadResult read_scenario(std::string_view text, const std::string& file, const R
                          const LoadOptions& options) {
   loading::DiagnosticSink sink(file);
   Scenario scenario;
+  LoadResult result;
   try {
-    if (auto root = loading::DocumentReader(sink).read(text))
-      loading::TopLevelReader(scenario, registry, options, sink).read(*root);
+    if (auto root = loading::DocumentReader(sink).read(text)) {
+      loading::TopLevelReader top(scenario, registry, options, sink);
+      top.read(*root);
+      result.unused_vars = top.unused_vars();
+    }
   } catch (const YAML::Exception& e) {
     sink.error(loading::to_mark(e.mark), e.msg.empty() ? std::string(e.what()) : e.msg);
   } catch (const std::exception& e) {
     sink.error(Mark{}, fmt::format("cannot load the scenario: {}", e.what()));
   }
-  LoadResult result;
   result.diagnostics = sink.take_errors();
   result.warnings = sink.take_warnings();
   if (result.diagnostics.empty()) result.scenario = std::move(scenario);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "engine/diag.h"
@@ -17,6 +18,10 @@ namespace rxerun {
 
 struct LoadOptions {
   std::map<std::string, std::string> var_overrides;  // --var KEY=VALUE
+  // --var-file FILE, in order: each a YAML mapping of names to values, over
+  // `vars:` and under var_overrides. A problem in one is a diagnostic at
+  // FILE:LINE:COL of that file.
+  std::vector<std::string> var_files;
   // Loads a plugin the scenario names in `plugins:` (its absolute path), so
   // that the steps after it may use its kinds; an error is a diagnostic at
   // the path. Unset: the paths are checked and kept, nothing is loaded.
@@ -32,6 +37,10 @@ struct LoadResult {
   std::optional<Scenario> scenario;  // set only when diagnostics is empty
   Diagnostics diagnostics;
   Diagnostics warnings;  // plugins that could not be loaded, under plugins_may_fail
+  // The names of --var and --var-file the scenario never reads, each with
+  // the warning to show ("vars.yaml:3:1: warning: no scenario reads ...");
+  // a command that loads several scenarios shows those that none reads.
+  std::map<std::string, std::string> unused_vars;
 };
 
 // Reads and checks a scenario file. Refuses directories, unreadable files,

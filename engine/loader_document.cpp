@@ -38,7 +38,7 @@ std::optional<YAML::Node> DocumentReader::read(std::string_view text) {
     return std::nullopt;
   }
   if (root.IsNull()) {
-    sink_.error(Mark{}, "empty scenario: expected a mapping with 'steps'");
+    sink_.error(Mark{}, std::string(empty_));
     return std::nullopt;
   }
   if (!check_tree(root, 0)) return std::nullopt;
@@ -110,6 +110,7 @@ bool DocumentReader::check_tree(const YAML::Node& n, int depth) {
       }
       if (!check_tree(pair.second, depth + 1)) return false;
     }
+    apply_merge_keys(n, sink_);  // after the children: a merged mapping's own '<<' is applied already
   }
   return true;
 }

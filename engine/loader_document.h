@@ -3,7 +3,8 @@
 // text before yaml-cpp parses it (engine/loader_guards.h), parses it once,
 // refuses a second document, and walks the tree for what yaml-cpp lets
 // pass: repeated keys (it keeps both silently), keys that are not strings,
-// and a document too large (aliases expand a small file into a huge tree).
+// a document too large (aliases expand a small file into a huge tree), and
+// YAML 1.1's merge keys (it keeps '<<' as a plain key).
 
 #include <optional>
 #include <string_view>
@@ -15,7 +16,11 @@ namespace rxerun::loading {
 
 class DocumentReader {
  public:
-  explicit DocumentReader(DiagnosticSink& sink) : sink_(sink) {}
+  // `empty`: the error for a document with nothing in it (a scenario's
+  // unless told: an included file, a --var-file say what they hold).
+  explicit DocumentReader(DiagnosticSink& sink,
+                          std::string_view empty = "empty scenario: expected a mapping with 'steps'")
+      : sink_(sink), empty_(empty) {}
 
   // The document's root; nullopt when it cannot be read on (the reasons
   // are in the sink). Problems in keys are reported, and the root returned.
@@ -39,10 +44,12 @@ class DocumentReader {
   bool single_document(std::string_view text);
 
   // Repeated keys, keys that are not strings, and a bound on the tree's
-  // size. False when the document is too big to go on.
+  // size; then each mapping's merge keys applied (apply_merge_keys), after
+  // its children's. False when the document is too big to go on.
   bool check_tree(const YAML::Node& n, int depth);
 
   DiagnosticSink& sink_;
+  std::string_view empty_;
   long visited_ = 0;  // nodes walked by check_tree, aliases each time they are used
   bool too_big_reported_ = false;
 };

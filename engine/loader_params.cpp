@@ -16,8 +16,21 @@ void ParamReader::read(const KindSpec& kind, const YAML::Node& value, const YAML
   } else {
     step_.params = value.IsNull() ? nlohmann::json::object() : generic(value);
   }
-  if (expand_failed_) return;
+  if (expand_failed_ || !final_literals(kind_key)) return;
   sink_.add(check_params(kind, step_.params, step_, sink_.file(), steps_.names()));
+}
+
+bool ParamReader::final_literals(const YAML::Node& kind_key) {
+  if (has_step_references(step_.params)) return true;  // the run time's pass resolves them
+  if (auto r = resolve_literals(step_.params); !r) {
+    sink_.error(kind_key, r.error().message);
+    return false;
+  }
+  if (!has_step_references(step_.params)) return true;
+  sink_.error(kind_key,
+              "a literal ({{ '...' }}) in these parameters writes {{steps.NAME.FACT}}, which would read a "
+              "fact at run time: a parameter cannot hold it as text");
+  return false;
 }
 
 nlohmann::json ParamReader::string_value(const YAML::Node& n) {

@@ -28,6 +28,9 @@ class ParamReader {
   void read(const KindSpec& kind, const YAML::Node& value, const YAML::Node& kind_key);
 
  private:
+  // The literals ({{ '{{' }}) of parameters that read no facts, resolved
+  // now: the run time expands nothing in them. False after an error.
+  bool final_literals(const YAML::Node& kind_key);
   nlohmann::json string_value(const YAML::Node& n);
   // A value of no declared type: scalars typed as YAML types them.
   nlohmann::json generic(const YAML::Node& n);

@@ -27,29 +27,47 @@ bool all_digits(std::string_view s) {
 
 }  // namespace
 
-void StepReader::read(const YAML::Node& steps, const YAML::Node& key) {
-  if (steps.IsNull() || (steps.IsSequence() && steps.size() == 0)) {
-    sink_.error(steps.IsNull() ? key : steps, "'steps' is empty: a scenario needs at least one step");
-    return;
+bool StepReader::check_list(const StepList& list) {
+  if (list.steps.IsNull() || (list.steps.IsSequence() && list.steps.size() == 0)) {
+    sink_.error(list.steps.IsNull() ? list.key : list.steps, "'steps' is empty: a scenario needs at least one step");
+    return false;
   }
-  if (!steps.IsSequence()) {
-    sink_.error(steps, fmt::format("'steps' must be a list of steps, got {}", type_name(steps)));
-    return;
+  if (!list.steps.IsSequence()) {
+    sink_.error(list.steps, fmt::format("'steps' must be a list of steps, got {}", type_name(list.steps)));
+    return false;
   }
+  return true;
+}
+
+void StepReader::read(const std::vector<StepList>& lists) {
   std::vector<StepHead> heads;
-  heads.reserve(steps.size());
+  std::vector<const StepList*> readable;
   int index = 0;
-  for (const auto& node : steps) heads.push_back(read_head(node, index++));
+  for (const auto& list : lists) {
+    ReadingFile reading(sink_, list.file, list.note);
+    if (!check_list(list)) continue;
+    readable.push_back(&list);
+    for (const auto& node : list.steps) heads.push_back(read_head(node, index++));
+  }
   steps_.set_heads(std::move(heads));
-  std::map<std::string, Mark> first_named;
+  struct Named {
+    std::string file;
+    Mark mark;
+  };
+  std::map<std::string, Named> first_named;
   index = 0;
-  for (const auto& node : steps) {
-    const StepHead& head = steps_.head(index);
-    const Mark name_mark = head.named ? head.name_mark : mark_of(node);
-    if (auto [it, fresh] = first_named.emplace(head.name, name_mark); !fresh)
-      sink_.error(name_mark, fmt::format("duplicate step name '{}' (first at {}:{})", excerpt(head.name),
-                                         it->second.line, it->second.col));
-    read_step(node, index++);
+  for (const StepList* list : readable) {
+    ReadingFile reading(sink_, list->file, list->note);
+    for (const auto& node : list->steps) {
+      const StepHead& head = steps_.head(index);
+      const Mark name_mark = head.named ? head.name_mark : mark_of(node);
+      if (auto [it, fresh] = first_named.emplace(head.name, Named{list->file, name_mark}); !fresh) {
+        const std::string in = it->second.file == list->file ? "" : it->second.file + ":";
+        sink_.error(name_mark, fmt::format("duplicate step name '{}' (first at {}{}:{})", excerpt(head.name), in,
+                                           it->second.mark.line, it->second.mark.col));
+      }
+      read_step(node, index++);
+    }
   }
 }
 
@@ -95,6 +113,7 @@ void StepReader::read_step(const YAML::Node& node, int index) {
   const StepHead& head = steps_.head(index);
   StepSpec step;
   step.index = index;
+  step.file = sink_.file();
   step.name = head.name;
   step.named = head.named;
   step.mark = mark_of(node);

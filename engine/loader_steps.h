@@ -1,6 +1,7 @@
 #pragma once
-// The reader of `steps:`: a first pass for every step's kind and name
-// (StepTable's heads), then each step in order: its keys (one kind, the
+// The reader of `steps:` (the scenario's, after those of the files it
+// includes): a first pass for every step's kind and name (StepTable's
+// heads), then each step in order: its keys (one kind, the
 // common keys), its common keys' values, and through the other readers its
 // parameters, its node and its expectations.
 
@@ -20,6 +21,15 @@
 
 namespace rxerun::loading {
 
+// A list of steps and the file it is written in: the scenario's, or a file
+// it includes (with the note its diagnostics carry).
+struct StepList {
+  YAML::Node steps;
+  YAML::Node key;
+  std::string file;
+  std::string note;
+};
+
 class StepReader {
  public:
   // `lenient_kinds`: a plugin could not be loaded, so a step of an unknown
@@ -34,13 +44,16 @@ class StepReader {
         expect_(vars, steps, sink),
         lenient_kinds_(lenient_kinds) {}
 
-  // The value of `steps:` (its key `key`).
-  void read(const YAML::Node& steps, const YAML::Node& key);
+  // The lists of steps, in order, as one: step names are unique over them
+  // all, and a step refers to any step before it, in its file or another.
+  void read(const std::vector<StepList>& lists);
 
  private:
   // Kind keys of a step mapping. A kind that shares its name with a common
   // key (`netns`) is the kind only when no other kind key is there.
   std::vector<std::pair<std::string, YAML::Node>> kind_keys(const YAML::Node& node);
+  // False (with the reason) when `list` is not a list of steps.
+  bool check_list(const StepList& list);
   StepHead read_head(const YAML::Node& node, int index);
   void read_step(const YAML::Node& node, int index);
   // Unknown keys, a missing kind, two kinds.

@@ -8,15 +8,17 @@
 #include <vector>
 
 #include "base/duration.h"
+#include "base/files.h"
 #include "base/utf8.h"
+#include "engine/loader_document.h"
 #include "engine/loader_steps.h"
 
 namespace rxerun::loading {
 
 namespace {
 
-const std::vector<std::string> kTopKeys{"name",    "description", "vars",  "vm",   "kernel_health",
-                                        "plugins", "nodes",       "wires", "steps"};
+const std::vector<std::string> kTopKeys{"name",          "description", "include", "vars",  "vm",
+                                        "kernel_health", "plugins",     "nodes",   "wires", "steps"};
 const std::vector<std::string> kKernelHealthPolicies{"fail", "warn", "off"};
 const std::vector<std::string> kVmKeys{"kernel", "kernels", "timeout"};
 
@@ -54,12 +56,12 @@ void TopLevelReader::read(const YAML::Node& root) {
   }
   scenario_.file = sink_.file();
   scenario_.name = name_from_file(sink_.file());
-  // vars first: every other value may use them, whatever the order of keys.
-  for_each_pair(root, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
-    if (key == "vars") vars_.read(value);
+  std::vector<IncludedFile> included;
+  for_each_pair(root, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+    if (key == "include") included = IncludeReader(sink_, sink_.file()).read(value, key_node);
   });
-  vars_.read_overrides(options_.var_overrides);
-  LaterKey steps, nodes, wires;
+  read_variables(root, included);
+  LaterKey nodes, wires;
   for_each_pair(root, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
     if (key == "name")
       read_name(value, key_node);
@@ -75,9 +77,7 @@ void TopLevelReader::read(const YAML::Node& root) {
       nodes = {value, key_node};
     else if (key == "wires")
       wires = {value, key_node};
-    else if (key == "steps")
-      steps = {value, key_node};
-    else if (key != "vars")
+    else if (key != "vars" && key != "steps" && key != "include" && !key.starts_with("x-"))
       sink_.error(key_node,
                   fmt::format("unknown key '{}' at the top level{}", excerpt(key), did_you_mean(key, kTopKeys)));
   });
@@ -87,11 +87,52 @@ void TopLevelReader::read(const YAML::Node& root) {
     sink_.error(wires.key, "'wires' joins nodes' NICs, but the scenario declares no 'nodes' (nodes: {a: {}, b: {}})");
   else if (wires.value)
     nodes_.read_wires(*wires.value, wires.key);
-  if (!steps.value) {
+  read_steps(root, included);
+}
+
+void TopLevelReader::read_variables(const YAML::Node& root, const std::vector<IncludedFile>& included) {
+  for (const auto& file : included) {
+    ReadingFile reading(sink_, file.file, file.note);
+    for_each_pair(file.root, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
+      if (key == "vars") vars_.read(value);
+    });
+  }
+  for_each_pair(root, [&](const std::string& key, const YAML::Node&, const YAML::Node& value) {
+    if (key == "vars") vars_.read(value);
+  });
+  for (const auto& path : options_.var_files) read_var_file(path);
+  vars_.read_overrides(options_.var_overrides);
+}
+
+void TopLevelReader::read_var_file(const std::string& path) {
+  auto text = read_file_capped(path, kMaxScenarioBytes, "variables file");
+  if (!text) {
+    sink_.add(Diagnostic{path, Mark{}, text.error().message});
+    return;
+  }
+  ReadingFile reading(sink_, path, "");
+  auto root = DocumentReader(sink_, "empty variables file: expected a mapping of names to values").read(*text);
+  if (root) vars_.read_file(*root);
+}
+
+void TopLevelReader::read_steps(const YAML::Node& root, const std::vector<IncludedFile>& included) {
+  std::vector<StepList> lists;
+  for (const auto& file : included) {
+    for_each_pair(file.root, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+      if (key == "steps") lists.push_back({value, key_node, file.file, file.note});
+    });
+  }
+  bool has_steps = false;
+  for_each_pair(root, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+    if (key != "steps") return;
+    lists.push_back({value, key_node, sink_.file(), sink_.note()});
+    has_steps = true;
+  });
+  if (!has_steps) {
     sink_.error(root, "missing 'steps': a scenario needs a list of steps");
     return;
   }
-  StepReader(registry_, vars_, steps_, nodes_, sink_, lenient_kinds_).read(*steps.value, steps.key);
+  StepReader(registry_, vars_, steps_, nodes_, sink_, lenient_kinds_).read(lists);
 }
 
 void TopLevelReader::read_plugins(const YAML::Node& value, const YAML::Node& key) {

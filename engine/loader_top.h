@@ -1,14 +1,20 @@
 #pragma once
-// The reader of a scenario's top level: `vars:` first (every other value may
-// use them, whatever the order of keys) and --var, then name, description,
-// vm, kernel_health and plugins, then nodes and wires, then the steps, each
-// through its reader.
+// The reader of a scenario's top level: the files it includes first
+// (engine/loader_include.h), then variables (every other value may use
+// them, whatever the order of keys): the included files' `vars:`, its own,
+// --var-file, --var, each over the ones before; then name, description, vm,
+// kernel_health and plugins, then nodes and wires, then the steps (the
+// included files' first), each through its reader. Top-level keys starting
+// with `x-` are the author's (a place for YAML anchors) and are ignored.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/loader.h"
+#include "engine/loader_include.h"
 #include "engine/loader_nodes.h"
 #include "engine/loader_sink.h"
 #include "engine/loader_step_table.h"
@@ -32,8 +38,14 @@ class TopLevelReader {
 
   // The document's root, into the scenario.
   void read(const YAML::Node& root);
+  // After read(): LoadResult::unused_vars.
+  std::map<std::string, std::string> unused_vars() const { return vars_.unused_overrides(); }
 
  private:
+  // vars: of the included files and of the scenario, --var-file, --var.
+  void read_variables(const YAML::Node& root, const std::vector<IncludedFile>& included);
+  void read_var_file(const std::string& path);
+  void read_steps(const YAML::Node& root, const std::vector<IncludedFile>& included);
   void read_name(const YAML::Node& value, const YAML::Node& key);
   void read_description(const YAML::Node& value, const YAML::Node& key);
   void read_vm(const YAML::Node& value, const YAML::Node& key);

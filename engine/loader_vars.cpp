@@ -16,9 +16,18 @@ std::optional<std::string> Variables::bad_name(const std::string& name) {
 }
 
 void Variables::read(const YAML::Node& value) {
+  read_pairs(value, false);
+}
+
+void Variables::read_file(const YAML::Node& root) {
+  read_pairs(root, true);
+}
+
+void Variables::read_pairs(const YAML::Node& value, bool from_file) {
   if (value.IsNull()) return;
   if (!value.IsMap()) {
-    sink_.error(value, fmt::format("'vars' must be a mapping of names to values, got {}", type_name(value)));
+    sink_.error(value, fmt::format("{} must be a mapping of names to values, got {}",
+                                   from_file ? "a variables file" : "'vars'", type_name(value)));
     return;
   }
   for_each_pair(value, [&](const std::string& name, const YAML::Node& key, const YAML::Node& v) {
@@ -37,6 +46,10 @@ void Variables::read(const YAML::Node& value) {
       return;
     }
     vars_[name] = v.Scalar();
+    if (from_file) {
+      const Mark at = mark_of(key);
+      overrides_[name] = fmt::format("{}:{}:{}", sink_.file(), at.line, at.col);
+    }
   });
 }
 
@@ -52,11 +65,28 @@ void Variables::read_overrides(const std::map<std::string, std::string>& overrid
                                       name, static_cast<unsigned char>(value[*bad]), *bad));
     } else {
       vars_[name] = value;
+      overrides_[name] = "";
     }
   }
 }
 
+std::map<std::string, std::string> Variables::unused_overrides() const {
+  std::vector<std::string> known(used_.begin(), used_.end());
+  for (const auto& [name, value] : vars_)
+    if (!overrides_.count(name)) known.push_back(name);
+  std::map<std::string, std::string> unused;
+  for (const auto& [name, where] : overrides_) {
+    if (used_.count(name)) continue;
+    const std::string why = fmt::format("no scenario reads variable '{}'{}", excerpt(name), did_you_mean(name, known));
+    unused[name] = where.empty() ? fmt::format("rxerun: warning: --var {}: {}", excerpt(name), why)
+                                 : fmt::format("{}: warning: {}", where, why);
+  }
+  return unused;
+}
+
 std::optional<std::string> Variables::substitute(const std::string& text, Mark where) {
+  if (text.find("{{") != std::string::npos)
+    for (auto& name : variable_references(text)) used_.insert(std::move(name));
   const int refused = budget_.refused;
   auto r = rxerun::expand(text, vars_, nullptr, &budget_);
   if (!r) {
@@ -71,7 +101,12 @@ std::optional<std::string> Variables::expand(const std::string& text, Mark where
   auto s = substitute(text, where);
   if (!s) return std::nullopt;
   const auto refs = step_references(*s);
-  if (refs.empty()) return s;
+  if (refs.empty()) {
+    auto resolved = resolve_literals(*s);  // a value that reads no facts is final now
+    if (resolved) return std::move(resolved).value();
+    sink_.error(where, resolved.error().message);
+    return std::nullopt;
+  }
   sink_.error(where, fmt::format("{} cannot read facts of other steps ({{{{steps.{}.{}}}}}): only parameters can", what,
                                  excerpt(refs.front().step), excerpt(refs.front().fact)));
   return std::nullopt;

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <regex>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "base/utf8.h"
 #include "engine/checks.h"
@@ -53,6 +56,57 @@ nlohmann::json plain_scalar(const YAML::Node& n) {
     if (std::isfinite(d)) return d;
   }
   return s;
+}
+
+namespace {
+
+bool is_merge_key(const YAML::Node& key) {
+  return key.IsScalar() && key.Scalar() == "<<" && !is_quoted(key);
+}
+
+// The mappings a merge key's value names; errors for anything else.
+std::vector<YAML::Node> merged_mappings(const YAML::Node& value, const YAML::Node& key, DiagnosticSink& sink) {
+  constexpr std::string_view kWhat = "a merge key '<<' takes a mapping (<<: *common) or a list of them (<<: [*a, *b])";
+  std::vector<YAML::Node> sources;
+  if (value.IsMap()) {
+    sources.push_back(value);
+  } else if (value.IsSequence()) {
+    for (const auto& item : value) {
+      if (item.IsMap())
+        sources.push_back(item);
+      else
+        sink.error(item.IsNull() ? key : item, fmt::format("{}, got {} in the list", kWhat, type_name(item)));
+    }
+  } else {
+    sink.error(value.IsNull() ? key : value, fmt::format("{}, got {}", kWhat, type_name(value)));
+  }
+  return sources;
+}
+
+}  // namespace
+
+void apply_merge_keys(YAML::Node map, DiagnosticSink& sink) {
+  std::optional<std::pair<YAML::Node, YAML::Node>> merge;
+  std::set<std::string> keys;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const auto pair = *it;
+    if (is_merge_key(pair.first)) {
+      if (!merge) merge.emplace(pair.first, pair.second);  // a second '<<' is a duplicate key, reported as such
+    } else if (pair.first.IsScalar()) {
+      keys.insert(pair.first.Scalar());
+    }
+  }
+  if (!merge) return;
+  std::vector<std::pair<YAML::Node, YAML::Node>> merged;
+  for (const auto& source : merged_mappings(merge->second, merge->first, sink)) {
+    for (auto it = source.begin(); it != source.end(); ++it) {
+      const auto pair = *it;
+      if (pair.first.IsScalar() && !is_merge_key(pair.first) && keys.insert(pair.first.Scalar()).second)
+        merged.emplace_back(pair.first, pair.second);
+    }
+  }
+  map.remove(merge->first);
+  for (const auto& [key, value] : merged) map.force_insert(key, value);
 }
 
 bool valid_step_name(std::string_view s) {

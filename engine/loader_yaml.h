@@ -31,6 +31,16 @@ std::string type_name(const YAML::Node& n);
 bool is_quoted(const YAML::Node& n);
 nlohmann::json plain_scalar(const YAML::Node& n);
 
+// YAML 1.1's merge keys, which yaml-cpp keeps as a plain key '<<': in
+// `map`, `<<: *common` or `<<: [*a, *b]` is replaced, in place, by the pairs
+// of the merged mappings that `map` does not have itself (its own keys win,
+// and an earlier mapping of a list wins over a later one). The merged pairs
+// are the merged mapping's own nodes, so a diagnostic about one points at
+// where it is written. The merged mappings' own merge keys must have been
+// applied first (DocumentReader walks the tree children first). A '<<'
+// whose value is not a mapping or a list of mappings is an error in `sink`.
+void apply_merge_keys(YAML::Node map, DiagnosticSink& sink);
+
 // Letters, digits, '_', '.' and '-': a step's name, and a variable's.
 bool valid_step_name(std::string_view s);
 

@@ -68,6 +68,9 @@ struct StepSpec {
   nlohmann::json params;              // object (or the scalar, for scalar kinds); defaults filled in
   std::map<std::string, Mark> marks;  // "" -> the kind key; "dev", "server.netns" -> a parameter's value
   Mark mark;                          // the step itself
+  // The file the step is written in, which its marks are in: the
+  // scenario's, or a file it includes; empty: the scenario's.
+  std::string file;
 
   Mark mark_of(const std::string& path) const;  // nearest known mark
 };
@@ -111,6 +114,8 @@ struct Scenario {
   std::vector<StepSpec> steps;
 
   const StepSpec* find_step(const std::string& name) const;
+  // The file a step's marks are in (StepSpec::file, else this scenario's).
+  const std::string& file_of(const StepSpec& step) const { return step.file.empty() ? file : step.file; }
   const NodeSpec* find_node(const std::string& name) const;
 };
 

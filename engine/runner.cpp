@@ -362,12 +362,12 @@ std::optional<Diagnostic> Runner::expand_facts(const Scenario& scenario, const S
   Diagnostics diags;
   if (auto r = expand_json(params, {}, &lookup); !r) {
     Mark m = step.mark_of("");
-    diags.push_back({scenario.file, m, r.error().message});
+    diags.push_back({scenario.file_of(step), m, r.error().message});
   } else if (auto bad = not_utf8(params)) {
-    diags.push_back({scenario.file, step.mark_of(""),
+    diags.push_back({scenario.file_of(step), step.mark_of(""),
                      fmt::format("a fact of an earlier step put bytes that are not UTF-8 into '{}'", excerpt(*bad))});
   } else {
-    diags = check_params(kind.spec, params, step, scenario.file, earlier);
+    diags = check_params(kind.spec, params, step, scenario.file_of(step), earlier);
   }
   if (diags.empty()) return std::nullopt;
   return diags.front();
@@ -384,7 +384,7 @@ StepResult Runner::run_attempt(const Scenario& scenario, const StepSpec& step, c
   const auto deadline = deadline_for(step, kind);
   reporter_.step_waiting(step, timeout_for(step, kind));
   Context ctx(*this, step, kind, deadline);
-  Params p(params, step, scenario.file);
+  Params p(params, step, scenario.file_of(step));
   StepResult result = guarded("step kind '" + step.kind + "'", [&] { return kind.run(p, ctx); });
   // A step that overran its deadline timed out, whatever it says.
   if (result.outcome != Outcome::Error && deadline != sys::SteadyTime::max() && sys_.clock.now() > deadline)

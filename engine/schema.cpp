@@ -25,18 +25,30 @@ json enum_schema(const std::vector<std::string>& choices) {
   return or_template({{"enum", values}});
 }
 
+// The loader reads a YAML scalar of any type as text where it wants text
+// (`dev: 1`, `argv: [sleep, 1]`, `vm: {kernel: 7.3}`): a number or a bool
+// written there is its text, and `schema` checks the strings.
+json or_scalar_text(json schema) {
+  return json{{"anyOf", json::array({std::move(schema), {{"type", json::array({"number", "boolean"})}}})}};
+}
+
+// A quoted number where an integer goes ("1024") is that integer to the
+// loader too; its bounds are then the loader's to check.
+json integer_schema(const ParamSpec& p) {
+  json i = {{"type", "integer"}};
+  if (p.min) i["minimum"] = *p.min;
+  if (p.max) i["maximum"] = *p.max;
+  return json{
+      {"anyOf",
+       json::array({i, {{"type", "string"}, {"pattern", "^-?[0-9]+$"}}, {{"$ref", "#/definitions/template"}}})}};
+}
+
 json param_schema(const ParamSpec& p) {
   json s;
   switch (p.type) {
-    case ParamType::String: s = {{"type", "string"}}; break;
-    case ParamType::Int: {
-      json i = {{"type", "integer"}};
-      if (p.min) i["minimum"] = *p.min;
-      if (p.max) i["maximum"] = *p.max;
-      s = or_template(i);
-      break;
-    }
-    case ParamType::Bool: s = or_template({{"type", "boolean"}}); break;
+    case ParamType::String: s = {{"type", json::array({"string", "number", "boolean"})}}; break;
+    case ParamType::Int: s = integer_schema(p); break;
+    case ParamType::Bool: s = {{"$ref", "#/definitions/bool"}}; break;
     case ParamType::OnOff: s = {{"$ref", "#/definitions/on_off"}}; break;
     case ParamType::Duration: s = {{"$ref", "#/definitions/duration"}}; break;
     case ParamType::Size: {
@@ -45,14 +57,14 @@ json param_schema(const ParamSpec& p) {
       s = {{"anyOf", json::array({bytes, {{"$ref", "#/definitions/size"}}, {{"$ref", "#/definitions/template"}}})}};
       break;
     }
-    case ParamType::IfName: s = {{"$ref", "#/definitions/ifname"}}; break;
-    case ParamType::NetnsName: s = {{"$ref", "#/definitions/netns"}}; break;
+    case ParamType::IfName: s = or_scalar_text({{"$ref", "#/definitions/ifname"}}); break;
+    case ParamType::NetnsName: s = or_scalar_text({{"$ref", "#/definitions/netns"}}); break;
     case ParamType::Address: s = {{"type", "string"}, {"minLength", 2}}; break;
     case ParamType::Cidr: s = {{"type", "string"}, {"pattern", "/|\\{\\{"}}; break;
     case ParamType::AddressList: s = {{"type", "array"}, {"items", {{"type", "string"}}}}; break;
     case ParamType::Enum: s = enum_schema(p.choices); break;
     case ParamType::Scalar: s = {{"type", json::array({"string", "number", "boolean"})}}; break;
-    case ParamType::StepRef: s = {{"type", "string"}}; break;
+    case ParamType::StepRef: s = {{"type", json::array({"string", "number", "boolean"})}}; break;
     case ParamType::List:
     case ParamType::Map: {
       // Each item (list) or value (map) as fields[0] says.
@@ -100,15 +112,18 @@ json kind_value_schema(const KindSpec& k) {
 json step_schema(const KindSpec& k) {
   json props = {
       {k.name, kind_value_schema(k)},
-      {"name",
-       {{"type", "string"}, {"pattern", "^[A-Za-z0-9_.-]+$"}, {"description", "label; how later steps refer to it"}}},
-      {"netns", {{"$ref", "#/definitions/netns"}}},
+      {"name", {{"$ref", "#/definitions/step_name"}, {"description", "label; how later steps refer to it"}}},
+      {"netns", or_scalar_text({{"$ref", "#/definitions/netns"}})},
       {"node", {{"$ref", "#/definitions/node"}, {"description", "the node (lab VM of `nodes:`) it runs on"}}},
       {"expect", {{"$ref", "#/definitions/expect"}}},
       {"timeout", {{"$ref", "#/definitions/duration"}}},
-      {"retries", {{"type", "integer"}, {"minimum", 0}, {"maximum", 100}}},
+      {"retries",
+       {{"anyOf", json::array({{{"type", "integer"}, {"minimum", 0}, {"maximum", 100}},
+                               {{"type", "string"}, {"pattern", "^([0-9]{1,2}|0[0-9]{2}|100)$"}}})}}},
       {"delay", {{"$ref", "#/definitions/duration"}}},
-      {"tags", {{"anyOf", json::array({{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}}})}}},
+      {"tags",
+       {{"anyOf", json::array({{{"$ref", "#/definitions/tag"}},
+                               {{"type", "array"}, {"items", {{"$ref", "#/definitions/tag"}}}}})}}},
   };
   return {{"title", k.name},     {"description", k.summary},          {"type", "object"},
           {"properties", props}, {"required", json::array({k.name})}, {"additionalProperties", false}};
@@ -119,6 +134,12 @@ json step_schema(const KindSpec& k) {
 json schema_definitions() {
   return {
       {"template", {{"type", "string"}, {"pattern", "\\{\\{[^}]+\\}\\}"}}},
+      {"bool",
+       {{"anyOf", json::array({{{"type", "boolean"}},
+                               {{"type", "string"}, {"pattern", "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])$"}},
+                               {{"$ref", "#/definitions/template"}}})}}},
+      {"step_name", or_scalar_text({{"type", "string"}, {"pattern", "^[A-Za-z0-9_.-]+$"}})},
+      {"tag", {{"anyOf", json::array({{{"type", "string"}, {"minLength", 1}}, {{"type", {"number", "boolean"}}}})}}},
       {"duration", {{"type", "string"}, {"pattern", "^([0-9]+(\\.[0-9]+)?(ms|s|m|h)|.*\\{\\{.*\\}\\}.*)$"}}},
       {"size", {{"type", "string"}, {"pattern", "^[0-9]+(B|KiB|MiB|GiB|TiB)?$"}}},
       {"ifname", {{"type", "string"}, {"pattern", "^([^/\\s]{1,15}|.*\\{\\{.*\\}\\}.*)$"}}},
@@ -129,8 +150,10 @@ json schema_definitions() {
         {"pattern", "^([0-9A-Fa-f][02468ACEace](:[0-9A-Fa-f]{2}){5}|.*\\{\\{.*\\}\\}.*)$"},
         {"description", "a unicast MAC address: 52:54:00:12:34:56"}}},
       {"on_off",
-       {{"anyOf",
-         json::array({{{"type", "boolean"}}, {{"enum", {"on", "off"}}}, {{"$ref", "#/definitions/template"}}})}}},
+       {{"anyOf", json::array({{{"type", "boolean"}},
+                               {{"type", "string"},
+                                {"pattern", "^([Oo][Nn]|[Oo][Ff][Ff]|[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])$"}},
+                               {{"$ref", "#/definitions/template"}}})}}},
       {"outcome", {{"enum", {"ok", "fail", "timeout"}}}},
       {"matcher", {{"type", json::array({"string", "number", "boolean"})}}},
       {"expect",
@@ -144,18 +167,30 @@ json schema_definitions() {
 json vm_schema() {
   return {{"type", "object"},
           {"properties",
-           {{"kernel", {{"type", "string"}, {"description", "the lab kernel the scenario needs (6.1, 7.3)"}}},
+           {{"kernel",
+             {{"anyOf", json::array({{{"type", "string"}, {"minLength", 1}}, {{"type", "number"}}})},
+              {"description", "the lab kernel the scenario needs (6.1, 7.3)"}}},
             {"kernels",
              {{"type", "array"},
               {"minItems", 1},
               {"uniqueItems", true},
-              {"items", {{"type", "string"}, {"minLength", 1}}},
+              {"items", {{"anyOf", json::array({{{"type", "string"}, {"minLength", 1}}, {{"type", "number"}}})}}},
               {"description", "run the scenario once on each of these lab kernels (a matrix: NAME@KERNEL)"}}},
             {"timeout",
              {{"type", "string"},
               {"description", "time for the whole run in the lab VM (default: the steps' timeouts plus 5m)"}}}}},
           {"not", {{"required", {"kernel", "kernels"}}}},
           {"additionalProperties", false}};
+}
+
+// Names (not `steps`, which {{steps.NAME.FACT}} reads) to scalars; a
+// string value cannot hold '{{' (values are not expanded).
+json vars_schema() {
+  return {{"type", json::array({"object", "null"})},
+          {"propertyNames", {{"pattern", "^(?!steps(\\.|$))[A-Za-z0-9_.-]+$"}}},
+          {"additionalProperties",
+           {{"anyOf", json::array({{{"type", "string"}, {"not", {{"pattern", "\\{\\{"}}}},
+                                   {{"type", json::array({"number", "boolean"})}}})}}}};
 }
 
 json nodes_schema() {
@@ -167,8 +202,7 @@ json nodes_schema() {
            {{"type", json::array({"object", "null"})},
             {"properties",
              {{"kernel",
-               {{"type", "string"},
-                {"minLength", 1},
+               {{"anyOf", json::array({{{"type", "string"}, {"minLength", 1}}, {{"type", "number"}}})},
                 {"description", "the lab kernel the node boots (default: vm.kernel's, else the newest prepared)"}}}}},
             {"additionalProperties", false}}},
           {"description",
@@ -208,11 +242,18 @@ json scenario_schema(const Registry& registry) {
       {"type", "object"},
       {"required", json::array({"steps"})},
       {"additionalProperties", false},
+      // The author's own keys: a place for YAML anchors (&common) to merge (<<: *common).
+      {"patternProperties", {{"^x-", json::object()}}},
       {"properties",
-       {{"name", {{"type", "string"}, {"pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}},
-        {"description", {{"type", "string"}}},
-        {"vars",
-         {{"type", "object"}, {"additionalProperties", {{"type", json::array({"string", "number", "boolean"})}}}}},
+       {{"name", or_scalar_text({{"type", "string"}, {"pattern", "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}})},
+        {"description", {{"type", json::array({"string", "number", "boolean", "null"})}}},
+        {"include",
+         {{"anyOf", json::array({{{"type", "string"}, {"minLength", 1}},
+                                 {{"type", "array"}, {"items", {{"type", "string"}, {"minLength", 1}}}}})},
+          {"description",
+           "files whose vars (defaults) and steps (first) this scenario builds on, each path relative to this "
+           "file: [topology/veth-pair.yaml]"}}},
+        {"vars", vars_schema()},
         {"vm", vm_schema()},
         {"kernel_health",
          {{"enum", json::array({"fail", "warn", "off"})},
@@ -221,7 +262,7 @@ json scenario_schema(const Registry& registry) {
            "(default), show them only (warn), or go unread (off)"}}},
         {"plugins",
          {{"type", "array"},
-          {"items", {{"type", "string"}, {"minLength", 1}}},
+          {"items", {{"anyOf", json::array({{{"type", "string"}, {"minLength", 1}}, {{"type", "number"}}})}}},
           {"description",
            "plugins whose step kinds the scenario uses: shared objects built against rxerun's SDK, each path "
            "relative to the scenario file"}}},

@@ -19,15 +19,42 @@ bool is_name_char(char c) {
 
 // One {{...}} found in a text.
 struct Placeholder {
-  std::size_t begin = 0;  // offset of "{{"
-  std::size_t end = 0;    // offset just past "}}"
-  std::string name;       // trimmed
-  bool is_step = false;   // steps.NAME.FACT
-  StepReference ref;      // when is_step
+  std::size_t begin = 0;               // offset of "{{"
+  std::size_t end = 0;                 // offset just past "}}"
+  std::string name;                    // trimmed
+  bool is_step = false;                // steps.NAME.FACT
+  StepReference ref;                   // when is_step
+  std::optional<std::string> literal;  // {{ '...' }} or {{ "..." }}: this text, as it is
 };
+
+// {{ 'TEXT' }} or {{ "TEXT" }} (blanks optional) from `open`: TEXT is
+// written as it is, so that a value may hold '{{' ({{ '{{' }}) and '}}'.
+// TEXT cannot hold its own quote. Before literals existed, a quote after
+// '{{' was an invalid variable name: no valid scenario reads differently.
+Result<Placeholder> read_literal(std::string_view text, std::size_t open, std::size_t quote_at) {
+  const char quote = text[quote_at];
+  const std::size_t closing = text.find(quote, quote_at + 1);
+  if (closing == std::string_view::npos)
+    return make_error(fmt::format("unterminated literal {} in '{}': write {{{{ '{{{{' }}}} for a literal '{{{{'", quote,
+                                  excerpt(text.substr(open))));
+  const std::size_t after = text.find_first_not_of(kBlanks, closing + 1);
+  if (after == std::string_view::npos || text.substr(after, kClose.size()) != kClose)
+    return make_error(
+        fmt::format("a literal {{{{ {}...{} }}}} must end with '}}}}' right after its closing quote, "
+                    "in '{}'",
+                    quote, quote, excerpt(text.substr(open))));
+  Placeholder p;
+  p.begin = open;
+  p.end = after + kClose.size();
+  p.literal = std::string(text.substr(quote_at + 1, closing - quote_at - 1));
+  return p;
+}
 
 // The placeholder starting at `open` (an offset of "{{"), or an error.
 Result<Placeholder> read_placeholder(std::string_view text, std::size_t open) {
+  const std::size_t first = text.find_first_not_of(kBlanks, open + kOpen.size());
+  if (first != std::string_view::npos && (text[first] == '\'' || text[first] == '"'))
+    return read_literal(text, open, first);
   const std::size_t close = text.find(kClose, open + kOpen.size());
   if (close == std::string_view::npos)
     return make_error(fmt::format("unterminated '{{{{' in '{}'", excerpt(text.substr(open))));
@@ -65,6 +92,10 @@ std::string fact_text(const nlohmann::json& v) {
 // (no copy of a large variable is made before the caps are checked).
 Result<std::string_view> substitute(const Placeholder& p, std::string_view text, const Vars& vars,
                                     const FactLookup* facts, std::string& scratch) {
+  if (p.literal) {
+    if (!facts) return text.substr(p.begin, p.end - p.begin);  // written as it is at run time
+    return std::string_view(*p.literal);
+  }
   if (p.is_step) {
     if (!facts || !*facts) return text.substr(p.begin, p.end - p.begin);  // resolved at run time
     auto value = (*facts)(p.ref.step, p.ref.fact);
@@ -75,7 +106,9 @@ Result<std::string_view> substitute(const Placeholder& p, std::string_view text,
   if (auto it = vars.find(p.name); it != vars.end()) return std::string_view(it->second);
   std::vector<std::string> names;
   for (const auto& [name, value] : vars) names.push_back(name);
-  return make_error(fmt::format("undefined variable '{}'{}", excerpt(p.name), did_you_mean(p.name, names)));
+  // {{.Id}}: a Go template (docker, kubectl), not a variable.
+  const std::string literal = p.name.starts_with('.') ? ": a literal '{{' is written {{ '{{' }}" : "";
+  return make_error(fmt::format("undefined variable '{}'{}{}", excerpt(p.name), did_you_mean(p.name, names), literal));
 }
 
 }  // namespace
@@ -147,6 +180,37 @@ std::vector<StepReference> step_references(std::string_view text) {
     pos = p->end;
   }
   return refs;
+}
+
+std::vector<std::string> variable_references(std::string_view text) {
+  std::vector<std::string> names;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t open = text.find(kOpen, pos);
+    if (open == std::string_view::npos) break;
+    auto p = read_placeholder(text, open);
+    if (!p) {
+      pos = open + kOpen.size();
+      continue;
+    }
+    if (!p->is_step && !p->literal) names.push_back(p->name);
+    pos = p->end;
+  }
+  return names;
+}
+
+namespace {
+const FactLookup kNoFacts = [](const std::string&, const std::string&) -> std::optional<nlohmann::json> {
+  return std::nullopt;
+};
+}  // namespace
+
+Result<std::string> resolve_literals(std::string_view text) {
+  return expand(text, Vars{}, &kNoFacts);
+}
+
+Result<void> resolve_literals(nlohmann::json& value) {
+  return expand_json(value, Vars{}, &kNoFacts);
 }
 
 bool has_step_references(const nlohmann::json& value) {

@@ -40,13 +40,23 @@ struct ExpansionBudget {
 };
 
 // Expands {{name}} from `vars`. {{steps.NAME.FACT}} is expanded through
-// `facts` when given and left as written otherwise. Whitespace inside the
-// braces is allowed ({{ a }}). Errors: "undefined variable 'x'", an
+// `facts` when given and left as written otherwise; so is a literal,
+// {{ 'TEXT' }} or {{ "TEXT" }}, which stands for TEXT as it is (a value's
+// '{{': {{ '{{' }}). Without `facts` this is the loader's pass, and a value
+// that reads no facts then goes through resolve_literals(); with them, the
+// run time's. Whitespace inside the braces is allowed ({{ a }}). Errors:
+// "undefined variable 'x'", an
 // unterminated "{{", an empty name, a fact missing at run time, a result
 // over kMaxExpandedValue, or substitutions that take `budget` (when given)
 // past kMaxExpandedScenario.
 Result<std::string> expand(std::string_view text, const Vars& vars, const FactLookup* facts = nullptr,
                            ExpansionBudget* budget = nullptr);
+
+// The literals of a value that holds no {{steps.NAME.FACT}} (the run
+// time's pass of expand(), with no variables and no facts to read).
+Result<std::string> resolve_literals(std::string_view text);
+// The same for every string inside `value`.
+Result<void> resolve_literals(nlohmann::json& value);
 
 // expand() applied to every string inside `value`, recursively (keys stay).
 Result<void> expand_json(nlohmann::json& value, const Vars& vars, const FactLookup* facts = nullptr,
@@ -54,6 +64,10 @@ Result<void> expand_json(nlohmann::json& value, const Vars& vars, const FactLook
 
 // The {{steps.NAME.FACT}} references in `text`, in order.
 std::vector<StepReference> step_references(std::string_view text);
+
+// The {{name}} variables `text` reads, in order (not the steps' facts, not
+// literals).
+std::vector<std::string> variable_references(std::string_view text);
 
 // True when `value` (recursively) still holds a {{steps...}} reference.
 bool has_step_references(const nlohmann::json& value);

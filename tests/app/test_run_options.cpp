@@ -59,6 +59,10 @@ const std::vector<Change>& changes() {
         o.common.vars = {"a=1", "-x=-1", "b=c=d", "s=with space", "e="};
       },
       [](RunCommandOptions& o) {
+        o.common.var_files = {"vars.yaml", "-v.yaml"};
+      },
+      [](RunCommandOptions& o) { o.common.handed_on = true; },
+      [](RunCommandOptions& o) {
         o.common.only = {"fast", "", "--skip"};
       },
       [](RunCommandOptions& o) {
@@ -161,6 +165,7 @@ TEST_CASE("run options: a suite's child runs one scenario on the host, with what
   RunCommandOptions expected = one({"b.yaml"});
   expected.host = true;
   expected.common = o.common;
+  expected.common.handed_on = true;  // the suite showed the warnings
   expected.force = true;
   expected.verbose = true;
   expected.color = "always";
@@ -189,6 +194,7 @@ TEST_CASE("run options: a lab VM's guest runs its scenarios with what shapes a r
   const RunCommandOptions guest = lab_vm_run_options(o, {"b.yaml"}, false, true, "2/4");
   RunCommandOptions expected = one({"b.yaml"});
   expected.common = o.common;
+  expected.common.handed_on = true;
   expected.quiet = true;
   expected.fail_fast = true;
   expected.kernel_health = "off";
@@ -202,7 +208,7 @@ TEST_CASE("run options: a lab VM's guest runs its scenarios with what shapes a r
 
 TEST_CASE("run options: a node's agent reads back what the host hands it") {
   RunCommandOptions o = one({"pair.yaml"});
-  o.common = {.plugins = {"/p.so"}, .vars = {"a=-1"}, .only = {"t"}, .skip = {"-u"}};
+  o.common = {.plugins = {"/p.so"}, .vars = {"a=-1"}, .var_files = {"/v.yaml"}, .only = {"t"}, .skip = {"-u"}};
   o.force = true;
   o.kernel_health = "warn";
   o.verbose = true;  // the host's terminal, not the agent's
@@ -213,7 +219,9 @@ TEST_CASE("run options: a node's agent reads back what the host hands it") {
   CHECK(std::string(parse(args, line).name) == "__agent");
   CHECK(line.agent.scenario == "pair.yaml");
   CHECK(line.agent.node == "a");
-  CHECK(line.agent.common == o.common);
+  CommonOptions handed = o.common;
+  handed.handed_on = true;
+  CHECK(line.agent.common == handed);
   CHECK(line.agent.force);
   CHECK(line.agent.kernel_health == "warn");
   CHECK(line.agent.output_dir == "/mnt/rxerun/output");

@@ -49,3 +49,25 @@ TEST_CASE("diag: excerpt keeps messages on one short line") {
   // never cut inside a UTF-8 character
   CHECK(excerpt("aé", 2) == "a...");
 }
+
+TEST_CASE("diag: suggest knows the words people write for rxerun's names") {
+  const std::vector<std::string> block{"proto", "port", "hook", "dev", "action"};
+  CHECK(suggest("protocol", block) == "proto");
+  CHECK(suggest("interface", block) == "dev");
+  CHECK(suggest("direction", block) == "hook");
+  const std::vector<std::string> common{"name", "netns", "node", "expect", "timeout", "retries", "delay", "tags"};
+  CHECK(suggest("retry", common) == "retries");
+  CHECK(suggest("namespace", common) == "netns");
+  // A synonym only names what is there: 'to' is not among these.
+  CHECK(suggest("target", common) == std::nullopt);
+  CHECK(suggest("target", std::vector<std::string>{"dst", "to"}) == "to");
+}
+
+TEST_CASE("diag: suggest names a candidate that holds the word, or that the word holds") {
+  const std::vector<std::string> params{"duration", "iterations", "server", "gid_index"};
+  CHECK(suggest("dur", params) == "duration");
+  CHECK(suggest("server_addr", params) == "server");
+  CHECK(suggest("gid", params) == "gid_index");
+  CHECK(suggest("xyz", params) == std::nullopt);
+  CHECK(suggest("du", params) == std::nullopt);  // two bytes are no evidence
+}

@@ -91,11 +91,13 @@ TEST_CASE("vm.wire: two lab VMs ping each other over a wire" * doctest::skip()) 
         "ip address add " +
         e.address +
         "/24 dev $dev && ip link set $dev up || exit 12\n"
-        // Three replies, however long the other end takes to boot; then
-        // stay up a while, so that the other end gets its three too.
-        "ping -c 3 -i 0.5 -w 120 " +
+        // Three replies, however long the other end takes to boot (ping
+        // gives up once its count of errors is reached, and an unanswered
+        // ARP is one: so again, for up to two minutes); then stay up a
+        // while, so that the other end gets its three too.
+        "n=0; until ping -c 3 -i 0.5 -w 5 " +
         e.peer +
-        " || exit 13\n"
+        "; do n=$((n + 1)); [ $n -lt 24 ] || exit 13; done\n"
         "sleep 10\n";
     run.request = {.program = "/bin/sh", .args = {"-c", script}, .cwd = "/", .term = "dumb"};
     run.output = [&outputs, i](std::string_view s) { outputs[i] += s; };
