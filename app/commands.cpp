@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/plan.h"
 #include "app/placement.h"
+#include "app/plan.h"
 #include "app/plugins.h"
 #include "app/run.h"
 #include "app/suite.h"

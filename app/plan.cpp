@@ -56,8 +56,7 @@ void PlanReporter::step_finished(const StepReport& r) {
     print(out_, "       # {}\n", r.status == StepStatus::Skipped ? r.message : "no change to the host");
   }
   const auto i = static_cast<std::size_t>(r.index);
-  if (i < step_lines_.size())
-    print_problems(step_lines_[i], i + 1 < step_lines_.size() ? step_lines_[i + 1] : 1 << 30);
+  if (i < step_lines_.size()) print_problems(step_lines_[i], i + 1 < step_lines_.size() ? step_lines_[i + 1] : 1 << 30);
   std::fflush(out_);
 }
 
@@ -71,9 +70,10 @@ void PlanReporter::undo_finished(const UndoReport&) {
 
 void PlanReporter::run_finished(const RunReport&) {
   print(out_, "{} action{}, {} of them not previewable", actions_, actions_ == 1 ? "" : "s", unpreviewable_);
-  print(out_, "{}\n", shown_problems_ ? fmt::format("; {} error{}: the lab would not run as written",
-                                                    shown_problems_, shown_problems_ == 1 ? "" : "s")
-                                      : "");
+  print(out_, "{}\n",
+        shown_problems_ ? fmt::format("; {} error{}: the lab would not run as written", shown_problems_,
+                                      shown_problems_ == 1 ? "" : "s")
+                        : "");
   std::fflush(out_);
 }
 

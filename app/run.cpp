@@ -65,8 +65,8 @@ void UnusedVars::show() const {
     for (const auto& [name, warning] : *unused_) print(stderr, "{}\n", warning);
 }
 
-LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common,
-                       bool plugins_may_fail, const LoadRequest& request) {
+LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common, bool plugins_may_fail,
+                       const LoadRequest& request) {
   LoadOptions lo;
   lo.var_files = common.var_files;
   for (const auto& kv : common.vars) lo.var_overrides[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);

@@ -66,9 +66,11 @@ std::vector<std::string> allowed_words(const KindSpec& kind, const FactSpec& spe
     *any = true;
   } else if (spec.names_from == "*") {  // the keys `extra` took: every key that is no declared parameter
     if (params.is_object())
-      for (const auto& [key, value] : params.items())
+      for (const auto& item : params.items()) {
+        const std::string& key = item.key();
         if (std::none_of(kind.params.begin(), kind.params.end(), [&](const ParamSpec& p) { return p.name == key; }))
           words.push_back(key);
+      }
   } else if (params.is_object() && params.contains(spec.names_from)) {
     const auto& from = params[spec.names_from];
     if (from.is_object())
@@ -110,8 +112,8 @@ std::optional<CounterFact> split_counter(const std::string& pattern, const std::
 
 // Whether `fact` has the shape of the pattern `spec.name`; `why` says what
 // is wrong with a word that does not fit.
-bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann::json& params,
-                     const std::string& fact, std::string* why) {
+bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann::json& params, const std::string& fact,
+                     std::string* why) {
   const auto pattern = split_dots(spec.name);
   const auto words = split_dots(fact);
   bool any = false;
@@ -122,7 +124,7 @@ bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann:
   if (std::all_of(pattern.begin(), pattern.end(), [](const std::string& s) { return is_placeholder(s); })) {
     if (any || std::find(allowed.begin(), allowed.end(), fact) != allowed.end()) return true;
     if (why->empty() && !allowed.empty())
-      *why = fmt::format("'{}' is none of {}{}", excerpt(fact), spec.name, did_you_mean(fact, allowed));
+      *why = fmt::format("'{}' is no {} this step reports{}", excerpt(fact), spec.name, did_you_mean(fact, allowed));
     return false;
   }
   if (words.size() < pattern.size()) return false;
@@ -142,7 +144,7 @@ bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann:
       if (!any && std::find(allowed.begin(), allowed.end(), word) == allowed.end()) {
         if (why->empty())
           *why = allowed.empty() ? fmt::format("'{}' names no {} this step has", excerpt(word), placeholder)
-                                 : fmt::format("'{}' is no {} of this step{}", excerpt(word), placeholder,
+                                 : fmt::format("'{}' is no {} this step reports{}", excerpt(word), placeholder,
                                                did_you_mean(word, allowed));
         return false;
       }
@@ -153,16 +155,17 @@ bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann:
   return w == words.size();
 }
 
-std::string param_list(const std::string& name) { return fmt::format("`{}`", name); }
+std::string param_list(const std::string& name) {
+  return fmt::format("`{}`", name);
+}
 
 }  // namespace
 
 const std::vector<std::string>& rxe_counter_names() {
   static const std::vector<std::string> kNames{
-      "sent_pkts",     "rcvd_pkts",          "duplicate_request",      "out_of_seq_request",
-      "rcvd_rnr_err",  "send_rnr_err",       "rcvd_seq_err",           "ack_deferred",
-      "retry_exceeded_err", "retry_rnr_exceeded_err", "completer_retry_err", "send_err",
-      "link_downed",   "rdma_sends",         "rdma_recvs"};
+      "sent_pkts",           "rcvd_pkts",    "duplicate_request", "out_of_seq_request", "rcvd_rnr_err",
+      "send_rnr_err",        "rcvd_seq_err", "ack_deferred",      "retry_exceeded_err", "retry_rnr_exceeded_err",
+      "completer_retry_err", "send_err",     "link_downed",       "rdma_sends",         "rdma_recvs"};
   return kNames;
 }
 
@@ -181,7 +184,7 @@ unsigned revert_moment(const KindSpec& kind, const nlohmann::json& params) {
 }
 
 std::string moment_words(unsigned moment) {
-  switch (moment) {
+  switch (moment & ~kAtEnd ? moment & ~kAtEnd : moment) {  // a start that may end: named by its start
     case kAtStart: return "when it starts in the background";
     case kAtEnd: return "at the revert that ends it in the background";
     case kAtRevert: return "at its revert";
@@ -190,10 +193,9 @@ std::string moment_words(unsigned moment) {
 }
 
 std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& params, unsigned moment,
-                                    const std::string& fact, const std::vector<std::string>& nodes,
-                                    std::string* why) {
+                                    const std::string& fact, const std::vector<std::string>& nodes, std::string* why) {
   if (kind.dynamic_facts) return FactMatch{};
-  std::string shape_problem;      // a pattern fits but a word of it does not
+  std::string shape_problem;           // a pattern fits but a word of it does not
   const FactSpec* elsewhen = nullptr;  // matches, but at another moment
   const FactSpec* needs = nullptr;     // matches, but needs a parameter
   for (const auto& spec : kind.facts) {
@@ -216,23 +218,28 @@ std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& 
     }
     return FactMatch{&spec, std::move(counter)};
   }
-  if (needs) {
+  // What names the fact as written says most; a pattern's complaint about
+  // a word beats a pattern that takes anything but needs a parameter
+  // (PATH.TO.VALUE) or is reported at another moment.
+  const bool needs_named = needs && needs->name == fact;
+  const bool elsewhen_named = elsewhen && elsewhen->name == fact;
+  if (needs_named || (needs && shape_problem.empty() && !elsewhen_named)) {
     *why = fmt::format("'{}' is reported only with {} set", excerpt(fact), param_list(needs->only_with));
-  } else if (elsewhen) {
+  } else if (elsewhen_named || (elsewhen && shape_problem.empty())) {
     std::vector<std::string> moments;
     for (unsigned m : {kAtStep, kAtStart, kAtEnd, kAtRevert})
       if (elsewhen->when & m) moments.push_back(moment_words(m));
-    *why = fmt::format("'{}' is reported {}, not {}", excerpt(fact), fmt::join(moments, " and "),
-                       moment_words(moment));
+    *why = fmt::format("'{}' is reported {}, not {}", excerpt(fact), fmt::join(moments, " and "), moment_words(moment));
   } else if (!shape_problem.empty()) {
     *why = shape_problem;
   } else {
     std::vector<std::string> names;
     for (const auto& spec : kind.facts)
-      if ((spec.when & moment) && (spec.only_with.empty() || param_set(params, spec.only_with))) names.push_back(spec.name);
+      if ((spec.when & moment) && (spec.only_with.empty() || param_set(params, spec.only_with)))
+        names.push_back(spec.name);
     *why = names.empty() ? fmt::format("unknown fact '{}': it reports no facts {}", excerpt(fact), moment_words(moment))
-                         : fmt::format("unknown fact '{}'{}; {} it reports {}", excerpt(fact), did_you_mean(fact, names),
-                                       moment_words(moment), fmt::join(names, ", "));
+                         : fmt::format("unknown fact '{}'{}; {} it reports {}", excerpt(fact),
+                                       did_you_mean(fact, names), moment_words(moment), fmt::join(names, ", "));
   }
   return std::nullopt;
 }

@@ -37,8 +37,8 @@ struct CounterFact {
 
 // How `fact` is reported by a step of `kind` with `params` at `moment`.
 struct FactMatch {
-  const FactSpec* spec = nullptr;       // the declaration that matched
-  std::optional<CounterFact> counter;   // set for a DEV.COUNTER fact
+  const FactSpec* spec = nullptr;      // the declaration that matched
+  std::optional<CounterFact> counter;  // set for a DEV.COUNTER fact
 };
 
 // The declaration `fact` matches; otherwise nullopt and `why` says why not
@@ -46,8 +46,7 @@ struct FactMatch {
 // parameter, an unknown counter or opcode), with a suggestion where there
 // is one. `nodes`: the scenario's node names (NODE.DEV.COUNTER).
 std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& params, unsigned moment,
-                                    const std::string& fact, const std::vector<std::string>& nodes,
-                                    std::string* why);
+                                    const std::string& fact, const std::vector<std::string>& nodes, std::string* why);
 
 // "when it runs", "at its revert", ... for messages.
 std::string moment_words(unsigned moment);

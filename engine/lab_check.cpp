@@ -145,7 +145,8 @@ class LabWalk {
     else
       walk_objects(step, kind->spec);
     check_kernels(step, kind->spec);
-    if (!kind->spec.facts_of_target) check_expectations(step, kind->spec, step.params, step_moment(kind->spec, step.params));
+    if (!kind->spec.facts_of_target)
+      check_expectations(step, kind->spec, step.params, step_moment(kind->spec, step.params));
     check_references(step);
     if (!kind->spec.background.empty() && step_moment(kind->spec, step.params) == kAtStart)
       states_[step.name].background = true;
@@ -189,8 +190,8 @@ class LabWalk {
                  const std::string& what) {
     const auto maker = made_later(object, place, name);
     if (!maker) return false;
-    error(where, fmt::format("{} '{}' is used before it exists: step '{}' makes it later", what, excerpt(name),
-                             *maker));
+    error(where,
+          fmt::format("{} '{}' is used before it exists: step '{}' makes it later", what, excerpt(name), *maker));
     return true;
   }
 
@@ -207,19 +208,21 @@ class LabWalk {
     use_netns(step, step_place(step), step.mark_of("@netns"));
   }
 
-  void use_netns(const StepSpec& step, const Place& p, Mark where) {
-    if (p.netns.empty()) return;
+  // Whether the namespace is there, or may be (the host's); an error when not.
+  bool use_netns(const StepSpec& step, const Place& p, Mark where) {
+    if (p.netns.empty()) return true;
     auto it = namespaces_.find(p);
     if (it != namespaces_.end()) {
-      if (!it->second.removed_by.empty())
-        error(where, fmt::format("{} is gone: step '{}' removed it before step '{}'", place_words(p),
-                                 it->second.removed_by, step.name));
-      return;
+      if (it->second.removed_by.empty()) return true;
+      error(where, fmt::format("{} is gone: step '{}' removed it before step '{}'", place_words(p),
+                               it->second.removed_by, step.name));
+      return false;
     }
-    if (too_early(step, where, LabObject::Netns, p, p.netns, "namespace")) return;
-    if (closed_world(p))
-      error(where, fmt::format("{} does not exist: no earlier step makes it (a `netns` step does){}", place_words(p),
-                               site_.lab_vm ? ", and the lab VM has no other" : ""));
+    if (too_early(step, where, LabObject::Netns, p, p.netns, "namespace")) return false;
+    if (!closed_world(p)) return true;
+    error(where, fmt::format("{} does not exist: no earlier step makes it (a `netns` step does){}", place_words(p),
+                             site_.lab_vm ? ", and the lab VM has no other" : ""));
+    return false;
   }
 
   void walk_objects(const StepSpec& step, const KindSpec& kind) {
@@ -231,7 +234,7 @@ class LabWalk {
         else
           use_netns(step, ns, where);
       } else if (o.effect == LabEffect::Makes && o.object == LabObject::Interface) {
-        use_netns(step, place, where);
+        if (!use_netns(step, place, where)) return;
         make(interfaces_, {place, name}, step, where, fmt::format("interface '{}' in {}", name, place_words(place)),
              Thing{.place = place});
       } else if (o.effect == LabEffect::Makes) {
@@ -273,7 +276,7 @@ class LabWalk {
     const auto device = as_device ? devices_.find({place.node, name}) : devices_.end();
     if (device != devices_.end() && device->second.removed_by.empty()) return;
     if (as_interface) {
-      use_netns(step, place, where);
+      if (!use_netns(step, place, where)) return;  // said already
       if (auto it = interfaces_.find({place, name}); it != interfaces_.end()) {
         if (!it->second.removed_by.empty()) gone(step, where, "interface", name, it->second);
         return;
@@ -324,13 +327,13 @@ class LabWalk {
     const Mark where = step.mark_of("step");
     auto& state = states_[target_name];
     if (!state.reverted_by.empty()) {
-      error(where, fmt::format("step '{}' is reverted twice: step '{}' reverted it already", target_name,
-                               state.reverted_by));
+      error(where,
+            fmt::format("step '{}' is reverted twice: step '{}' reverted it already", target_name, state.reverted_by));
       return;
     }
     if (!has_undo(*target, *kind)) {
-      error(where, fmt::format("step '{}' has nothing to undo: a {} step{} changes nothing", target_name,
-                               target->kind, undo_condition(kind->spec)));
+      error(where, fmt::format("step '{}' has nothing to undo: a {} step{} changes nothing", target_name, target->kind,
+                               undo_condition(kind->spec)));
       return;
     }
     state.reverted_by = step.name;
@@ -427,11 +430,14 @@ class LabWalk {
   // --- facts ------------------------------------------------------------
 
   void check_expectations(const StepSpec& step, const KindSpec& kind, const nlohmann::json& params, unsigned moment) {
+    // A background program that ends before it is ready fails its step,
+    // which then reports its end.
+    if (moment == kAtStart && step.expect.outcome != Outcome::Ok) moment |= kAtEnd;
     for (const auto& e : step.expect.facts) {
       std::string why;
       auto match = match_fact(kind, params, moment, e.fact, nodes_, &why);
       if (!match) {
-        if (moment == kAtStart) why += fmt::format("; its end is reported by a `wait: {}` step", step.name);
+        if (moment & kAtStart) why += fmt::format("; its end is reported by a `wait: {}` step", step.name);
         error(e.mark, fmt::format("expectation on {}: {}", step.name, why));
       } else if (match->counter) {
         check_counter(step, *match->counter, e.mark);

@@ -122,8 +122,12 @@ Kind block_kind() {
       {"chain", "the base chain, named after its hook"},
       {"rule", "the rule as nft prints it"},
       {"handle", "the rule's nftables handle"},
-      {.name = "packets", .help = "packets the rule counted: 0 when added; a `revert` reports the final count", .when = kAtStep | kAtRevert},
-      {.name = "bytes", .help = "bytes the rule counted: 0 when added; a `revert` reports the final count", .when = kAtStep | kAtRevert},
+      {.name = "packets",
+       .help = "packets the rule counted: 0 when added; a `revert` reports the final count",
+       .when = kAtStep | kAtRevert},
+      {.name = "bytes",
+       .help = "bytes the rule counted: 0 when added; a `revert` reports the final count",
+       .when = kAtStep | kAtRevert},
       {"warning", "set when the rule is known to hurt more than the test (UDP 4791 on output)"},
   };
   spec.example =

@@ -60,7 +60,11 @@ Kind capture_kind() {
   KindSpec spec;
   spec.name = "capture";
   spec.needs = {Need::NetAdmin};
-  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "dev", .unless_param = "dev", .unless_value = "any"}};
+  spec.objects = {{.effect = LabEffect::Uses,
+                   .object = LabObject::Interface,
+                   .param = "dev",
+                   .unless_param = "dev",
+                   .unless_value = "any"}};
   spec.summary =
       "Capture packets on an interface (libpcap; RoCEv2 by default) into a pcap file while later steps run, decoding "
       "them on the way; `revert: NAME` stops it and reports what crossed (cleanup stops it too).";
@@ -95,17 +99,27 @@ Kind capture_kind() {
       {.name = "bytes", .help = "at revert: their bytes on the wire", .when = kAtRevert},
       {.name = "frames", .help = "at revert: every frame the filter passed, RoCEv2 or not", .when = kAtRevert},
       {.name = "other", .help = "at revert: frames that were not RoCEv2 (another filter, ARP, ...)", .when = kAtRevert},
-      {.name = "malformed", .help = "at revert: frames to UDP 4791 that did not decode (truncated by snaplen, bad headers)", .when = kAtRevert},
+      {.name = "malformed",
+       .help = "at revert: frames to UDP 4791 that did not decode (truncated by snaplen, bad headers)",
+       .when = kAtRevert},
       {.name = "icrc_good", .help = "at revert: RoCEv2 packets whose ICRC is right", .when = kAtRevert},
       {.name = "icrc_bad", .help = "at revert: RoCEv2 packets whose ICRC is wrong", .when = kAtRevert},
       {.name = "acks", .help = "at revert: ACKNOWLEDGE packets whose AETH says ACK", .when = kAtRevert},
-      {.name = "naks", .help = "at revert: AETHs that say NAK (PSN sequence error, remote access error, ...)", .when = kAtRevert},
+      {.name = "naks",
+       .help = "at revert: AETHs that say NAK (PSN sequence error, remote access error, ...)",
+       .when = kAtRevert},
       {.name = "rnr_naks", .help = "at revert: AETHs that say RNR NAK (receiver not ready)", .when = kAtRevert},
-      {.name = "psn_gaps", .help = "at revert: RC/UC requests whose PSN skipped ahead on their QP (lost before the capture point)", .when = kAtRevert},
-      {.name = "psn_repeats", .help = "at revert: RC/UC requests whose PSN went back on their QP (retransmissions)", .when = kAtRevert},
+      {.name = "psn_gaps",
+       .help = "at revert: RC/UC requests whose PSN skipped ahead on their QP (lost before the capture point)",
+       .when = kAtRevert},
+      {.name = "psn_repeats",
+       .help = "at revert: RC/UC requests whose PSN went back on their QP (retransmissions)",
+       .when = kAtRevert},
       {.name = "qps", .help = "at revert: the destination QPs seen, 0x11,0x12", .when = kAtRevert},
       {.name = "qp_count", .help = "at revert: how many destination QPs", .when = kAtRevert},
-      {.name = "dropped", .help = "at revert: packets the kernel dropped because the capture fell behind", .when = kAtRevert},
+      {.name = "dropped",
+       .help = "at revert: packets the kernel dropped because the capture fell behind",
+       .when = kAtRevert},
       {.name = "OPCODE",
        .help = "at revert: packets of that opcode, RC_RDMA_WRITE_ONLY, RC_ACKNOWLEDGE, UD_SEND_ONLY, CNP "
                "(every RC opcode is reported, 0 when none was seen)",

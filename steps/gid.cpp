@@ -42,7 +42,8 @@ Kind gid_kind() {
   KindSpec spec;
   spec.name = "gid";
   spec.needs = {Need::RdmaRxe};
-  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::RdmaDevice, .param = "dev"}, {.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "netdev"}};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::RdmaDevice, .param = "dev"},
+                  {.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "netdev"}};
   spec.summary =
       "Check an entry of an RDMA port's GID table, or find the entry for an address and report its index (for "
       "perftest's -x).";

@@ -30,8 +30,8 @@
 #include "base/strings.h"
 #include "base/try.h"
 #include "engine/picture.h"
-#include "engine/vars.h"
 #include "engine/step.h"
+#include "engine/vars.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_record.h"
 #include "steps/kinds.h"
@@ -85,7 +85,8 @@ void validate_netem(const nlohmann::json& params, const KindSpec::Complaint& com
     if (!pct)
       complain(key, fmt::format("{} is a percentage: 5, 0.5 or \"5%\"", key));
     else if (*pct < 0 || *pct > 100)
-      complain(key, fmt::format("{} is a percentage between 0 and 100, got {}", key, v.is_string() ? v.get<std::string>() : v.dump()));
+      complain(key, fmt::format("{} is a percentage between 0 and 100, got {}", key,
+                                v.is_string() ? v.get<std::string>() : v.dump()));
   }
 }
 
@@ -115,7 +116,9 @@ Kind netem_kind() {
   };
   spec.facts = {
       {"changed", "whether the step added the qdisc"},
-      {.name = "packets", .help = "packets the qdisc has sent (after the step: 0; on revert: the total)", .when = kAtStep | kAtRevert},
+      {.name = "packets",
+       .help = "packets the qdisc has sent (after the step: 0; on revert: the total)",
+       .when = kAtStep | kAtRevert},
       {.name = "bytes", .help = "bytes the qdisc has sent", .when = kAtStep | kAtRevert},
       {.name = "drops", .help = "packets the qdisc dropped (netem's loss shows here)", .when = kAtStep | kAtRevert},
       {.name = "overlimits", .help = "packets held back by the rate limit", .when = kAtStep | kAtRevert},

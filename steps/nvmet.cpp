@@ -166,7 +166,10 @@ Kind nvmet_kind() {
       {"serial", "the subsystem's serial number, as the kernel made it"},
       {"buffered_io", "whether the file is read and written through the page cache (its file system has no O_DIRECT)"},
       {"file_created", "whether the step created the backing file (cleanup deletes only such a file)"},
-      {.name = "left_alone", .help = "at its revert: what it made that is still in use and was left (a port still offering another subsystem)", .when = kAtRevert},
+      {.name = "left_alone",
+       .help =
+           "at its revert: what it made that is still in use and was left (a port still offering another subsystem)",
+       .when = kAtRevert},
   };
   spec.example =
       "- nvmet:\n"

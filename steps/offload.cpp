@@ -78,9 +78,15 @@ Kind offload_kind() {
                              "txvlan, ntuple, rxhash, or their long forms) or the kernel's (rx-gro, "
                              "tx-tcp-segmentation, rx-gro-hw, ...)"};
   spec.facts = {
-      {.name = "NAME.before", .help = "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
-       "changeable features is)", .when = kAtStep, .names_from = "*"},
-      {.name = "NAME.after", .help = "on or off: the feature after the step", .when = kAtStep | kAtRevert, .names_from = "*"},
+      {.name = "NAME.before",
+       .help = "on or off: the feature as found, for each NAME the step names (a group is on when any of its "
+               "changeable features is)",
+       .when = kAtStep,
+       .names_from = "*"},
+      {.name = "NAME.after",
+       .help = "on or off: the feature after the step",
+       .when = kAtStep | kAtRevert,
+       .names_from = "*"},
       {"changed", "whether the step changed any feature"},
   };
   spec.example =

@@ -46,7 +46,19 @@ Kind perftest_kind() {
   KindSpec spec;
   spec.name = "perftest";
   spec.needs = {Need::RdmaRxe};
-  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "server.netns", .node_param = "server.node"}, {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "client.netns", .node_param = "client.node"}, {.effect = LabEffect::Uses, .object = LabObject::RdmaDevice, .param = "server.dev", .netns_param = "server.netns", .node_param = "server.node"}, {.effect = LabEffect::Uses, .object = LabObject::RdmaDevice, .param = "client.dev", .netns_param = "client.netns", .node_param = "client.node"}};
+  spec.objects = {
+      {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "server.netns", .node_param = "server.node"},
+      {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "client.netns", .node_param = "client.node"},
+      {.effect = LabEffect::Uses,
+       .object = LabObject::RdmaDevice,
+       .param = "server.dev",
+       .netns_param = "server.netns",
+       .node_param = "server.node"},
+      {.effect = LabEffect::Uses,
+       .object = LabObject::RdmaDevice,
+       .param = "client.dev",
+       .netns_param = "client.netns",
+       .node_param = "client.node"}};
   spec.summary =
       "perftest (ib_write_bw, ib_read_lat, ...) between a server and a client, each in its own namespace when "
       "asked; the result table as facts (LC_ALL=C), the GID index found rather than assumed.";

@@ -23,7 +23,11 @@ Kind port_kind() {
   KindSpec spec;
   spec.name = "port";
   spec.needs = {Need::RdmaRxe};
-  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::RdmaDevice, .param = "dev", .unless_param = "state", .unless_value = "ABSENT"}};
+  spec.objects = {{.effect = LabEffect::Uses,
+                   .object = LabObject::RdmaDevice,
+                   .param = "dev",
+                   .unless_param = "state",
+                   .unless_value = "ABSENT"}};
   spec.summary = "Wait until a port of an RDMA device reaches a state (ACTIVE by default); report its state and MTU.";
   spec.params = {
       {.name = "dev", .type = ParamType::IfName, .required = true, .help = "the RDMA device: rxe0"},

@@ -162,7 +162,9 @@ Kind route_kind() {
       {"dev", "the interface, \"\" when none"},
       {"table", "the table: main, local, default or its number"},
       {"metric", "the metric"},
-      {.name = "removed", .help = "at its revert: whether the route was deleted (false: it was gone already)", .when = kAtRevert},
+      {.name = "removed",
+       .help = "at its revert: whether the route was deleted (false: it was gone already)",
+       .when = kAtRevert},
   };
   spec.example =
       "# The forced wire (docs/kernel-notes.md): traffic for the peer's address leaves by vA.\n"

@@ -34,7 +34,9 @@ Kind rping_kind() {
   KindSpec spec;
   spec.name = "rping";
   spec.needs = {Need::RdmaRxe};
-  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "server_netns", .node_param = "server_node"}, {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "client_netns", .node_param = "client_node"}};
+  spec.objects = {
+      {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "server_netns", .node_param = "server_node"},
+      {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "client_netns", .node_param = "client_node"}};
   spec.summary =
       "rdmacm-utils' rping: a server and a client (each in its own namespace when asked), COUNT round trips over "
       "rdma_cm; a stalled client is `timeout`, a refused or unreachable one `fail`.";

@@ -112,7 +112,8 @@ Kind rule_kind() {
   KindSpec spec;
   spec.name = "rule";
   spec.needs = {Need::NetAdmin};
-  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "iif"}, {.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "oif"}};
+  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "iif"},
+                  {.effect = LabEffect::Uses, .object = LabObject::Interface, .param = "oif"}};
   spec.summary =
       "Add a policy-routing rule (ip rule add), or delete one (action: delete) that cleanup puts back exactly; to "
       "move a rule, add the new one first.";
@@ -148,7 +149,9 @@ Kind rule_kind() {
   };
   spec.facts = {
       {"changed", "whether the step added (or deleted) the rule"},
-      {.name = "rule", .help = "the rule as ip(8) writes it: pref 100 iif lo to 10.10.0.2/32 lookup 100", .when = kAtStep | kAtRevert},
+      {.name = "rule",
+       .help = "the rule as ip(8) writes it: pref 100 iif lo to 10.10.0.2/32 lookup 100",
+       .when = kAtStep | kAtRevert},
       {"table", "its table: local, main, default or the number"},
       {"family", "inet or inet6"},
       {.name = "removed", .help = "at its revert: whether the rule it added was deleted", .when = kAtRevert},

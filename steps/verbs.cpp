@@ -65,7 +65,10 @@ Kind verbs_kind() {
   KindSpec spec;
   spec.name = "verbs";
   spec.needs = {Need::RdmaRxe};
-  spec.objects = {{.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "server.netns", .node_param = "server.node"}, {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "client.netns", .node_param = "client.node"}, {.effect = LabEffect::Uses, .object = LabObject::RdmaDevice, .param = "dev"}};
+  spec.objects = {
+      {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "server.netns", .node_param = "server.node"},
+      {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "client.netns", .node_param = "client.node"},
+      {.effect = LabEffect::Uses, .object = LabObject::RdmaDevice, .param = "dev"}};
   spec.summary =
       "A native RDMA check (librdmacm + libibverbs): connect, SEND/RECV, RDMA WRITE and READ of a pattern verified "
       "byte for byte, latency and bandwidth per size; or two queue pairs on one device (mode self).";
@@ -139,9 +142,15 @@ Kind verbs_kind() {
       {"remote_gid", "the server's GID, as the client's route has it"},
       {"gid_index", "self: the GID table index used, looked up for the address"},
       {"active_mtu", "the port's active MTU in bytes"},
-      {.name = "lat_min_us_SIZE", .help = "latency at SIZE bytes: the fastest half round trip (SEND ping-pong), microseconds", .names_from = "sizes"},
-      {.name = "lat_avg_us_SIZE", .help = "latency at SIZE bytes: the mean half round trip, microseconds", .names_from = "sizes"},
-      {.name = "lat_p99_us_SIZE", .help = "latency at SIZE bytes: the 99th percentile half round trip, microseconds", .names_from = "sizes"},
+      {.name = "lat_min_us_SIZE",
+       .help = "latency at SIZE bytes: the fastest half round trip (SEND ping-pong), microseconds",
+       .names_from = "sizes"},
+      {.name = "lat_avg_us_SIZE",
+       .help = "latency at SIZE bytes: the mean half round trip, microseconds",
+       .names_from = "sizes"},
+      {.name = "lat_p99_us_SIZE",
+       .help = "latency at SIZE bytes: the 99th percentile half round trip, microseconds",
+       .names_from = "sizes"},
       {.name = "bw_mib_SIZE", .help = "bandwidth at SIZE bytes: RDMA WRITEs streamed, MiB/s", .names_from = "sizes"},
       {"stage", "on failure: what it was doing (connect, write 4096, ...)"},
       {"cause", "on failure: the rdma_cm event, completion status or check that ended it"},

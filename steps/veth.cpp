@@ -69,7 +69,10 @@ Kind veth_kind() {
   KindSpec spec;
   spec.name = "veth";
   spec.needs = {Need::NetAdmin};
-  spec.objects = {{.effect = LabEffect::Makes, .object = LabObject::Interface, .param = "name"}, {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "peer_netns"}, {.effect = LabEffect::Makes, .object = LabObject::Interface, .param = "peer", .netns_param = "peer_netns"}};
+  spec.objects = {
+      {.effect = LabEffect::Makes, .object = LabObject::Interface, .param = "name"},
+      {.effect = LabEffect::Uses, .object = LabObject::Netns, .param = "peer_netns"},
+      {.effect = LabEffect::Makes, .object = LabObject::Interface, .param = "peer", .netns_param = "peer_netns"}};
   spec.summary = "Create a veth pair, optionally with the peer in another namespace; undo deletes it.";
   spec.params = {
       {.name = "name", .type = ParamType::IfName, .required = true, .help = "the first end, where the step runs"},

@@ -344,6 +344,8 @@ Result<std::vector<pid_t>> RealTools::stop_marked(const std::string& token, Dura
   return stopped;
 }
 
-std::string RealTools::random_word(std::size_t length) { return random_name(length); }
+std::string RealTools::random_word(std::size_t length) {
+  return random_name(length);
+}
 
 }  // namespace rxerun::sys

@@ -82,6 +82,7 @@ rxerun::sdk::Kind rdma_device_kind() {
       {"link_layer", "the port's link layer: Ethernet (RoCE, iWARP) or InfiniBand"},
   };
   spec.example =
+      "- veth: {name: vA, peer: vB}\n"
       "- rxe: {name: rxe0, netdev: vA}\n"
       "- rdma_device: {dev: rxe0}\n"
       "  expect: {atomic_cap: HCA, max_qp: \"> 1000\", port_state: ACTIVE, link_layer: Ethernet}\n";

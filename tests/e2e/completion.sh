@@ -134,7 +134,7 @@ all_checks() {
   expect_completion "$SRC" "decode --" "--help --json --summary"
   expect_completion "$WORK/captures" "decode " "a.pcap b.pcapng sub"
   expect_completion "$WORK/captures" "decode a.pcap " ""
-  expect_completion "$SRC" "validate --" "--help --json --plugin --var"
+  expect_completion "$SRC" "validate --" "--help --json --plugin --var --var-file"
   expect_completion "$SRC" "vm status --" "--help --json"
   expect_completion "$SRC" "vm status -" "--help --json -h"
   expect_completion "$SRC" "vm setup --" "--help --kernel"

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "engine/loader.h"
+#include "engine/registry.h"
 #include "engine/runner.h"
 #include "fakes/harness.h"
 #include "steps/kinds.h"
@@ -97,24 +99,44 @@ TEST_CASE("netem: rates in tc's units") {
 }
 
 TEST_CASE("netem: bad values are errors that point at the value, before anything changes") {
-  const std::pair<const char*, const char*> cases[] = {
+  // Percentages as written are the loader's (KindSpec::validate): the
+  // scenario is refused at the value and nothing runs.
+  const Registry registry(steps::all_kinds());
+  const std::pair<const char*, const char*> at_load[] = {
       {"loss: lots", "loss is a percentage"},
       {"loss: 120%", "between 0 and 100"},
       {"loss: -1", "between 0 and 100"},
+      {"duplicate: 250", "between 0 and 100"},
+  };
+  for (const auto& [param, why] : at_load) {
+    CAPTURE(param);
+    auto loaded = load_scenario_text(std::string("steps:\n  - {name: n, netem: {dev: vB, ") + param + "}}\n",
+                                     "test.yaml", registry, {});
+    REQUIRE_FALSE(loaded.scenario);
+    CHECK(loaded.diagnostics.front().message.find(why) != std::string::npos);
+    CHECK(loaded.diagnostics.front().mark.line == 2);
+    const std::string line = std::string("  - {name: n, netem: {dev: vB, ") + param;  // the value's column
+    CHECK(loaded.diagnostics.front().mark.col == static_cast<int>(line.find(": ", line.find(param)) + 3));
+  }
+  // The rest, and a percentage that comes from an earlier step's fact, when
+  // the step runs: an error at the value, before anything changes.
+  const std::pair<const char*, const char*> at_run[] = {
+      {"loss: '{{steps.c.slept_ms}} parts'", "loss is a percentage"},
       {"rate: fast", "rate is a positive number with a unit"},
       {"rate: 10furlongs", "rate is a positive number with a unit"},
       {"rate: '0'", "rate is a positive number with a unit"},
       {"jitter: 2ms", "jitter needs a delay"},
       {"reorder: 10%", "reorder needs a delay"},
   };
-  for (const auto& [param, why] : cases) {
+  for (const auto& [param, why] : at_run) {
     CAPTURE(param);
     Harness h;
-    auto r = h.run(std::string("steps:\n  - {name: n, netem: {dev: vB, ") + param + "}}\n");
+    auto r = h.run(std::string("steps:\n  - {name: c, sleep: {duration: 1ms}}\n  - {name: n, netem: {dev: vB, ") +
+                   param + "}}\n");
     CHECK(r.exit_code == 3);
     const auto& msg = step_named(r, "n").message;
     CHECK(msg.find(why) != std::string::npos);
-    CHECK(msg.rfind("test.yaml:2:", 0) == 0);
+    CHECK(msg.rfind("test.yaml:3:", 0) == 0);
     CHECK(tc(h.fake).empty());
   }
   Harness h;

@@ -115,7 +115,11 @@ TEST_CASE("sys.sysctl_proc: the sysctl step refuses keys outside net.") {
   ThrowawayNetns ns;
   const std::string hostname = observed("kernel.hostname");
   RealHarness rr;
-  auto r = rr.run("steps:\n  - {name: s, sysctl: {key: kernel.hostname, value: rxerun-was-here}}\n");
+  // A key from an earlier step's output is refused when the step runs (one
+  // as written is the loader's: tests/steps/test_sysctl.cpp).
+  auto r = rr.run(
+      "steps:\n  - {name: k, exec: {argv: [echo, kernel.hostname]}}\n"
+      "  - {name: s, sysctl: {key: '{{steps.k.stdout}}', value: rxerun-was-here}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "s").message.find("only keys under net. can be set") != std::string::npos);
   CHECK(observed("kernel.hostname") == hostname);
