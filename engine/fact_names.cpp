@@ -186,7 +186,7 @@ unsigned revert_moment(const KindSpec& kind, const nlohmann::json& params) {
 std::string moment_words(unsigned moment) {
   switch (moment & ~kAtEnd ? moment & ~kAtEnd : moment) {  // a start that may end: named by its start
     case kAtStart: return "when it starts in the background";
-    case kAtEnd: return "at the revert that ends it in the background";
+    case kAtEnd: return "when its background run ends";
     case kAtRevert: return "at its revert";
     default: return "when it runs";
   }

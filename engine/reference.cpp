@@ -10,6 +10,15 @@ namespace rxerun {
 
 namespace {
 
+// A fact's help, with the moments it is reported at besides the step
+// itself (the moments alone are in its help when it has no kAtStep).
+std::string fact_help(const FactSpec& f) {
+  std::string h = f.help;
+  if ((f.when & kAtStep) && (f.when & kAtRevert)) h += "; again at its revert";
+  if ((f.when & kAtStep) && (f.when & kAtEnd)) h += "; in the background: at its wait or revert";
+  return h;
+}
+
 std::string type_of(const ParamSpec& p) {
   return p.type == ParamType::Enum ? join(p.choices, "|") : std::string(to_string(p.type));
 }
@@ -80,7 +89,7 @@ std::string kind_manual(const KindSpec& s) {
     out += ".PP\nFacts: none.\n";
   } else {
     out += ".PP\nFacts:\n.RS\n";
-    for (const auto& f : s.facts) out += fmt::format(".TP\n{}\n{}\n", roff_bold(f.name), roff_text(f.help));
+    for (const auto& f : s.facts) out += fmt::format(".TP\n{}\n{}\n", roff_bold(f.name), roff_text(fact_help(f)));
     out += ".RE\n";
   }
   out += fmt::format(".PP\nTimeout: {}.\n", roff_text(timeout_of(s)));
@@ -108,7 +117,7 @@ std::string describe_kind(const KindSpec& s) {
   }
   out += "\nfacts:\n";
   if (s.facts_of_target) out += "  those of the step it reverts\n";
-  for (const auto& f : s.facts) out += fmt::format("  {:<18} {}\n", f.name, f.help);
+  for (const auto& f : s.facts) out += fmt::format("  {:<18} {}\n", f.name, fact_help(f));
   if (s.facts.empty() && !s.facts_of_target) out += "  (none)\n";
   out += fmt::format("\ntimeout: {}\n\nexample:\n", timeout_of(s));
   for (std::size_t pos = 0; pos < s.example.size();) {
@@ -143,7 +152,7 @@ std::string kinds_markdown(const Registry& registry) {
       out += "\nFacts: none.\n";
     } else {
       out += "\n| fact | |\n|---|---|\n";
-      for (const auto& f : s.facts) out += fmt::format("| `{}` | {} |\n", f.name, cell(f.help));
+      for (const auto& f : s.facts) out += fmt::format("| `{}` | {} |\n", f.name, cell(fact_help(f)));
     }
     out += fmt::format("\nTimeout: {}.\n\n```yaml\n{}", timeout_of(s), s.example);
     if (!s.example.empty() && s.example.back() != '\n') out += '\n';

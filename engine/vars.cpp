@@ -165,37 +165,41 @@ Result<void> expand_json(nlohmann::json& value, const Vars& vars, const FactLook
   return {};
 }
 
-std::vector<StepReference> step_references(std::string_view text) {
-  std::vector<StepReference> refs;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t open = text.find(kOpen, pos);
-    if (open == std::string_view::npos) break;
-    auto p = read_placeholder(text, open);
-    if (!p) {
-      pos = open + kOpen.size();  // malformed: expand() reports it
-      continue;
-    }
-    if (p->is_step) refs.push_back(p->ref);
-    pos = p->end;
-  }
-  return refs;
-}
+namespace {
 
-std::vector<std::string> variable_references(std::string_view text) {
-  std::vector<std::string> names;
+// Calls `fn` with every well-formed placeholder of `text`, in order (a
+// malformed one is skipped: expand() reports it).
+template <typename Fn>
+void each_placeholder(std::string_view text, Fn&& fn) {
   std::size_t pos = 0;
   while (true) {
     const std::size_t open = text.find(kOpen, pos);
-    if (open == std::string_view::npos) break;
+    if (open == std::string_view::npos) return;
     auto p = read_placeholder(text, open);
     if (!p) {
       pos = open + kOpen.size();
       continue;
     }
-    if (!p->is_step && !p->literal) names.push_back(p->name);
+    fn(*p);
     pos = p->end;
   }
+}
+
+}  // namespace
+
+std::vector<StepReference> step_references(std::string_view text) {
+  std::vector<StepReference> refs;
+  each_placeholder(text, [&](const Placeholder& p) {
+    if (p.is_step) refs.push_back(p.ref);
+  });
+  return refs;
+}
+
+std::vector<std::string> variable_references(std::string_view text) {
+  std::vector<std::string> names;
+  each_placeholder(text, [&](const Placeholder& p) {
+    if (!p.is_step && !p.literal) names.push_back(p.name);
+  });
   return names;
 }
 
