@@ -186,7 +186,9 @@ LabSite lab_site(const Scenario& scenario, const Registry& registry, const Place
       }
     }
     if (k == "all" || is_own_kernel_path(k) || site.kernels.size() != 1) {
+      // A matrix compares kernels: each run says what its kernel refuses.
       site.lab_vm = !request.force_host;
+      site.kernels.clear();
       return site;
     }
   }
@@ -197,10 +199,10 @@ LabSite lab_site(const Scenario& scenario, const Registry& registry, const Place
     return site;
   }
   site.lab_vm = true;
-  if (site.kernels.empty()) {
-    if (!scenario.vm_kernels.empty())
-      site.kernels = scenario.vm_kernels;
-    else if (p.kernel)
+  if (!scenario.vm_kernels.empty()) {
+    site.kernels.clear();  // a matrix compares kernels: each run says what its kernel refuses
+  } else if (site.kernels.empty()) {
+    if (p.kernel)
       site.kernels = {p.kernel->label};
     else if (scenario.vm_kernel)
       site.kernels = {*scenario.vm_kernel};

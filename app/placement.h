@@ -58,7 +58,9 @@ Placement place(const Scenario& scenario, const Registry& registry, const Placem
 // lab VM with its kernels, or the host with its own. A lab that cannot run
 // here is checked as the lab VM it needs. `--kernel` may list kernels
 // ("6.1,7.3"), say `all`, or name a kernel of one's own (not known before
-// it boots).
+// it boots). A kernel matrix (a list, `all`, vm.kernels) names no kernel
+// for the checks: it is there to compare kernels, and each run says what
+// its kernel refuses.
 // Where `run` would put the lab, in words, for `plan`'s first line: "the
 // host", "the lab VM, kernel 7.3 (host kernel has no rdma_rxe ...)".
 std::string where_words(const Scenario& scenario, const Registry& registry, const PlacementRequest& request);

@@ -76,7 +76,9 @@ LoadResult load_result(const std::string& file, Registry& registry, const Common
   // The lab as a whole, before anything boots or changes; not for cleanup,
   // which must go on whatever the scenario holds.
   if (r.scenario && !plugins_may_fail) {
-    Diagnostics problems = check_lab(*r.scenario, registry, lab_site(*r.scenario, registry, request.where));
+    LabSite site = lab_site(*r.scenario, registry, request.where);
+    if (request.in_guest) site.kernels.clear();
+    Diagnostics problems = check_lab(*r.scenario, registry, site);
     if (request.problems) {
       *request.problems = std::move(problems);
     } else if (!problems.empty()) {
@@ -143,12 +145,13 @@ int refuse_run(const Refusal& refusal) {
 // Every scenario, read and checked before anything runs: bad input touches
 // nothing. nullopt when one is invalid (its diagnostics printed).
 std::optional<std::vector<Scenario>> load_all(const std::vector<std::string>& files, Registry& registry,
-                                              const CommonOptions& common, const PlacementRequest& where) {
+                                              const CommonOptions& common, const PlacementRequest& where,
+                                              bool in_guest) {
   std::vector<Scenario> scenarios;
   bool invalid = false;
   UnusedVars unused;
   for (const auto& f : files) {
-    auto s = load(f, registry, common, false, LoadRequest{.where = where, .unused = &unused});
+    auto s = load(f, registry, common, false, LoadRequest{.where = where, .unused = &unused, .in_guest = in_guest});
     if (s)
       scenarios.push_back(std::move(*s));
     else
@@ -214,7 +217,8 @@ int cmd_run(const RunCommandOptions& o, Registry& registry) {
       load_all(*files, registry, o.common,
                PlacementRequest{.force_vm = o.vm,
                                 .force_host = o.host,
-                                .kernel = o.kernel.empty() ? std::nullopt : std::optional<std::string>(o.kernel)});
+                                .kernel = o.kernel.empty() ? std::nullopt : std::optional<std::string>(o.kernel)},
+               !o.lab_kernel.empty() || !o.guest_output.empty());
   if (!scenarios) return kExitUsage;
   const auto kernels = lab_kernels(o, std::get<RunRequest>(request).own_kernel, *scenarios, registry);
   if (const int* code = std::get_if<int>(&kernels)) return *code;

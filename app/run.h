@@ -51,6 +51,9 @@ struct LoadRequest {
   PlacementRequest where;           // --vm, --host, --kernel
   Diagnostics* problems = nullptr;  // set: the lab check's problems go here (plan shows them in place)
   UnusedVars* unused = nullptr;     // set: the variables it does not read go here; unset: shown now
+  // The lab VM's guest: the host checked the lab for its kernels already,
+  // and this run says what its own kernel refuses.
+  bool in_guest = false;
 };
 
 // Loads and checks one file, and the plugins it names, then the lab as a

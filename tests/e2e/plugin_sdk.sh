@@ -38,7 +38,9 @@ case "$found/" in
 esac
 expect_exit 0 "build the example" -- cmake --build "$WORK/ex/build"
 PLUGIN="$WORK/ex/build/librdma_device.so"
-nm -D --defined-only "$PLUGIN" 2>/dev/null | grep -qw rxerun_plugin && pass "librdma_device.so exports rxerun_plugin" \
+# (The symbols into a variable first: grep -q leaving early would SIGPIPE nm under pipefail.)
+symbols=$(nm -D --defined-only "$PLUGIN" 2>/dev/null)
+grep -qw rxerun_plugin <<<"$symbols" && pass "librdma_device.so exports rxerun_plugin" \
   || fail "librdma_device.so has no rxerun_plugin"
 # No file of the example's build (cache, compile commands, makefiles, dependency
 # files) names the source tree or the build it was installed from.
