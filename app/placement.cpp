@@ -173,12 +173,9 @@ LabSite lab_site(const Scenario& scenario, const Registry& registry, const Place
   static const auto prepared = vm::prepared_kernels(vm::search_dirs());
   static const auto host = HostAbilities::probe();
   LabSite site;
-  PlacementRequest one = request;
   if (request.kernel) {
     const std::string& k = *request.kernel;
-    if (k == "all") {
-      for (const auto& p : prepared) site.kernels.push_back(p.label);
-    } else if (!is_own_kernel_path(k)) {
+    if (k != "all" && !is_own_kernel_path(k)) {
       for (std::size_t start = 0; start <= k.size();) {
         const auto comma = std::min(k.find(',', start), k.size());
         if (comma > start) site.kernels.push_back(k.substr(start, comma - start));
@@ -192,7 +189,7 @@ LabSite lab_site(const Scenario& scenario, const Registry& registry, const Place
       return site;
     }
   }
-  const Placement p = place(scenario, registry, one, prepared, host);
+  const Placement p = place(scenario, registry, request, prepared, host);
   if (p.where == Placement::Where::Host) {
     struct utsname u {};
     site.kernels = {::uname(&u) == 0 ? std::string(u.release) : std::string()};
