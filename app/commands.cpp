@@ -96,7 +96,19 @@ int cmd_plan(const std::vector<std::string>& args, const CommonOptions& common, 
 int plan_one(const std::string& file, const CommonOptions& common, Registry& registry) {
   // The lab check's problems are shown in place, under their steps.
   Diagnostics problems;
-  auto scenario = load(file, registry, common, false, LoadRequest{.problems = &problems});
+  const LoadRequest request{.problems = &problems};
+  LoadResult r = load_result(file, registry, common, false, request);
+  // So are the loader's, in what it could read: the steps they are in are
+  // shown, not previewed.
+  std::vector<int> written_wrong;
+  if (!r.scenario && r.partial) {
+    problems = std::move(r.diagnostics);
+    r.diagnostics.clear();
+    r.scenario = std::move(r.partial);
+    for (int step : diagnostic_steps(*r.scenario, problems))
+      if (step >= 0) written_wrong.push_back(step);
+  }
+  auto scenario = loaded(std::move(r), common, request);
   if (!scenario) return kExitUsage;
   sys::ModelSystem model;
   sys::make_plan_world(model);
@@ -106,6 +118,7 @@ int plan_one(const std::string& file, const CommonOptions& common, Registry& reg
   ro.only = common.only;
   ro.skip = common.skip;
   ro.planning = true;
+  ro.written_wrong = std::move(written_wrong);
   Runner runner(registry, model.system, journal, printer, ro);
   runner.run(*scenario);
   return printer.problems() ? kExitUsage : kExitOk;

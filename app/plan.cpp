@@ -6,21 +6,31 @@
 
 namespace rxerun {
 
+std::vector<int> diagnostic_steps(const Scenario& s, const Diagnostics& diagnostics) {
+  std::vector<int> steps;
+  for (const auto& d : diagnostics) {
+    int owner = -1;
+    for (const auto& step : s.steps)
+      if ((step.file.empty() ? s.file : step.file) == d.file && step.mark.line <= d.mark.line &&
+          (owner < 0 || step.mark.line >= s.steps[static_cast<std::size_t>(owner)].mark.line))
+        owner = step.index;
+    steps.push_back(owner);
+  }
+  return steps;
+}
+
 void PlanReporter::run_started(const Scenario& s) {
-  file_ = s.file;
   print(out_, "plan for {} ({}), {} step{}; nothing is changed\n", s.name, s.file, s.steps.size(),
         s.steps.size() == 1 ? "" : "s");
   if (!where_.empty()) print(out_, "where: {}\n", where_);
-  for (const auto& step : s.steps) step_lines_.push_back(step.mark.line);
-  if (!step_lines_.empty()) print_problems(0, step_lines_.front());  // the top-level keys'
+  problem_steps_ = diagnostic_steps(s, problems_);
+  print_problems(-1);  // the top-level keys', another file's
 }
 
-// The lab check's problems on the lines [first_line, end_line).
-void PlanReporter::print_problems(int first_line, int end_line) {
-  for (const auto& d : problems_)
-    if ((d.file == file_ && d.mark.line >= first_line && d.mark.line < end_line) ||
-        (d.file != file_ && first_line == 0)) {  // another file's (an included one): at the top
-      print(out_, "       error: {}\n", d.to_string());
+void PlanReporter::print_problems(int step) {
+  for (std::size_t i = 0; i < problems_.size(); ++i)
+    if (problem_steps_[i] == step) {
+      print(out_, "       error: {}\n", problems_[i].to_string());
       ++shown_problems_;
     }
 }
@@ -44,7 +54,7 @@ void PlanReporter::print_actions(const char* indent) {
 void PlanReporter::step_finished(const StepReport& r) {
   std::string where = r.netns.empty() ? "" : ", in netns " + r.netns;
   if (!r.node.empty()) where += ", on node " + r.node;
-  print(out_, "{:>3}. {} ({}{})\n", r.index + 1, r.name, r.kind, where);
+  print(out_, "{:>3}. {} ({}{})\n", r.index + 1, r.name, r.kind.empty() ? "no kind" : r.kind, where);
   auto before = actions_;
   print_actions("       ");
   // The model's world is not the run's (no wires' NICs, no facts of steps
@@ -55,8 +65,7 @@ void PlanReporter::step_finished(const StepReport& r) {
   } else if (actions_ == before) {
     print(out_, "       # {}\n", r.status == StepStatus::Skipped ? r.message : "no change to the host");
   }
-  const auto i = static_cast<std::size_t>(r.index);
-  if (i < step_lines_.size()) print_problems(step_lines_[i], i + 1 < step_lines_.size() ? step_lines_[i + 1] : 1 << 30);
+  print_problems(r.index);
   std::fflush(out_);
 }
 

@@ -91,7 +91,10 @@ LoadResult load_result(const std::string& file, Registry& registry, const Common
 
 std::optional<Scenario> load(const std::string& file, Registry& registry, const CommonOptions& common,
                              bool plugins_may_fail, const LoadRequest& request) {
-  LoadResult r = load_result(file, registry, common, plugins_may_fail, request);
+  return loaded(load_result(file, registry, common, plugins_may_fail, request), common, request);
+}
+
+std::optional<Scenario> loaded(LoadResult r, const CommonOptions& common, const LoadRequest& request) {
   for (const auto& d : r.warnings) print(stderr, "{}:{}:{}: warning: {}\n", d.file, d.mark.line, d.mark.col, d.message);
   for (const auto& d : r.diagnostics) print(stderr, "{}\n", d.to_string());
   if (request.unused && !common.handed_on) {

@@ -66,6 +66,9 @@ std::optional<Scenario> load(const std::string& file, Registry& registry, const 
 // The same, its diagnostics and warnings returned instead of printed.
 LoadResult load_result(const std::string& file, Registry& registry, const CommonOptions& common,
                        bool plugins_may_fail = false, const LoadRequest& request = {});
+// What load() does after load_result(): prints the result's diagnostics
+// and warnings, and returns its scenario when there is no diagnostic.
+std::optional<Scenario> loaded(LoadResult r, const CommonOptions& common, const LoadRequest& request = {});
 // A report's `host`: this machine's facts (kernel, hostname, ...) and this
 // rxerun's version.
 nlohmann::json host_record();

@@ -110,21 +110,20 @@ std::optional<CounterFact> split_counter(const std::string& pattern, const std::
   return std::nullopt;
 }
 
-// Whether `fact` has the shape of the pattern `spec.name`; `why` says what
-// is wrong with a word that does not fit.
-bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann::json& params, const std::string& fact,
-                     std::string* why) {
-  const auto pattern = split_dots(spec.name);
+// Whether `fact` has the shape of the pattern `name`, its upper-case words
+// standing for `allowed` (for anything with `any`); `why` says what is
+// wrong with a word that does not fit.
+bool pattern_fits(const std::string& name, const std::string& fact, bool any, const std::vector<std::string>& allowed,
+                  std::string* why) {
+  const auto pattern = split_dots(name);
   const auto words = split_dots(fact);
-  bool any = false;
-  const auto allowed = allowed_words(kind, spec, params, &any);
   // Literal segments must appear as written; one placeholder may stand for
   // several segments only when the pattern is nothing but placeholders
   // (PATH.TO.VALUE) or ends in one (parameters.NAME).
   if (std::all_of(pattern.begin(), pattern.end(), [](const std::string& s) { return is_placeholder(s); })) {
     if (any || std::find(allowed.begin(), allowed.end(), fact) != allowed.end()) return true;
     if (why->empty() && !allowed.empty())
-      *why = fmt::format("'{}' is no {} this step reports{}", excerpt(fact), spec.name, did_you_mean(fact, allowed));
+      *why = fmt::format("'{}' is no {} this step reports{}", excerpt(fact), name, did_you_mean(fact, allowed));
     return false;
   }
   if (words.size() < pattern.size()) return false;
@@ -153,6 +152,14 @@ bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann:
     }
   }
   return w == words.size();
+}
+
+// The same, for the words a step of `kind` with `params` has.
+bool pattern_matches(const KindSpec& kind, const FactSpec& spec, const nlohmann::json& params, const std::string& fact,
+                     std::string* why) {
+  bool any = false;
+  const auto allowed = allowed_words(kind, spec, params, &any);
+  return pattern_fits(spec.name, fact, any, allowed, why);
 }
 
 std::string param_list(const std::string& name) {
@@ -190,6 +197,17 @@ std::string moment_words(unsigned moment) {
     case kAtRevert: return "at its revert";
     default: return "when it runs";
   }
+}
+
+bool fact_declared(const KindSpec& kind, const std::string& fact) {
+  if (kind.dynamic_facts) return true;
+  // Each upper-case word of a pattern stands for one word at least.
+  const auto dots = [](const std::string& s) { return std::count(s.begin(), s.end(), '.'); };
+  std::string ignored;
+  return std::any_of(kind.facts.begin(), kind.facts.end(), [&](const FactSpec& spec) {
+    return spec.name == fact || (is_pattern(spec.name) && fact.size() <= 256 && dots(fact) >= dots(spec.name) &&
+                                 pattern_fits(spec.name, fact, true, {}, &ignored));
+  });
 }
 
 std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& params, unsigned moment,

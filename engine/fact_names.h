@@ -41,6 +41,11 @@ struct FactMatch {
   std::optional<CounterFact> counter;  // set for a DEV.COUNTER fact
 };
 
+// Whether some declaration of `kind` names `fact`, at any moment and with
+// any parameters: as written, or by a pattern's shape (the loader's check
+// of a step read alone; match_fact is the whole one).
+bool fact_declared(const KindSpec& kind, const std::string& fact);
+
 // The declaration `fact` matches; otherwise nullopt and `why` says why not
 // (a fact it never reports, one of another moment, one that needs a
 // parameter, an unknown counter or opcode), with a suggestion where there

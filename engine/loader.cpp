@@ -34,11 +34,13 @@ LoadResult read_scenario(std::string_view text, const std::string& file, const R
   loading::DiagnosticSink sink(file);
   Scenario scenario;
   LoadResult result;
+  bool read = false;  // the document, to its end
   try {
     if (auto root = loading::DocumentReader(sink).read(text)) {
       loading::TopLevelReader top(scenario, registry, options, sink);
       top.read(*root);
       result.unused_vars = top.unused_vars();
+      read = true;
     }
   } catch (const YAML::Exception& e) {
     sink.error(loading::to_mark(e.mark), e.msg.empty() ? std::string(e.what()) : e.msg);
@@ -47,7 +49,10 @@ LoadResult read_scenario(std::string_view text, const std::string& file, const R
   }
   result.diagnostics = sink.take_errors();
   result.warnings = sink.take_warnings();
-  if (result.diagnostics.empty()) result.scenario = std::move(scenario);
+  if (result.diagnostics.empty())
+    result.scenario = std::move(scenario);
+  else if (read)
+    result.partial = std::move(scenario);
   return result;
 }
 

@@ -41,6 +41,10 @@ struct LoadResult {
   // the warning to show ("vars.yaml:3:1: warning: no scenario reads ...");
   // a command that loads several scenarios shows those that none reads.
   std::map<std::string, std::string> unused_vars;
+  // With diagnostics: what could be read of a file that is one YAML
+  // document, every step as far as it was right (`plan` shows the
+  // diagnostics under their steps). Never to be run.
+  std::optional<Scenario> partial;
 };
 
 // Reads and checks a scenario file. Refuses directories, unreadable files,

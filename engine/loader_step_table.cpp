@@ -4,59 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstring>
-#include <regex>
 
 #include "base/utf8.h"
+#include "engine/fact_names.h"
 
 namespace rxerun::loading {
-
-namespace {
-
-// A fact spec such as "DEV.COUNTER": upper-case words stand for any text
-// (engine/fact_names.h checks what they may be).
-bool fact_pattern_matches(const std::string& pattern, const std::string& fact) {
-  static const std::regex kPlaceholder("[A-Z][A-Z0-9_]*");
-  std::string re;
-  std::size_t start = 0;
-  bool is_pattern = false;
-  while (start <= pattern.size()) {
-    std::size_t dot = pattern.find('.', start);
-    if (dot == std::string::npos) dot = pattern.size();
-    std::string seg = pattern.substr(start, dot - start);
-    // A placeholder is a whole segment (DEV) or its tail after '_' (lat_avg_us_SIZE).
-    std::size_t tail = seg.size();
-    for (std::size_t i = 0; i < seg.size(); ++i)
-      if ((i == 0 || seg[i - 1] == '_') && std::regex_match(seg.substr(i), kPlaceholder)) {
-        tail = i;
-        break;
-      }
-    const bool placeholder = tail < seg.size();
-    seg.resize(tail);
-    for (char c : seg) {
-      if (std::strchr("\\^$.|?*+()[]{}", c)) re += '\\';
-      re += c;
-    }
-    if (placeholder) {
-      re += ".+";
-      is_pattern = true;
-    }
-    if (dot == pattern.size()) break;
-    re += "\\.";
-    start = dot + 1;
-  }
-  return is_pattern && fact.size() <= 256 && std::regex_match(fact, std::regex(re));
-}
-
-bool fact_declared(const KindSpec& kind, const std::string& fact) {
-  if (kind.dynamic_facts) return true;
-  for (const auto& f : kind.facts) {
-    if (f.name == fact || fact_pattern_matches(f.name, fact)) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 void StepTable::set_heads(std::vector<StepHead> heads) {
   // Sized once: a thousand steps would otherwise move every StepSpec ten times.

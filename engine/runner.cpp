@@ -226,6 +226,9 @@ void Runner::finish(const Scenario& scenario, RunReport& report) {
 }
 
 std::optional<std::string> Runner::skip_reason(const Scenario& scenario, const StepSpec& step) const {
+  if (std::find(options_.written_wrong.begin(), options_.written_wrong.end(), step.index) !=
+      options_.written_wrong.end())
+    return "not previewed: written wrong (below)";
   if (intersects(step.tags, options_.skip)) return "skipped by --skip";
   if (!options_.only.empty() && !step.tags.empty() && !intersects(step.tags, options_.only))
     return "skipped: not selected by --only";

@@ -28,6 +28,7 @@ struct RunOptions {
   std::vector<std::string> skip;     // never run steps carrying one of these
   Duration default_timeout{30'000};  // for kinds that declare none
   bool planning = false;             // `plan`: go on past failures; leave out steps that need run-time facts
+  std::vector<int> written_wrong;    // `plan` of a scenario the loader refused: these steps are shown, not run
   bool force = false;                // --force: steps may replace existing interfaces without rxerun's mark
   std::string output_dir;            // where relative output files go; empty: the current directory
   bool outputs_return = false;       // in the lab VM: output_dir is the share; absolute paths would be lost

@@ -18,18 +18,57 @@ while read -r file where words; do
   contains "$first" "$lab/$file:$where: " "validate $file: reported at $where"
   contains "$first" "$words" "validate $file: says '$words'"
   expect_exit 2 "plan $file" -- "$RXERUN" plan "$lab/$file"
-  # The loader's own errors (a step read alone) leave no plan to show them
-  # in; the lab check's are shown under their step.
-  if grep -qF "plan for" <<<"$out"; then
-    contains "$out" "       error: $lab/$file:$where: " "plan $file: the error in place"
-    contains "$out" "the lab would not run as written" "plan $file: the summary says so"
-  else
-    contains "$err" "$lab/$file:$where: " "plan $file: the error on stderr"
-  fi
+  contains "$out" "       error: $lab/$file:$where: " "plan $file: the error in place"
+  contains "$out" "the lab would not run as written" "plan $file: the summary says so"
 done <"$lab/EXPECTED.txt"
 listed=$(ls "$lab"/*.yaml | wc -l)
 [ "$n" -eq "$listed" ] && pass "EXPECTED.txt lists all $n planted mistakes" ||
   fail "EXPECTED.txt lists $n files, $lab has $listed"
+
+# The loader's errors in place too, in what it could read: each under the
+# step it is in (an included file's under its step), a top-level one above
+# the steps; the steps that hold one are not previewed, the others are.
+cat >"$WORK/topo.yaml" <<'YEOF'
+steps:
+  - veth: {name: vA, peer: vB}
+  - link: {dev: vA, upp: true}
+YEOF
+cat >"$WORK/broken.yaml" <<'YEOF'
+name: broken
+include: topo.yaml
+nmae: x
+steps:
+  - sleeep: {duration: 1s}
+  - sleep: {duration: 1s}
+  - sleep: {duration: 1q}
+YEOF
+expect_exit 2 "plan of a file the loader refuses" -- "$RXERUN" plan "$WORK/broken.yaml"
+[ -z "$err" ] && pass "its errors go to the plan, not to stderr" || fail "stderr: $err"
+plan_lines=$(grep -vE '^ +(ip|sleep) ' <<<"$out" | sed "s|$WORK/||g")
+expected=$(cat <<'PEOF'
+plan for broken (broken.yaml), 5 steps; nothing is changed
+where: the host: it has what every step needs
+       error: broken.yaml:3:1: unknown key 'nmae' at the top level (did you mean 'name'?)
+  1. veth-1 (veth)
+  2. link-2 (link)
+       # not previewed: written wrong (below)
+       error: topo.yaml:3:21: unknown parameter 'upp' for 'link' (did you mean 'up'?) (included from broken.yaml:2:10)
+  3. step-3 (no kind)
+       # not previewed: written wrong (below)
+PEOF
+)
+# (grep -F takes each line of a pattern alone: the lines in order are
+# matched as one string.)
+holds_lines() { if [[ $1 == *"$2"* ]]; then pass "$3"; else fail "$3: no '$2' in:"; echo "$1"; fi; }
+holds_lines "$plan_lines" "$expected" "the top-level error first, the included step's under it, kind-less step named"
+holds_lines "$plan_lines" "$(printf '  4. sleep-4 (sleep)\n  5. sleep-5 (sleep)\n       # not previewed: written wrong (below)\n       error: broken.yaml:7:23: ')" \
+  "a right step between wrong ones is previewed"
+contains "$out" "       sleep 1 " "  ... with its action"
+contains "$out" "4 errors: the lab would not run as written" "the summary counts the loader's errors"
+printf 'name: b\nsteps: [\n' >"$WORK/syntax.yaml"
+expect_exit 2 "plan of a file that is not YAML" -- "$RXERUN" plan "$WORK/syntax.yaml"
+[ -z "$out" ] && contains "$err" "syntax.yaml:3:1: YAML syntax error" "leaves no plan: the error on stderr" ||
+  fail "a plan of a file that is not YAML: $out"
 
 # No false alarm on any scenario of the repository that is meant to be valid.
 shopt -s nullglob
