@@ -457,16 +457,22 @@ std::string unknown_command(const std::string& word, std::span<const Command> co
 }
 
 // `rxerun FILE.yaml ...` means `rxerun run FILE.yaml ...`; a first word
-// that can only be a mistyped command is refused.
-Result<std::vector<std::string>> with_default_command(std::vector<std::string> args) {
+// that can only be a mistyped command is refused. `implied` is set when
+// `run` was put in front of options (`rxerun -v lab.yaml`), whose first
+// scenario parse_command_line checks the same way once CLI11 has told
+// options' values from it.
+Result<std::vector<std::string>> with_default_command(std::vector<std::string> args, bool* implied) {
+  *implied = false;
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_command_name(args[0])) {
     if (first_word_is_command(args[0])) return make_error(unknown_command(args[0], kCommands));
     args.insert(args.begin(), "run");
   }
   if (!args.empty() && args[0].size() > 1 && args[0][0] == '-' && args[0] != "--help" && args[0] != "-h" &&
       args[0] != "--version") {
-    // Options before the scenario (`rxerun -v lab.yaml`): also a run.
-    if (std::none_of(args.begin(), args.end(), is_command_name)) args.insert(args.begin(), "run");
+    if (std::none_of(args.begin(), args.end(), is_command_name)) {
+      args.insert(args.begin(), "run");
+      *implied = true;
+    }
   }
   return args;
 }
@@ -542,7 +548,8 @@ void build_command_line(CLI::App& app, CommandLine& line) {
 std::variant<const Command*, int> parse_command_line(std::vector<std::string> args, CommandLine& line) {
   CLI::App app;
   build_command_line(app, line);
-  auto with_command = with_default_command(std::move(args));
+  bool implied_run = false;
+  auto with_command = with_default_command(std::move(args), &implied_run);
   if (!with_command) {
     print(stderr, "rxerun: {}\n", with_command.error().message);
     return kExitUsage;
@@ -554,6 +561,10 @@ std::variant<const Command*, int> parse_command_line(std::vector<std::string> ar
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
+  }
+  if (implied_run && !line.run.scenarios.empty() && first_word_is_command(line.run.scenarios.front())) {
+    print(stderr, "rxerun: {}\n", unknown_command(line.run.scenarios.front(), kCommands));
+    return kExitUsage;
   }
   if (!vars_well_formed(line)) return kExitUsage;
   resolve_plugins(line);

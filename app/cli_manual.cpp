@@ -125,8 +125,8 @@ std::string exit_status(const Command& run) {
 constexpr const char* kFirstWordRule =
     "When the first argument is not a command, rxerun runs it: rxerun lab.yaml --keep is rxerun run lab.yaml "
     "--keep, and so is rxerun -v lab.yaml. A first word that names no file, has no '/' and does not end in .yaml "
-    "or .yml is taken for a mistyped command instead: rxerun valdate x.yaml exits 2 with \"unknown command "
-    "'valdate'; did you mean 'validate'?\".";
+    "or .yml is taken for a mistyped command instead, after options too: rxerun valdate x.yaml and rxerun -v "
+    "valdate x.yaml exit 2 with \"unknown command 'valdate'; did you mean 'validate'?\".";
 
 }  // namespace
 

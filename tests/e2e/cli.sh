@@ -111,6 +111,9 @@ contains "$err" "unknown command 'statsu'; did you mean 'status'?" "help suggest
 expect_exit 2 "a misspelled command" -- "$RXERUN" valdate scenarios/selftest.yaml
 [ "$err" = "rxerun: unknown command 'valdate'; did you mean 'validate'?" ] && pass "it suggests validate" ||
   fail "valdate: [$err]"
+expect_exit 2 "a misspelled command after options" -- "$RXERUN" -v --var a=b valdate scenarios/selftest.yaml
+[ "$err" = "rxerun: unknown command 'valdate'; did you mean 'validate'?" ] && pass "it suggests validate there too" ||
+  fail "-v valdate: [$err]"
 expect_exit 2 "a word that is no command and no file" -- "$RXERUN" frobnicate
 contains "$err" "unknown command 'frobnicate' (and no such scenario file): the commands are run, validate" "it lists the commands"
 expect_exit 2 "a missing scenario path is a scenario, not a command" -- "$RXERUN" "$WORK/valdate.yaml"
@@ -122,6 +125,11 @@ if (cd "$WORK/cwd" && "$RXERUN" valdate >"$WORK/out" 2>&1); then
   pass "an existing file named like a command typo runs as a scenario"
 else
   fail "rxerun valdate (a file) did not run"; cat "$WORK/out"
+fi
+if (cd "$WORK/cwd" && "$RXERUN" -q --var a=b valdate >"$WORK/out" 2>&1); then
+  pass "... and so after options"
+else
+  fail "rxerun -q --var a=b valdate (a file) did not run"; cat "$WORK/out"
 fi
 expect_exit 0 "a scenario as the first word runs" -- "$RXERUN" scenarios/selftest.yaml -q
 
