@@ -168,10 +168,20 @@ Placement place(const Scenario& scenario, const Registry& registry, const Placem
   return p;
 }
 
-LabSite lab_site(const Scenario& scenario, const Registry& registry, const PlacementRequest& request) {
-  if (!scenario.nodes.empty()) return scenario_site(scenario);  // nodes are lab VMs, each with its kernel
+namespace {
+
+// Where this machine would put the scenario, on the kernels prepared now
+// and what the host can do, each looked up once a process.
+Placement place_here(const Scenario& scenario, const Registry& registry, const PlacementRequest& request) {
   static const auto prepared = vm::prepared_kernels(vm::search_dirs());
   static const auto host = HostAbilities::probe();
+  return place(scenario, registry, request, prepared, host);
+}
+
+}  // namespace
+
+LabSite lab_site(const Scenario& scenario, const Registry& registry, const PlacementRequest& request) {
+  if (!scenario.nodes.empty()) return scenario_site(scenario);  // nodes are lab VMs, each with its kernel
   LabSite site;
   if (request.kernel) {
     const std::string& k = *request.kernel;
@@ -189,7 +199,7 @@ LabSite lab_site(const Scenario& scenario, const Registry& registry, const Place
       return site;
     }
   }
-  const Placement p = place(scenario, registry, request, prepared, host);
+  const Placement p = place_here(scenario, registry, request);
   if (p.where == Placement::Where::Host) {
     struct utsname u {};
     site.kernels = {::uname(&u) == 0 ? std::string(u.release) : std::string()};
@@ -215,9 +225,7 @@ std::string where_words(const Scenario& scenario, const Registry& registry, cons
                n.kernel.value_or(scenario.vm_kernel.value_or("the newest prepared")) + ")";
     return "a lab VM per node: " + nodes;
   }
-  static const auto prepared = vm::prepared_kernels(vm::search_dirs());
-  static const auto host = HostAbilities::probe();
-  const Placement p = place(scenario, registry, request, prepared, host);
+  const Placement p = place_here(scenario, registry, request);
   switch (p.where) {
     case Placement::Where::Host:
       return request.force_host ? "the host (--host)" : "the host: it has what every step needs";
