@@ -17,6 +17,12 @@ namespace rxerun {
 
 namespace {
 
+// "a sleep", "an exec", "an nvmet": the article as the kind's name is said.
+std::string a_kind(const std::string& kind) {
+  return (!kind.empty() && std::string_view("aeiouAEIOU").find(kind.front()) != std::string_view::npos ? "an " : "a ") +
+         kind;
+}
+
 // Where an interface lives: a namespace ("" rxerun's own) of a machine
 // ("" the one machine of a scenario without nodes).
 struct Place {
@@ -186,8 +192,7 @@ class LabWalk {
     return it->second;
   }
 
-  bool too_early(const StepSpec& step, Mark where, LabObject object, const Place& place, const std::string& name,
-                 const std::string& what) {
+  bool too_early(Mark where, LabObject object, const Place& place, const std::string& name, const std::string& what) {
     const auto maker = made_later(object, place, name);
     if (!maker) return false;
     error(where,
@@ -200,9 +205,9 @@ class LabWalk {
   void check_netns_key(const StepSpec& step, const KindSpec& kind) {
     if (!step.netns) return;
     if (!kind.takes_netns) {
-      error(step.mark_of("@netns"), fmt::format("'netns' means nothing to a {} step: it works on the machine as a "
+      error(step.mark_of("@netns"), fmt::format("'netns' means nothing to {} step: it works on the machine as a "
                                                 "whole (configfs), which no network namespace divides; leave it out",
-                                                kind.name));
+                                                a_kind(kind.name)));
       return;
     }
     use_netns(step, step_place(step), step.mark_of("@netns"));
@@ -218,7 +223,7 @@ class LabWalk {
                                it->second.removed_by, step.name));
       return false;
     }
-    if (too_early(step, where, LabObject::Netns, p, p.netns, "namespace")) return false;
+    if (too_early(where, LabObject::Netns, p, p.netns, "namespace")) return false;
     if (!closed_world(p)) return true;
     error(where, fmt::format("{} does not exist: no earlier step makes it (a `netns` step does){}", place_words(p),
                              site_.lab_vm ? ", and the lab VM has no other" : ""));
@@ -284,8 +289,8 @@ class LabWalk {
       if (name == "lo" || (place.netns.empty() && wire_nics_.count({place.node, name}))) return;
     }
     if (device != devices_.end()) return gone(step, where, "RDMA device", name, device->second);
-    if (as_device && too_early(step, where, LabObject::RdmaDevice, place, name, "RDMA device")) return;
-    if (as_interface && too_early(step, where, LabObject::Interface, place, name, "interface")) return;
+    if (as_device && too_early(where, LabObject::RdmaDevice, place, name, "RDMA device")) return;
+    if (as_interface && too_early(where, LabObject::Interface, place, name, "interface")) return;
     // What the lab does not make may be the host's, except where nothing
     // else exists.
     if (!closed_world(as_interface ? place : Place{place.node, ""})) return;
@@ -332,8 +337,8 @@ class LabWalk {
       return;
     }
     if (!has_undo(*target, *kind)) {
-      error(where, fmt::format("step '{}' has nothing to undo: a {} step{} changes nothing", target_name, target->kind,
-                               undo_condition(kind->spec)));
+      error(where, fmt::format("step '{}' has nothing to undo: {} step{} changes nothing", target_name,
+                               a_kind(target->kind), undo_condition(kind->spec)));
       return;
     }
     state.reverted_by = step.name;

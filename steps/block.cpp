@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "base/try.h"
 #include "engine/picture.h"
@@ -71,7 +72,15 @@ Result<std::vector<std::string>> preclean_block(UndoContext& ctx);
 // nftables reads a `*` at the end of an interface name as a wildcard
 // (`iifname "v*"` matches every v-interface): a block meant for one
 // interface would hit others, which rxerun did not make.
+// What is wrong with a `port` beside `proto` (empty: no proto); nullopt when nothing.
+std::optional<std::string> port_problem(const std::string& proto);
+
 void validate_block(const nlohmann::json& p, const KindSpec::Complaint& complain) {
+  // The rules that need no run-time fact, checked before anything runs (the
+  // step checks them again, for values that are such facts).
+  const bool proto_known = !p.contains("proto") || (p.at("proto").is_string() && !has_step_references(p.at("proto")));
+  if (p.contains("port") && proto_known)
+    if (auto why = port_problem(p.contains("proto") ? p.at("proto").get<std::string>() : "")) complain("port", *why);
   if (!p.contains("dev") || !p.at("dev").is_string() || has_step_references(p.at("dev"))) return;
   const auto& dev = p.at("dev").get_ref<const std::string&>();
   if (dev.find('*') != std::string::npos)
@@ -155,6 +164,12 @@ bool has_ports(const std::string& proto) {
   return proto == "udp" || proto == "tcp" || proto == "sctp" || proto == "dccp" || proto == "udplite";
 }
 
+std::optional<std::string> port_problem(const std::string& proto) {
+  if (proto.empty()) return "`port` needs `proto` (udp, tcp, sctp, dccp or udplite)";
+  if (!has_ports(proto)) return proto + " has no ports: leave out `port`, or use udp, tcp, sctp, dccp or udplite";
+  return std::nullopt;
+}
+
 // What an undo may touch: the run's own table, a base chain of a hook this
 // kind uses, a rule with a comment this kind writes (the text goes into nft
 // commands and is matched against listings, never quoted by a shell).
@@ -201,16 +216,12 @@ StepResult run_block(const Params& params, StepContext& ctx) {
   const std::string dev = params.has("dev") ? params.str("dev") : "";
   const bool has_port = params.has("port");
 
-  if (has_port && proto.empty())
-    return StepResult::error(params.where("port") + ": `port` needs `proto` (udp, tcp, sctp, dccp or udplite)");
+  if (auto why = has_port ? port_problem(proto) : std::nullopt)
+    return StepResult::error(params.where("port") + ": " + *why);
   if (proto.empty() && dev.empty())
     return StepResult::error(params.where("") +
                              ": block needs `proto` or `dev` (or both): blocking everything "
                              "on a hook would cut the host off");
-  if (has_port && !has_ports(proto))
-    return StepResult::error(params.where("port") + ": " + proto +
-                             " has no ports: leave out `port`, or use udp, "
-                             "tcp, sctp, dccp or udplite");
   if (dev.find_first_of("\"\\") != std::string::npos)
     return StepResult::error(params.where("dev") +
                              ": an interface name with a quote or backslash cannot be "

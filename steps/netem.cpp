@@ -71,6 +71,11 @@ std::optional<double> number_with_unit(const std::string& text, std::string* uni
 // Percentages written as they are (not from {{steps.X.Y}}) are checked when
 // the scenario is loaded: a loss of 250 % is a mistake of the author's.
 void validate_netem(const nlohmann::json& params, const KindSpec::Complaint& complain) {
+  // netem varies, and reorders around, a delay: without one there is nothing to vary.
+  for (const char* key : {"jitter", "reorder"})
+    if (params.contains(key) && !params.contains("delay"))
+      complain(key, fmt::format("{} needs delay: netem {} the delay it adds (add `delay: 10ms`)", key,
+                                std::string_view(key) == "jitter" ? "varies" : "sends packets ahead of"));
   for (const char* key : {"loss", "duplicate", "corrupt", "reorder"}) {
     if (!params.contains(key) || has_step_references(params[key])) continue;
     const auto& v = params[key];

@@ -99,4 +99,26 @@ expect_exit 0 "vm setup --help" -- "$RXERUN" vm setup --help
 defaults=$(grep -oE 'default: [0-9., ]+[0-9]' <<<"$(tr -s ' \n' ' ' <<<"$out")" | head -1)
 [ -n "$defaults" ] && pass "vm setup --help names the default kernels ($defaults)" || fail "vm setup --help names no default kernels"
 contains "$(grep -F 'rxerun vm setup' README.md)" "$defaults" "README.md's vm setup line names the same default kernels"
+# Every whole scenario the pages show (a ```yaml block with `name:` and
+# `steps:`) validates; one that includes a topology file is read beside
+# scenarios/topology, as the shipped labs are.
+mkdir -p "$WORK/doc-labs"
+ln -s "$PWD/scenarios/topology" "$WORK/doc-labs/topology"
+/usr/bin/python3 - "$WORK/doc-labs" docs/*.md README.md <<'PYEOF'
+import os, re, sys
+out = sys.argv[1]
+for page in sys.argv[2:]:
+    text = open(page).read()
+    for m in re.finditer(r"```yaml\n(.*?)```", text, re.S):
+        body = m.group(1)
+        if re.search(r"^name:", body, re.M) and re.search(r"^steps:", body, re.M):
+            line = text[: m.start()].count("\n") + 2
+            open(os.path.join(out, f"{os.path.basename(page)}-{line}.yaml"), "w").write(body)
+PYEOF
+shown=0
+for lab in "$WORK"/doc-labs/*.yaml; do
+  shown=$((shown + 1))
+  "$RXERUN" validate "$lab" >"$WORK/doc-lab.out" 2>&1 || { fail "the lab shown at $(basename "$lab" .yaml) does not validate:"; cat "$WORK/doc-lab.out"; }
+done
+[ "$shown" -ge 3 ] && pass "the $shown whole labs the pages show validate" || fail "only $shown labs found in the pages"
 finish

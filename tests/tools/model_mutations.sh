@@ -17,22 +17,23 @@ cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/nu
 echo "building the unmutated tests in $work/build ..."
 cmake --build "$work/build" -j"$(nproc)" --target rxerun_tests >/dev/null
 
-# file | the text of the rule | what it becomes | the rule, in words
+# file @ the text of the rule @ what it becomes @ the rule, in words (fields split at @:
+# read splits at IFS even after a backslash, and rules hold |)
 mutations=(
-  "sys/model/links.cpp|!spec.peer_netns.empty() && !*netns_.exists(there) && !k_.open_world|false|a veth's peer namespace must exist"
-  "sys/model/links.cpp|if (!k_.open_world) forget(other.first, other.second);|(void)other;|deleting a veth end deletes the other end"
-  "sys/model/links.cpp|link->carrier = other->carrier = up \&\& other->up;|link->carrier = other->carrier = up;|a veth has carrier only while both ends are up"
-  "sys/model/routes.cpp|std::erase_if(t.table, [\&](const Route\& r) { return !r.dev.empty() \&\& !links_.may_exist(k_.netns, r.dev); });|(void)0;|a route goes with its interface"
-  "sys/model/rdma.cpp|return !l \|\| (d.netdev_ifindex != 0 \&\& l->ifindex != d.netdev_ifindex);|return !l;|an rxe device goes with its netdev, not with its name"
-  "sys/model/modules.cpp|if (in_use(name)) return|if (false) return|a module another module uses cannot go"
-  "sys/model/settings.cpp|if (!v \&\& !k_.open_world) return make_error(\"no sysctl \" + key, ENOENT);|(void)0;|a sysctl write makes no file"
-  "sys/model/nvme.cpp|{linked, EBUSY,|{false, EBUSY,|a subsystem a port links cannot go"
-  "sys/model/nft.cpp|return make_error(\"Error: Could not process rule: Device or resource busy\", EBUSY);|(void)0;|a chain that holds rules cannot go"
+  "sys/model/links.cpp@!spec.peer_netns.empty() && !*netns_.exists(there) && !k_.open_world@false@a veth's peer namespace must exist"
+  "sys/model/links.cpp@if (!k_.open_world) forget(other.first, other.second);@(void)other;@deleting a veth end deletes the other end"
+  "sys/model/links.cpp@link->carrier = other->carrier = up \&\& other->up;@link->carrier = other->carrier = up;@a veth has carrier only while both ends are up"
+  "sys/model/routes.cpp@std::erase_if(t.table, [\&](const Route\& r) { return !r.dev.empty() \&\& !links_.may_exist(k_.netns, r.dev); });@(void)0;@a route goes with its interface"
+  "sys/model/rdma.cpp@return !l || (d.netdev_ifindex != 0 \&\& l->ifindex != d.netdev_ifindex);@return !l;@an rxe device goes with its netdev, not with its name"
+  "sys/model/modules.cpp@if (in_use(name)) return@if (false) return@a module another module uses cannot go"
+  "sys/model/settings.cpp@if (!v \&\& !k_.open_world) return make_error(\"no sysctl \" + key, ENOENT);@(void)0;@a sysctl write makes no file"
+  "sys/model/nvme.cpp@{linked, EBUSY,@{false, EBUSY,@a subsystem a port links cannot go"
+  "sys/model/nft.cpp@return make_error(\"Error: Could not process rule: Device or resource busy\", EBUSY);@(void)0;@a chain that holds rules cannot go"
 )
 
 missed=0
 for m in "${mutations[@]}"; do
-  IFS='|' read -r file rule broken words <<<"$m"
+  IFS='@' read -r file rule broken words <<<"$m"
   cp "$file" "$work/src/$file"
   python3 - "$work/src/$file" "$rule" "$broken" <<'PY'
 import sys
