@@ -57,6 +57,17 @@ constexpr const char* kRunDetails =
     "default a scenario runs on the host when the host can do everything it needs, otherwise in the lab VM when "
     "one is prepared (--vm and --host decide).";
 
+// --vm, --host, --kernel: the lab checked where `run` with them would put it.
+void add_where_options(CLI::App& cmd, WhereOptions& where) {
+  auto* vm = cmd.add_flag("--vm", where.vm, "check the lab as `run --vm` would run it: in the lab VM");
+  cmd.add_flag("--host", where.host, "check the lab as `run --host` would run it: on this machine's kernel")
+      ->excludes(vm);
+  cmd.add_option("--kernel", where.kernel,
+                 "check the lab for this lab kernel, as `run --kernel` would run it (a list or all: no kernel's "
+                 "rules, a matrix compares kernels)")
+      ->type_name("VERSION[,VERSION...]|all|PATH");
+}
+
 void add_validate_options(CLI::App& cmd, CommandLine& line) {
   cmd.add_option("scenarios", line.validate_files, "scenario files, and directories of them (their *.yaml, sorted)")
       ->required()
@@ -67,9 +78,10 @@ void add_validate_options(CLI::App& cmd, CommandLine& line) {
   cmd.add_flag("--json", line.validate_json,
                "one JSON document on stdout: each file's validity and diagnostics (for editors and CI)");
   add_var_file_option(cmd, line.validate.var_files);
+  add_where_options(cmd, line.validate_where);
 }
 int validate_command(CommandLine& line, Registry& registry) {
-  return cmd_validate(line.validate_files, line.validate, line.validate_json, registry);
+  return cmd_validate(line.validate_files, line.validate, line.validate_json, line.validate_where.request(), registry);
 }
 const ExitCode kValidateExitCodes[] = {
     {kExitOk, "every file is a valid scenario"},
@@ -85,9 +97,10 @@ void add_plan_options(CLI::App& cmd, CommandLine& line) {
       ->required()
       ->type_name("SCENARIO|DIR");
   add_common_options(cmd, line.plan);
+  add_where_options(cmd, line.plan_where);
 }
 int plan_command(CommandLine& line, Registry& registry) {
-  return cmd_plan(line.plan_files, line.plan, registry);
+  return cmd_plan(line.plan_files, line.plan, line.plan_where.request(), registry);
 }
 const ExitCode kPlanExitCodes[] = {
     {kExitOk, "the plan of every scenario was printed"},
@@ -222,8 +235,12 @@ void add_vm_setup_options(CLI::App& cmd, CommandLine& line) {
                      "), or any Debian kernel version (6.12; repeatable)")
       ->type_name("VERSION")
       ->allow_extra_args(false);
+  cmd.add_flag("--remove-snapshots", line.setup_remove_snapshots,
+               "remove the lab VM's snapshots (of every prepared kernel) and prepare nothing; the next start of "
+               "each makes its snapshot again");
 }
 int vm_setup_command(CommandLine& line, Registry&) {
+  if (line.setup_remove_snapshots) return cmd_vm_remove_snapshots();
   return cmd_vm_setup(line.setup_kernels);
 }
 const ExitCode kVmSetupExitCodes[] = {
@@ -260,6 +277,7 @@ void add_vm_exec_options(CLI::App& cmd, CommandLine& line) {
   cmd.add_option("--timeout", line.exec_timeout, "stop the VM when the program runs longer (default: 10m)")
       ->type_name("DURATION");
   cmd.add_flag("-q,--quiet", line.exec.quiet, "no boot line and no spinner");
+  cmd.add_flag("--cold-boot", line.exec.cold_boot, "boot the kernel instead of starting from its snapshot");
   // Everything after `--` is the program's, options included.
   cmd.add_option("command", line.exec.command, "the program and its arguments, after --")
       ->required()

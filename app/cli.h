@@ -35,6 +35,7 @@ struct CommandLine {
   bool validate_json = false;
   std::vector<std::string> plan_files;  // files and directories, as given
   CommonOptions plan;
+  WhereOptions validate_where, plan_where;
   GraphOptions graph;
   std::string cleanup_file;
   RunCommandOptions cleanup;
@@ -44,6 +45,7 @@ struct CommandLine {
   std::optional<std::string> counters_netns;
   DecodeOptions decode;
   std::vector<std::string> setup_kernels;
+  bool setup_remove_snapshots = false;
   bool status_json = false;
   VmExecOptions exec;
   std::string exec_timeout = "10m";

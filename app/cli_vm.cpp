@@ -16,6 +16,7 @@
 
 #include "app/kernel_health.h"
 #include "app/placement.h"
+#include "base/duration.h"
 #include "base/files.h"
 #include "base/output.h"
 #include "base/strings.h"
@@ -24,8 +25,10 @@
 #include "sys/host_info.h"
 #include "sys/interrupt.h"
 #include "vm/boot_protocol.h"
+#include "vm/files.h"
 #include "vm/kernel/siw_build.h"
 #include "vm/lab_vm.h"
+#include "vm/snapshot.h"
 
 namespace rxerun {
 
@@ -41,12 +44,22 @@ std::string errno_suffix(const Error& e) {
 
 }  // namespace
 
+std::string up_line(const vm::PreparedKernel& kernel, const std::string& accel, double seconds, bool restored) {
+  return fmt::format("lab VM: kernel {} ({}, {}), up in {:.1f} s{}\n", kernel.label, kernel.release, accel, seconds,
+                     restored ? " from its snapshot" : "");
+}
+
 // What a report says about the lab VM a run had.
 nlohmann::json vm_facts(const vm::PreparedKernel& kernel, const vm::LabRunResult& lab) {
-  return {
-      {"kernel", kernel.label}, {"release", kernel.release},  {"package_version", kernel.package_version},
-      {"accel", lab.accel},     {"boot_s", lab.boot_seconds}, {"guest_uptime_at_start_s", lab.guest.uptime_at_start},
-      {"boots", lab.boots},     {"dmesg", lab.guest.dmesg}};
+  return {{"kernel", kernel.label},
+          {"release", kernel.release},
+          {"package_version", kernel.package_version},
+          {"accel", lab.accel},
+          {"start", lab.start},
+          {"boot_s", lab.boot_seconds},
+          {"guest_uptime_at_start_s", lab.guest.uptime_at_start},
+          {"boots", lab.boots},
+          {"dmesg", lab.guest.dmesg}};
 }
 
 std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& registry) {
@@ -103,6 +116,7 @@ struct BootIo {
   // Crashed), unprinted: its kernel's death may be the run's result (a
   // kernel health finding), which the caller decides.
   bool return_crash = false;
+  bool cold_boot = false;  // --cold-boot: boot the kernel, no snapshot (vm/snapshot.h)
 };
 
 // What the lab VM could not do, for the terminal and for the reports.
@@ -135,6 +149,7 @@ std::variant<vm::LabRunResult, BootFailure> boot_and_run(const vm::PreparedKerne
   run.share = share;
   run.run_timeout = budget;
   run.request = std::move(request);
+  run.cold_boot = io.cold_boot;
 
   const bool spinner = io.spinner && !quiet && sys::is_terminal(2);
   const std::string which = "kernel " + kernel.label;
@@ -144,12 +159,11 @@ std::variant<vm::LabRunResult, BootFailure> boot_and_run(const vm::PreparedKerne
       print(stderr, "\r{} booting the lab VM ({}) {:.1f}s", frames[static_cast<int>(secs * 10) % 4], which, secs);
   };
   bool announced = false;
-  run.started = [&](double secs) {
+  run.started = [&](double secs, bool restored) {
     if (spinner) print(stderr, "\r\033[K");
     announced = true;
     // The boot time, in every log (CI's among them).
-    if (!quiet)
-      out(fmt::format("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", kernel.label, kernel.release, accel, secs));
+    if (!quiet) out(up_line(kernel, accel, secs, restored));
   };
   run.output = out;
   run.notice = [&](const std::string& line) {
@@ -378,7 +392,8 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
                   .prefix = o.prefix,
                   .spinner = o.spinner,
                   .interrupt_fd = o.interrupt_fd,
-                  .return_crash = true};
+                  .return_crash = true,
+                  .cold_boot = o.cold_boot};
   auto ran = boot_and_run(kernel, guest_request(o, kernel), share->path(), budget, o.run.quiet, io);
 
   nlohmann::json facts;
@@ -424,7 +439,8 @@ int cmd_vm_exec(const VmExecOptions& o) {
   request.cwd = fs::current_path().string();
   const char* term = std::getenv("TERM");
   request.term = term && *term && sys::is_terminal(1) ? term : "dumb";
-  auto ran = boot_and_run(*kernel, std::move(request), share->path(), o.timeout, o.quiet, BootIo{});
+  auto ran =
+      boot_and_run(*kernel, std::move(request), share->path(), o.timeout, o.quiet, BootIo{.cold_boot = o.cold_boot});
   if (const auto* failed = std::get_if<BootFailure>(&ran)) return failed->exit_code;
   return std::get<vm::LabRunResult>(ran).guest.exit_code;
 }
@@ -479,6 +495,29 @@ std::string known_kernel_labels() {
   return join(known_kernels(), ", ");
 }
 
+namespace {
+
+// A ready kernel's snapshot (vm/snapshot.h), made by one start of its lab VM
+// when it has none, so that the first lab of each kernel restores it. Not
+// being able to is said and is no failure: the first start makes it then.
+void make_first_snapshot(const vm::PreparedKernel& kernel, int interrupt_fd) {
+  if (!kernel.initramfs_current || !vm::list_snapshots({kernel}).empty()) return;
+  auto share = vm::ShareDir::create();
+  if (!share) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto ran = boot_and_run(kernel, vm::GuestRequest{.program = "/bin/true", .cwd = "/", .term = "dumb"}, share->path(),
+                          std::chrono::seconds(120), true,
+                          BootIo{.output = [](std::string_view) {}, .spinner = false, .interrupt_fd = interrupt_fd});
+  const auto made = vm::list_snapshots({kernel});
+  if (std::holds_alternative<vm::LabRunResult>(ran) && !made.empty())
+    print(stdout, "kernel {}: made the lab VM's snapshot ({}) in {:.1f} s\n", kernel.label,
+          vm::megabytes(made.front().bytes), seconds_since(t0));
+  else
+    print(stdout, "kernel {}: no snapshot made now (the first lab VM of this kernel makes it)\n", kernel.label);
+}
+
+}  // namespace
+
 int cmd_vm_setup(const std::vector<std::string>& kernels) {
   std::vector<vm::KernelSource> sources;
   if (kernels.empty())
@@ -508,6 +547,11 @@ int cmd_vm_setup(const std::vector<std::string>& kernels) {
       return kExitEnvironment;
     }
     print(stdout, "kernel {}: ready: {} in {}\n", s->label, r->release, r->dir.string());
+    make_first_snapshot(*r, interrupt.fd());
+    if (interrupt.requested()) {
+      print(stderr, "rxerun: interrupted: the lab VM was stopped\n");
+      return kExitInterrupted;
+    }
   }
   return kExitOk;
 }
@@ -525,6 +569,14 @@ std::uintmax_t tree_bytes(const fs::path& dir) {
 
 // `vm status --json`: what the table says, as data; no accelerator probe
 // (it may boot a VM), only whether /dev/kvm is usable.
+// A kernel's snapshots: the file's name and its size.
+nlohmann::json snapshots_json(const vm::PreparedKernel& k) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : vm::list_snapshots({k}))
+    out.push_back({{"file", s.path.filename().string()}, {"bytes", s.bytes}});
+  return out;
+}
+
 nlohmann::json vm_status_json(const std::vector<vm::PreparedKernel>& prepared) {
   const fs::path cache = vm::cache_dir();
   nlohmann::json kernels = nlohmann::json::array();
@@ -539,7 +591,8 @@ nlohmann::json vm_status_json(const std::vector<vm::PreparedKernel>& prepared) {
                        {"path", inside ? relative.string() : k.dir.string()},
                        {"bytes", tree_bytes(k.dir)},
                        {"rxe_in_netns", k.rxe_in_netns},
-                       {"siw", siw ? nlohmann::json(siw->available) : nlohmann::json()}});
+                       {"siw", siw ? nlohmann::json(siw->available) : nlohmann::json()},
+                       {"snapshots", snapshots_json(k)}});
   }
   for (const auto& s : vm::kernel_sources()) {
     const bool ready =
@@ -554,6 +607,19 @@ nlohmann::json vm_status_json(const std::vector<vm::PreparedKernel>& prepared) {
 }
 
 }  // namespace
+
+int cmd_vm_remove_snapshots() {
+  const auto prepared = vm::prepared_kernels(vm::search_dirs());
+  std::uint64_t bytes = 0;
+  for (const auto& s : vm::list_snapshots(prepared)) bytes += s.bytes;
+  auto removed = vm::remove_snapshots(prepared);
+  if (!removed) {
+    print(stderr, "rxerun: {}{}\n", removed.error().message, errno_suffix(removed.error()));
+    return kExitEnvironment;
+  }
+  print(stdout, "removed {} snapshot{} of the lab VM ({})\n", *removed, *removed == 1 ? "" : "s", vm::megabytes(bytes));
+  return kExitOk;
+}
 
 int cmd_vm_status(bool json) {
   const auto prepared = vm::prepared_kernels(vm::search_dirs());
@@ -587,6 +653,14 @@ int cmd_vm_status(bool json) {
       print(stdout, "  {:<6} {}\n", k.label, what);
     }
   }
+  const auto snapshots = vm::list_snapshots(prepared);
+  std::uint64_t bytes = 0;
+  for (const auto& s : snapshots) bytes += s.bytes;
+  print(
+      stdout, "snapshots (the lab VM starts from them instead of booting; one per kernel and machine): {}\n",
+      snapshots.empty() ? "none yet (the first start of each kernel makes its own)" : vm::megabytes(bytes) + " in all");
+  for (const auto& s : snapshots)
+    print(stdout, "  {:<6} {:<32} {}\n", s.kernel, s.path.filename().string(), vm::megabytes(s.bytes));
   return kExitOk;
 }
 

@@ -35,8 +35,9 @@ struct VmRunOptions {
   // by side).
   std::function<void(std::string_view)> output;
   std::string prefix;
-  bool spinner = true;    // a boot spinner on a terminal (never with lab VMs side by side)
-  int interrupt_fd = -1;  // readable on Ctrl-C (the caller binds the signals)
+  bool spinner = true;     // a boot spinner on a terminal (never with lab VMs side by side)
+  int interrupt_fd = -1;   // readable on Ctrl-C (the caller binds the signals)
+  bool cold_boot = false;  // --cold-boot: boot the kernel, no snapshot
 };
 
 // What one lab VM ran: a report for every scenario it was given (those it
@@ -62,6 +63,9 @@ std::chrono::seconds lab_run_budget(const Scenario& scenario, const Registry& re
 // a lab VM did not finish (with its console's last lines), and the files the
 // guest's steps wrote, brought back from its share.
 nlohmann::json vm_facts(const vm::PreparedKernel& kernel, const vm::LabRunResult& lab);
+// The line that says the lab VM is up: "lab VM: kernel 7.3 (RELEASE, tcg),
+// up in 0.4 s from its snapshot".
+std::string up_line(const vm::PreparedKernel& kernel, const std::string& accel, double seconds, bool restored);
 std::optional<std::string> own_binary();
 std::string crash_message(const vm::LabRunResult& lab, const std::string& which);
 Result<void> bring_back_outputs(const std::filesystem::path& from, const std::filesystem::path& to);
@@ -74,6 +78,7 @@ struct VmExecOptions {
   std::chrono::seconds timeout{600};
   std::vector<std::string> command;  // PROGRAM ARGS...
   bool quiet = false;
+  bool cold_boot = false;  // boot the kernel instead of starting from its snapshot
 };
 int cmd_vm_exec(const VmExecOptions& options);
 
@@ -93,6 +98,9 @@ std::vector<std::string> known_kernels();
 std::string known_kernel_labels();
 
 int cmd_vm_setup(const std::vector<std::string>& kernels);
+// `vm setup --remove-snapshots`: the snapshots of every prepared kernel
+// (vm/snapshot.h) removed, and how much that freed said.
+int cmd_vm_remove_snapshots();
 // The prepared kernels and the known ones missing; with `json`, one JSON
 // document (docs/running.md, "vm status --json").
 int cmd_vm_status(bool json);

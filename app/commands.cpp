@@ -56,7 +56,8 @@ nlohmann::json validation_json(const std::string& file, const LoadResult& r) {
 
 }  // namespace
 
-int cmd_validate(const std::vector<std::string>& args, const CommonOptions& common, bool json, Registry& registry) {
+int cmd_validate(const std::vector<std::string>& args, const CommonOptions& common, bool json,
+                 const PlacementRequest& where, Registry& registry) {
   const auto files = scenario_files(args);
   if (!files) return kExitUsage;
   int code = kExitOk;
@@ -64,13 +65,13 @@ int cmd_validate(const std::vector<std::string>& args, const CommonOptions& comm
   UnusedVars unused;
   for (const auto& f : *files) {
     if (json) {
-      const LoadResult r = load_result(f, registry, common);
+      const LoadResult r = load_result(f, registry, common, false, LoadRequest{.where = where});
       if (!common.handed_on) unused.add(r.unused_vars);
       if (!r.scenario) code = kExitUsage;
       results.push_back(validation_json(f, r));
       continue;
     }
-    auto s = load(f, registry, common, false, LoadRequest{.unused = &unused});
+    auto s = load(f, registry, common, false, LoadRequest{.where = where, .unused = &unused});
     if (!s) {
       code = kExitUsage;
       continue;
@@ -82,21 +83,22 @@ int cmd_validate(const std::vector<std::string>& args, const CommonOptions& comm
   return code;
 }
 
-int cmd_plan(const std::vector<std::string>& args, const CommonOptions& common, Registry& registry) {
+int cmd_plan(const std::vector<std::string>& args, const CommonOptions& common, const PlacementRequest& where,
+             Registry& registry) {
   const auto files = scenario_files(args);
   if (!files) return kExitUsage;
   int code = kExitOk;
   for (std::size_t i = 0; i < files->size(); ++i) {
     if (i > 0) print(stdout, "\n");
-    code = worse_exit_code(code, plan_one((*files)[i], common, registry));
+    code = worse_exit_code(code, plan_one((*files)[i], common, where, registry));
   }
   return code;
 }
 
-int plan_one(const std::string& file, const CommonOptions& common, Registry& registry) {
+int plan_one(const std::string& file, const CommonOptions& common, const PlacementRequest& where, Registry& registry) {
   // The lab check's problems are shown in place, under their steps.
   Diagnostics problems;
-  const LoadRequest request{.problems = &problems};
+  const LoadRequest request{.where = where, .problems = &problems};
   LoadResult r = load_result(file, registry, common, false, request);
   // So are the loader's, in what it could read: the steps they are in are
   // shown, not previewed.
@@ -113,7 +115,7 @@ int plan_one(const std::string& file, const CommonOptions& common, Registry& reg
   sys::ModelSystem model;
   sys::make_plan_world(model);
   Journal journal = Journal::in_memory();
-  PlanReporter printer(stdout, model.kernel, where_words(*scenario, registry, {}), std::move(problems));
+  PlanReporter printer(stdout, model.kernel, where_words(*scenario, registry, where), std::move(problems));
   RunOptions ro;
   ro.only = common.only;
   ro.skip = common.skip;

@@ -277,10 +277,8 @@ class NodeLab {
                      .cwd = fs::current_path().string(),
                      .term = term ? term : "dumb"};
       run.output = [&node](std::string_view bytes) { (*node.output)(bytes); };
-      run.started = [&node, quiet = o_.quiet, accel](double secs) {
-        if (!quiet)
-          (*node.output)(fmt::format("lab VM: kernel {} ({}, {}), up in {:.1f} s\n", node.kernel.label,
-                                     node.kernel.release, accel.kvm ? "kvm" : "tcg", secs));
+      run.started = [&node, quiet = o_.quiet, accel](double secs, bool restored) {
+        if (!quiet) (*node.output)(up_line(node.kernel, accel.kvm ? "kvm" : "tcg", secs, restored));
       };
       run.notice = [&node](const std::string& line) { (*node.output)("rxerun: " + line + "\n"); };
       run.interrupt_fd = stop_all_->fd();

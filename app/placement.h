@@ -44,6 +44,17 @@ struct PlacementRequest {
   std::optional<std::string> kernel;  // --kernel
 };
 
+// --vm, --host and --kernel as `validate` and `plan` take them: the lab is
+// checked where `run` with the same options would put it.
+struct WhereOptions {
+  bool vm = false;
+  bool host = false;
+  std::string kernel;
+  PlacementRequest request() const {
+    return {.force_vm = vm, .force_host = host, .kernel = kernel.empty() ? std::nullopt : std::optional(kernel)};
+  }
+};
+
 struct Placement {
   enum class Where { Host, Vm, Nowhere, BadKernel } where = Where::Host;
   std::optional<vm::PreparedKernel> kernel;  // for Vm

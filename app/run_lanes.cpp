@@ -129,7 +129,8 @@ class LabVmPool {
                         .output_dir = group.output_dir,
                         .prefix = side_by_side_ ? "[" + group.kernel.label + "] " : "",
                         .spinner = !side_by_side_,
-                        .interrupt_fd = interrupt_.fd()};
+                        .interrupt_fd = interrupt_.fd(),
+                        .cold_boot = o.cold_boot};
   }
 
   const PlanContext& c_;

@@ -65,6 +65,8 @@ void add_run_options(CLI::App& run, RunCommandOptions& o) {
       ->type_name("VERSION[,VERSION...]|all|PATH");
   run.add_option("--modules", o.modules, "with --kernel IMAGE: its modules directory (as /lib/modules/RELEASE)")
       ->type_name("DIR");
+  run.add_flag("--cold-boot", o.cold_boot,
+               "boot the lab VM's kernel instead of starting the VM from its snapshot (made by the first boot)");
   run.add_option("-j,--jobs", o.jobs, "up to N lab VMs at once (as the cores and the memory allow)")->type_name("N");
   run.add_flag("--fail-fast", o.fail_fast, "stop the suite at the first scenario that does not pass");
   run.add_option("--shard", o.shard, "run only the K-th of N deterministic parts of the suite (CI job matrix)")
@@ -139,6 +141,7 @@ std::vector<std::string> run_arguments(const RunCommandOptions& o, WithScenarios
   a.value("--modules", o.modules);
   if (o.jobs != defaults.jobs) a.value("--jobs", std::to_string(o.jobs));
   a.flag("--fail-fast", o.fail_fast);
+  a.flag("--cold-boot", o.cold_boot);
   a.value("--shard", o.shard);
   a.value("--lab-kernel", o.lab_kernel);
   a.value("--suite-position", o.suite_position);

@@ -52,7 +52,8 @@ struct RunCommandOptions {
   // where this part of the suite starts in the whole ("3/8").
   std::string lab_kernel;
   std::string suite_position;
-  bool progress = false;  // the live status line although stdout is no terminal (the lab VM's serial port)
+  bool progress = false;   // the live status line although stdout is no terminal (the lab VM's serial port)
+  bool cold_boot = false;  // --cold-boot: lab VMs boot their kernel instead of starting from its snapshot
   bool operator==(const RunCommandOptions&) const = default;
 };
 

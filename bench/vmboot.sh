@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Boot-to-first-step time of the lab VM: for each prepared kernel, REPEATS
-# runs of a one-step scenario with `rxerun run --vm`; prints the median and
-# the range of the time from qemu's start to the guest's first step (the
-# report's vm.boot_s), of the guest kernel's own uptime at that moment, and
-# of the whole command.
+# Start-to-first-step time of the lab VM, both ways it starts: for each
+# prepared kernel, REPEATS runs of a one-step scenario with `rxerun run --vm`
+# from the kernel's snapshot and as many with --cold-boot, alternating (a
+# first run makes the snapshot when there is none, and is not counted).
+# Prints, per kernel and start, the median and the range of the time from
+# qemu's start to the guest's first step (the report's vm.boot_s) and of the
+# whole command, then the ratio of the medians (boot / snapshot).
 #
 # Usage: bench/vmboot.sh [RXERUN] [REPEATS] [KERNEL...]
 #   defaults: build/rxerun, 10 repeats, every prepared kernel
@@ -24,17 +26,35 @@ stats() {  # numbers on stdin -> "median (min-max)"
     printf "%.2f (%.2f-%.2f)", m, a[1], a[NR]}'
 }
 
-printf "%-7s %-6s %-22s %-22s %-22s %s\n" kernel accel "boot_to_step_s" "guest_uptime_s" "total_s" "boots>1"
+median() { sort -n | awk '{a[NR] = $1} END {printf "%.3f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+# one KERNEL START: a run (START: snapshot or boot), its figures appended.
+one() {
+  local t0 t1 boot start boots accel
+  t0=$(date +%s.%N)
+  "$RXERUN" run -q --vm --kernel "$1" $([ "$2" = boot ] && echo --cold-boot) tests/data/vm/idle.yaml \
+    --report json:"$WORK/r.json" >/dev/null
+  t1=$(date +%s.%N)
+  read -r boot start boots accel < <(python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["vm"]; print(v["boot_s"], v["start"], v["boots"], v["accel"])' "$WORK/r.json")
+  [ "$start" = "$2" ] || { echo "vmboot: wanted a start from $2, the run says $start" >&2; exit 1; }
+  echo "$t1 - $t0" | bc -l >>"$WORK/$2.total"
+  echo "$boot" >>"$WORK/$2.boot"
+  echo "$accel" >"$WORK/accel"
+  [ "$boots" -gt 1 ] && echo >>"$WORK/$2.retries"
+  return 0
+}
+
+printf "%-7s %-6s %-9s %-22s %-22s %s\n" kernel accel start "boot_to_step_s" "total_s" "boots>1"
 for k in "${KERNELS[@]}"; do
-  : >"$WORK/boot"; : >"$WORK/up"; : >"$WORK/total"; retries=0; accel=?
+  rm -f "$WORK"/*.boot "$WORK"/*.total "$WORK"/*.retries
+  "$RXERUN" run -q --vm --kernel "$k" tests/data/vm/idle.yaml >/dev/null  # makes the snapshot if there is none
   for ((r = 0; r < REPEATS; r++)); do
-    t0=$(date +%s.%N)
-    "$RXERUN" run -q --vm --kernel "$k" tests/data/vm/idle.yaml --report json:"$WORK/r.json" >/dev/null
-    t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc -l >>"$WORK/total"
-    read -r boot up boots accel < <(python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["vm"]; print(v["boot_s"], v["guest_uptime_at_start_s"], v["boots"], v["accel"])' "$WORK/r.json")
-    echo "$boot" >>"$WORK/boot"; echo "$up" >>"$WORK/up"
-    [ "$boots" -gt 1 ] && retries=$((retries + 1))
+    one "$k" snapshot
+    one "$k" boot
   done
-  printf "%-7s %-6s %-22s %-22s %-22s %s\n" "$k" "$accel" "$(stats <"$WORK/boot")" "$(stats <"$WORK/up")" "$(stats <"$WORK/total")" "$retries"
+  for start in snapshot boot; do
+    printf "%-7s %-6s %-9s %-22s %-22s %s\n" "$k" "$(cat "$WORK/accel")" "$start" "$(stats <"$WORK/$start.boot")" \
+      "$(stats <"$WORK/$start.total")" "$(cat "$WORK/$start.retries" 2>/dev/null | wc -l)"
+  done
+  printf "%-7s boot/snapshot: %.1fx\n" "$k" "$(echo "$(median <"$WORK/boot.boot") / $(median <"$WORK/snapshot.boot")" | bc -l)"
 done

@@ -16,20 +16,20 @@ _rxerun_subcommands() {
 # The options of a command ("": before any command, the implicit run's).
 _rxerun_options() {
   case $1 in
-    "run") echo "-h --help --var --var-file --only --skip --keep --force --report -v --verbose -q --quiet --color --output-dir --kernel-health --vm --host --kernel --modules -j --jobs --fail-fast --shard --plugin" ;;
-    "validate") echo "-h --help --var --json --var-file --plugin" ;;
-    "plan") echo "-h --help --var --var-file --only --skip --plugin" ;;
+    "run") echo "-h --help --var --var-file --only --skip --keep --force --report -v --verbose -q --quiet --color --output-dir --kernel-health --vm --host --kernel --modules --cold-boot -j --jobs --fail-fast --shard --plugin" ;;
+    "validate") echo "-h --help --var --json --var-file --vm --host --kernel --plugin" ;;
+    "plan") echo "-h --help --var --var-file --only --skip --vm --host --kernel --plugin" ;;
     "graph") echo "-h --help --var --var-file -o --output --plugin" ;;
     "cleanup") echo "-h --help --var --var-file -v --verbose -q --quiet --color --plugin" ;;
     "steps") echo "-h --help --markdown --plugin" ;;
     "schema") echo "-h --help --plugin" ;;
     "decode") echo "-h --help --json --summary" ;;
     "vm") echo "-h --help" ;;
-    "vm setup") echo "-h --help --kernel" ;;
+    "vm setup") echo "-h --help --kernel --remove-snapshots" ;;
     "vm status") echo "-h --help --json" ;;
-    "vm exec") echo "-h --help --kernel --timeout -q --quiet" ;;
+    "vm exec") echo "-h --help --kernel --timeout -q --quiet --cold-boot" ;;
     "help") echo "-h --help --man --bash-completion" ;;
-    "") echo "-h --help --version --var --var-file --only --skip --keep --force --report -v --verbose -q --quiet --color --output-dir --kernel-health --vm --host --kernel --modules -j --jobs --fail-fast --shard --plugin" ;;
+    "") echo "-h --help --version --var --var-file --only --skip --keep --force --report -v --verbose -q --quiet --color --output-dir --kernel-health --vm --host --kernel --modules --cold-boot -j --jobs --fail-fast --shard --plugin" ;;
   esac
 }
 
@@ -52,11 +52,13 @@ _rxerun_value_class() {
     "run --plugin") echo "plugin" ;;
     "validate --var") echo "free" ;;
     "validate --var-file") echo "file" ;;
+    "validate --kernel") echo "kernel-matrix" ;;
     "validate --plugin") echo "plugin" ;;
     "plan --var") echo "free" ;;
     "plan --var-file") echo "file" ;;
     "plan --only") echo "free" ;;
     "plan --skip") echo "free" ;;
+    "plan --kernel") echo "kernel-matrix" ;;
     "plan --plugin") echo "plugin" ;;
     "graph --var") echo "free" ;;
     "graph --var-file") echo "file" ;;

@@ -29,6 +29,30 @@ inline constexpr std::string_view kRunningFile = "running";
 inline constexpr std::string_view kParamRelease = "rxerun.release";  // uname -r
 inline constexpr std::string_view kParamModules = "rxerun.modules";  // host path of the module tree
 inline constexpr std::string_view kParamExe = "rxerun.exe";          // host path of the rxerun binary
+// `rxerun.go=console`: once its modules are loaded, before it mounts
+// anything, /init says kWaitingMarker on the console and waits there for the
+// host's go line (go_line()), which names the release, module tree and binary
+// instead of the three parameters above. That is the point a snapshot of the
+// lab VM is taken at (vm/snapshot.h): nothing of the host is mounted yet, and
+// everything one run differs from another in comes after.
+inline constexpr std::string_view kParamGo = "rxerun.go";
+inline constexpr std::string_view kWaitingMarker = "rxerun-init: waiting for the host";
+inline constexpr std::string_view kGoMarker = "rxerun-init: go";  // the go line was read
+
+// What the go line carries besides the three paths: the host's clock when it
+// sent it and random bytes, which the guest takes as its own (a restored
+// guest's clock is the snapshot's, and its random state every other
+// restore's). /init hands them on to `rxerun __vm-guest` in the environment
+// variables below, with its uptime when the line came.
+struct GoLine {
+  std::string release, modules, exe;
+  long long host_time_ns = 0;  // CLOCK_REALTIME
+  std::string seed_hex;        // 32 random bytes
+};
+std::string go_line(const GoLine& go);  // "rxerun-go RELEASE MODULES EXE TIME_NS SEED\n"
+inline constexpr const char* kEnvGoTime = "RXERUN_GO_TIME_NS";
+inline constexpr const char* kEnvGoUptime = "RXERUN_GO_UPTIME";  // /proc/uptime's first field when the line came
+inline constexpr const char* kEnvGoSeed = "RXERUN_GO_SEED";
 
 // The initramfs's /init: a busybox sh script.
 std::string_view stage1_init_script();

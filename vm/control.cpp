@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -30,7 +31,9 @@ Result<void> ControlChannel::send(const nlohmann::json& message) {
   return {};
 }
 
-Result<ControlChannel::Received> ControlChannel::receive(int stop_fd) {
+Result<ControlChannel::Received> ControlChannel::receive(int stop_fd,
+                                                         std::optional<std::chrono::milliseconds> timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
   for (;;) {
     if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
       const std::string line = buffer_.substr(0, nl);
@@ -42,7 +45,13 @@ Result<ControlChannel::Received> ControlChannel::receive(int stop_fd) {
       return Received{.message = std::move(message)};
     }
     pollfd fds[2] = {{fd_.get(), POLLIN, 0}, {stop_fd, POLLIN, 0}};
-    const int r = ::poll(fds, stop_fd >= 0 ? 2 : 1, -1);
+    int wait_ms = -1;
+    if (timeout) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return Received{.timed_out = true};
+      wait_ms = static_cast<int>(std::min<long long>(left.count(), 1 << 30));
+    }
+    const int r = ::poll(fds, stop_fd >= 0 ? 2 : 1, wait_ms);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return make_error("cannot wait on the control channel", errno);
     if (stop_fd >= 0 && (fds[1].revents & POLLIN)) return Received{.stopped = true};

@@ -34,10 +34,11 @@ class ControlChannel {
     std::optional<nlohmann::json> message;
     bool closed = false;
     bool stopped = false;
+    bool timed_out = false;
   };
-  // The next message. Waits for ever unless `stop_fd` (>= 0) becomes
-  // readable. A line that is not a JSON object is an error.
-  Result<Received> receive(int stop_fd = -1);
+  // The next message. Waits for ever (or until `timeout`) unless `stop_fd`
+  // (>= 0) becomes readable. A line that is not a JSON object is an error.
+  Result<Received> receive(int stop_fd = -1, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   int fd() const { return fd_.get(); }
 

@@ -102,4 +102,9 @@ bool is_regular(const std::filesystem::path& path) {
   return std::filesystem::is_regular_file(path, ec);
 }
 
+std::string megabytes(std::uint64_t bytes) {
+  if (bytes < 1000000) return std::to_string((bytes + 500) / 1000) + " kB";
+  return std::to_string((bytes + 500000) / 1000000) + " MB";
+}
+
 }  // namespace rxerun::vm

@@ -3,6 +3,7 @@
 // never sees half done, and I/O errors that say what to do (a full disk is
 // the likeliest failure when a kernel tree of several hundred MB unpacks).
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ Result<void> ensure_dir(const std::filesystem::path& dir);
 // Whether `path` is a regular file (after symbolic links); false when it
 // cannot be looked at.
 bool is_regular(const std::filesystem::path& path);
+
+// A size for people: "109 MB", "850 kB".
+std::string megabytes(std::uint64_t bytes);
 
 // Removes a tree; "already gone" is success.
 Result<void> remove_tree(const std::filesystem::path& path);

@@ -1,7 +1,9 @@
 #include "vm/guest.h"
 
 #include <fcntl.h>
+#include <linux/random.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -116,6 +119,39 @@ int open_output() {
 
 // The kernel's messages from the RDMA stack since boot, as dmesg prints them.
 
+// What /init handed on from the host's go line (vm/boot_protocol.h): a
+// restored guest's clock is its snapshot's and its random state every other
+// restore's, so the host's clock and random bytes are taken as its own.
+void take_go_line() {
+  const char* time_ns = std::getenv(kEnvGoTime);
+  const char* uptime_then = std::getenv(kEnvGoUptime);
+  const char* seed = std::getenv(kEnvGoSeed);
+  if (time_ns && uptime_then) {
+    // The host's clock when it sent the line, plus what has passed here since.
+    const double since = uptime() - std::strtod(uptime_then, nullptr);
+    const long long ns = std::strtoll(time_ns, nullptr, 10) + static_cast<long long>(since * 1e9);
+    const timespec now{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+    if (ns > 0 && ::clock_settime(CLOCK_REALTIME, &now) != 0)
+      say(std::string("rxerun-guest: cannot set the clock: ") + std::strerror(errno));
+  }
+  if (seed && std::strlen(seed) == 64) {
+    struct {
+      int entropy_count;
+      int buf_size;
+      unsigned char buf[32];
+    } entropy{256, 32, {}};
+    for (int i = 0; i < 32; ++i)
+      entropy.buf[i] = static_cast<unsigned char>(std::stoi(std::string(seed + 2 * i, 2), nullptr, 16));
+    // Credited, then the kernel's generator reseeded from it at once (it
+    // would otherwise reseed on its own schedule, up to a minute later).
+    const int fd = ::open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::ioctl(fd, RNDADDENTROPY, &entropy) != 0 || ::ioctl(fd, RNDRESEEDCRNG) != 0)
+      say(std::string("rxerun-guest: cannot reseed the random generator: ") + std::strerror(errno));
+    if (fd >= 0) ::close(fd);
+  }
+  for (const char* name : {kEnvGoTime, kEnvGoUptime, kEnvGoSeed}) ::unsetenv(name);
+}
+
 Result<GuestRequest> read_request(const std::string& path) {
   std::ifstream in(path);
   if (!in) return make_error("no request in the share: " + path, errno);
@@ -140,6 +176,7 @@ bool write_result(const std::string& path, const GuestResult& result) {
 
 void guest_main() {
   const std::string share(kShareMount);
+  take_go_line();
   finish_root();
   auto request = read_request(share + "/request.json");
   if (!request) power_off(request.error().message);

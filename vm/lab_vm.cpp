@@ -3,14 +3,20 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+
+#include <fmt/format.h>
 #include <optional>
 #include <sstream>
 #include <system_error>
@@ -22,6 +28,7 @@
 #include "vm/boot_protocol.h"
 #include "vm/control.h"
 #include "vm/kernel/kernels.h"
+#include "vm/snapshot.h"
 
 namespace rxerun::vm {
 
@@ -65,127 +72,353 @@ bool early_death(std::string_view line) {
   return false;
 }
 
+// How one qemu starts: a boot, a boot that saves a snapshot when /init
+// waits for the go line, or a restore of a snapshot.
+struct Start {
+  enum class Mode { Boot, BootAndSave, Restore } mode = Mode::Boot;
+  bool go = false;                     // /init waits for the go line (PreparedKernel::initramfs_current)
+  const SnapshotSlot* slot = nullptr;  // BootAndSave, Restore
+  fs::path qmp;                        // the monitor's socket: BootAndSave, Restore
+};
+
+constexpr int kSnapshotFd = 4;                            // a restore's snapshot file, as qemu's fd
+constexpr auto kRestoreLimit = std::chrono::seconds(20);  // qemu start to a running guest
+constexpr auto kAnswerLimit = std::chrono::seconds(10);   // the go line to /init's answer
+
 // One boot of qemu, start to end.
 struct Boot {
   LabOutcome outcome = LabOutcome::BootFailed;
   bool started = false;
-  bool retryable = false;  // a kernel that died on its own before the run: worth one more boot
+  bool retryable = false;       // a kernel that died on its own before the run: worth one more boot
+  bool restore_failed = false;  // a Restore that did not come up: boot instead, and make the snapshot anew
+  bool saved = false;           // a BootAndSave saved its snapshot
   double boot_seconds = 0;
   std::string detail;
   std::deque<std::string> console;
 };
 
-Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm) {
-  Boot boot;
-  Pipe console, output, errors;
-  if (auto r = make_pipe(console); !r) return boot.detail = r.error().message, boot;
-  if (auto r = make_pipe(output); !r) return boot.detail = r.error().message, boot;
-  if (auto r = make_pipe(errors); !r) return boot.detail = r.error().message, boot;
-  sys::SpawnOptions so;
-  so.fds = {{3, output.write.get()}};  // the guest's output reaches qemu as its fd 3 (cmd names /dev/fd/3)
-  so.stdout_fd = console.write.get();
-  so.stderr_fd = errors.write.get();
-  const auto t0 = Clock::now();
-  auto qemu = sys::spawn(cmd, so);
-  console.write.reset();
-  errors.write.reset();
-  output.write.reset();
-  if (!qemu) {
-    boot.detail =
-        qemu.error().message + (qemu.error().code ? std::string(": ") + std::strerror(qemu.error().code) : "");
-    return boot;
+// The go line, with the host's clock now and fresh random bytes.
+std::string make_go_line(const LabRun& run) {
+  unsigned char seed[32];
+  std::size_t got = 0;
+  while (got < sizeof seed) {
+    const ssize_t n = ::getrandom(seed + got, sizeof seed - got, 0);
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  std::string hex;
+  for (unsigned char c : seed) hex += fmt::format("{:02x}", c);
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return go_line({.release = run.kernel.release,
+                  .modules = run.kernel.modules.string(),
+                  .exe = run.exe.string(),
+                  .host_time_ns = static_cast<long long>(now.tv_sec) * 1000000000 + now.tv_nsec,
+                  .seed_hex = hex});
+}
+
+bool send_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Whether `fd` (Ctrl-C's) became readable within `ms`.
+bool interrupted_within(int fd, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, fd >= 0 ? 1 : 0, ms) > 0 && (p.revents & POLLIN);
+}
+
+// Waits until a restoring qemu runs its guest; "" then, else why not.
+std::string wait_restored(const Start& start, int interrupt_fd) {
+  auto qmp = Qmp::connect(start.qmp, std::chrono::duration_cast<std::chrono::milliseconds>(kRestoreLimit));
+  if (!qmp) return qmp.error().message;
+  const auto until = Clock::now() + kRestoreLimit;
+  while (Clock::now() < until) {
+    auto status = qmp->execute("query-status");
+    if (!status) return status.error().message;
+    if (status->value("status", "") == "running") return "";
+    if (status->value("status", "") != "inmigrate") return "the guest is " + status->value("status", "?");
+    if (interrupted_within(interrupt_fd, 5)) return "interrupted";
+  }
+  return "the snapshot did not load within " + std::to_string(kRestoreLimit.count()) + " s";
+}
+
+// Saves the guest that waits for its go line into the slot's snapshot, and
+// lets it go on; "" when saved, else why not.
+std::string save_snapshot(const Start& start, int interrupt_fd) {
+  auto qmp = Qmp::connect(start.qmp, std::chrono::seconds(10));
+  if (!qmp) return qmp.error().message;
+  const fs::path tmp = start.slot->temporary();
+  std::string why;
+  {
+    UniqueFd file(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!file.valid()) return "cannot create " + tmp.string() + ": " + std::strerror(errno);
+    if (auto r = qmp->pass_fd("snapshot", file.get()); !r) why = r.error().message;
+  }
+  if (why.empty())
+    if (auto r = qmp->execute("migrate", {{"uri", "fd:snapshot"}}); !r) why = r.error().message;
+  const auto until = Clock::now() + std::chrono::seconds(120);
+  while (why.empty()) {
+    auto m = qmp->execute("query-migrate");
+    if (!m) {
+      why = m.error().message;
+    } else if (m->value("status", "") == "completed") {
+      break;
+    } else if (m->value("status", "") == "failed") {
+      why = "migration failed: " + m->value("error-desc", "?");
+    } else if (Clock::now() > until) {
+      why = "the guest's memory was not saved within 120 s";
+      (void)qmp->execute("migrate_cancel");
+    } else if (interrupted_within(interrupt_fd, 20)) {
+      why = "interrupted";
+    }
+  }
+  // The guest goes on whatever happened to its snapshot (after a
+  // migration it is paused).
+  if (auto r = qmp->execute("cont"); !r && why.empty()) why = r.error().message;
+  std::error_code ec;
+  if (why.empty()) {
+    fs::rename(tmp, start.slot->path(), ec);
+    if (ec) why = "cannot rename " + tmp.string() + ": " + ec.message();
+  }
+  if (!why.empty()) {
+    fs::remove(tmp, ec);
+    return why;
+  }
+  for (const auto& old : start.slot->stale()) fs::remove(old, ec);
+  return "";
+}
+
+// One start of qemu, watched from its start to its end: the console's
+// markers, the guest's output, qemu's errors, the limits and Ctrl-C.
+class QemuWatch {
+ public:
+  QemuWatch(const LabRun& run, bool kvm, const Start& start) : run_(run), kvm_(kvm), start_(start) {}
+
+  Boot watch(const std::vector<std::string>& cmd) {
+    if (!spawn(cmd)) return std::move(boot_);
+    if (start_.mode == Start::Mode::Restore && !go_on_restored()) return std::move(boot_);
+    char buf[16384];
+    for (;;) {
+      if (past_a_limit()) return std::move(boot_);
+      if (!console_open_ && !output_open_ && !errors_open_) break;
+      pollfd fds[4] = {{console_open_ ? console_.read.get() : -1, POLLIN, 0},
+                       {output_open_ ? output_.read.get() : -1, POLLIN, 0},
+                       {errors_open_ ? errors_.read.get() : -1, POLLIN, 0},
+                       {run_.interrupt_fd, POLLIN, 0}};
+      int r = ::poll(fds, 4, 100);
+      if (r < 0 && errno != EINTR) break;
+      if (fds[3].revents & POLLIN) {
+        finish(LabOutcome::Interrupted, "interrupted");
+        return std::move(boot_);
+      }
+      if (!boot_.started && run_.booting) run_.booting(seconds_since(t0_));
+      if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        ssize_t n = ::read(output_.read.get(), buf, sizeof buf);
+        if (n > 0 && run_.output) run_.output(std::string_view(buf, static_cast<std::size_t>(n)));
+        if (n == 0 || (n < 0 && errno != EINTR)) output_open_ = false;
+      }
+      if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+        ssize_t n = ::read(errors_.read.get(), buf, sizeof buf);
+        if (n > 0) qemu_errors_.append(buf, static_cast<std::size_t>(n));
+        if (n == 0 || (n < 0 && errno != EINTR)) errors_open_ = false;
+      }
+      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        ssize_t n = ::read(console_.read.get(), buf, sizeof buf);
+        if (n == 0 || (n < 0 && errno != EINTR)) console_open_ = false;
+        if (n > 0) partial_.append(buf, static_cast<std::size_t>(n));
+        if (console_lines()) return std::move(boot_);
+      }
+    }
+    const sys::ExitStatus st = qemu_->wait();
+    if (!boot_.started) {
+      boot_.retryable = qemu_errors_.empty();
+      boot_.restore_failed = start_.mode == Start::Mode::Restore;
+      boot_.outcome = LabOutcome::BootFailed;
+      boot_.detail = qemu_errors_.empty() ? "qemu ended (" + st.describe() + ") before the guest started"
+                                          : "qemu: " + one_line(qemu_errors_);
+      return std::move(boot_);
+    }
+    boot_.outcome = LabOutcome::Finished;
+    return std::move(boot_);
   }
 
-  const auto boot_limit = kvm ? std::chrono::seconds(30) : std::chrono::seconds(90);
-  Clock::time_point started_at{};
+ private:
+  static std::string one_line(std::string text) {
+    text = text.substr(0, text.find_last_not_of("\n") + 1);
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    return text;
+  }
+
+  // qemu with its fds: the console (stdout), the guest's output (fd 3),
+  // its errors, the console's input for the go line, a restore's snapshot.
+  bool spawn(const std::vector<std::string>& cmd) {
+    for (Pipe* p : {&console_, &output_, &errors_})
+      if (auto r = make_pipe(*p); !r) return boot_.detail = r.error().message, false;
+    // The console's input is a socket, so that writing to a qemu that is
+    // gone raises no SIGPIPE.
+    int go_pair[2] = {-1, -1};
+    if (start_.go && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go_pair) != 0)
+      return boot_.detail = std::string("cannot create a socket pair: ") + std::strerror(errno), false;
+    go_.reset(go_pair[0]);
+    UniqueFd go_qemu(go_pair[1]), snapshot;
+    if (start_.mode == Start::Mode::Restore) {
+      snapshot.reset(::open(start_.slot->path().c_str(), O_RDONLY | O_CLOEXEC));
+      if (!snapshot.valid()) {
+        boot_.restore_failed = true;
+        boot_.detail = "cannot open " + start_.slot->path().string() + ": " + std::strerror(errno);
+        return false;
+      }
+    }
+    sys::SpawnOptions so;
+    so.fds = {{3, output_.write.get()}};  // the guest's output reaches qemu as its fd 3 (cmd names /dev/fd/3)
+    if (snapshot.valid()) so.fds.push_back({kSnapshotFd, snapshot.get()});
+    so.stdin_fd = go_qemu.valid() ? go_qemu.get() : -1;
+    so.stdout_fd = console_.write.get();
+    so.stderr_fd = errors_.write.get();
+    t0_ = Clock::now();
+    auto qemu = sys::spawn(cmd, so);
+    console_.write.reset();
+    errors_.write.reset();
+    output_.write.reset();
+    if (!qemu) {
+      boot_.detail =
+          qemu.error().message + (qemu.error().code ? std::string(": ") + std::strerror(qemu.error().code) : "");
+      return false;
+    }
+    qemu_.emplace(std::move(*qemu));
+    return true;
+  }
+
+  // A restore: the go line once the guest runs again (sooner, the console
+  // drops what it is sent); /init's answer is awaited within kAnswerLimit.
+  bool go_on_restored() {
+    const std::string why = wait_restored(start_, run_.interrupt_fd);
+    if (why == "interrupted") return finish(LabOutcome::Interrupted, why), false;
+    if (why.empty() && send_all(go_.get(), make_go_line(run_))) {
+      go_sent_at_ = Clock::now();
+      return true;
+    }
+    qemu_->terminate(std::chrono::milliseconds(2000));
+    std::string errs;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(errors_.read.get(), buf, sizeof buf)) > 0;)
+      errs.append(buf, static_cast<std::size_t>(n));
+    boot_.restore_failed = true;
+    boot_.detail = !errs.empty() ? "qemu: " + one_line(errs) : why.empty() ? std::string("qemu ended") : why;
+    return false;
+  }
+
+  // Whether a limit has run out (the boot then finished).
+  bool past_a_limit() {
+    const auto now = Clock::now();
+    const auto boot_limit = kvm_ ? std::chrono::seconds(30) : std::chrono::seconds(90);
+    if (go_sent_at_ && !answered_ && now - *go_sent_at_ > kAnswerLimit) {
+      boot_.restore_failed = true;
+      finish(LabOutcome::BootFailed,
+             "the restored guest did not answer within " + std::to_string(kAnswerLimit.count()) + " s");
+    } else if (!boot_.started && now - t0_ > boot_limit) {
+      boot_.retryable = true;
+      finish(LabOutcome::BootFailed, "the guest did not start within " + std::to_string(boot_limit.count()) + " s");
+    } else if (boot_.started && now - started_at_ > run_.run_timeout) {
+      finish(LabOutcome::Hung, "the run did not end within " + std::to_string(run_.run_timeout.count()) +
+                                   " s (the steps' timeouts plus cleanup): the lab VM was stopped");
+    } else if (panicked_at_ && now - *panicked_at_ > kPanicGrace) {
+      finish(LabOutcome::Crashed, "the guest kernel panicked and did not stop by itself: the lab VM was stopped");
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // The console's whole lines; true when one finished the boot.
+  bool console_lines() {
+    std::size_t nl;
+    while ((nl = partial_.find('\n')) != std::string::npos) {
+      std::string line = partial_.substr(0, nl);
+      partial_.erase(0, nl + 1);
+      while (!line.empty() && (line.back() == '\r')) line.pop_back();
+      boot_.console.push_back(line);
+      if (boot_.console.size() > kConsoleTail) boot_.console.pop_front();
+      if (start_.go && !go_sent_at_ && line.find(kWaitingMarker) != std::string::npos) {
+        if (start_.mode == Start::Mode::BootAndSave) {
+          const std::string why = save_snapshot(start_, run_.interrupt_fd);
+          boot_.saved = why.empty();
+          if (!why.empty() && why != "interrupted" && run_.notice)
+            run_.notice("lab VM: no snapshot of kernel " + run_.kernel.label + ": " + why);
+        }
+        go_sent_at_ = Clock::now();
+        answered_ = true;  // a boot's guest has shown it is alive
+        send_all(go_.get(), make_go_line(run_));
+      } else if (go_sent_at_ && line.find(kGoMarker) != std::string::npos) {
+        answered_ = true;
+      } else if (!boot_.started && line.find(kStartedMarker) != std::string::npos) {
+        boot_.started = true;
+        started_at_ = Clock::now();
+        boot_.boot_seconds = seconds_since(t0_);
+        if (run_.started) run_.started(boot_.boot_seconds, start_.mode == Start::Mode::Restore);
+      } else if (boot_.started && !panicked_at_ && line.find("Kernel panic - not syncing") != std::string::npos) {
+        panicked_at_ = Clock::now();
+      } else if (!boot_.started && early_death(line)) {
+        boot_.retryable = line.find("rxerun-init: FATAL") == std::string::npos;
+        boot_.restore_failed = start_.mode == Start::Mode::Restore;
+        finish(LabOutcome::BootFailed, "the guest kernel failed while booting: " + line);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void finish(LabOutcome outcome, std::string detail) {
+    boot_.outcome = outcome;
+    boot_.detail = std::move(detail);
+    qemu_->terminate(std::chrono::milliseconds(2000));
+  }
+
+  const LabRun& run_;
+  const bool kvm_;
+  const Start& start_;
+  Boot boot_;
+  Pipe console_, output_, errors_;
+  UniqueFd go_;  // the console's input, the host's end
+  std::optional<sys::Child> qemu_;
+  Clock::time_point t0_{}, started_at_{};
+  std::optional<Clock::time_point> go_sent_at_;
+  bool answered_ = false;
   // A kernel that panicked during the run reboots at once (panic=-1) and
   // qemu ends (-no-reboot); one stuck in the panic (a CPU that does not
   // answer the stop, under a busy host's emulation) is stopped from here
   // after a grace, instead of waiting out the run's whole budget.
-  std::optional<Clock::time_point> panicked_at;
-  std::string partial, qemu_errors;
-  bool console_open = true, output_open = true, errors_open = true;
-  auto finish = [&](LabOutcome outcome, std::string detail) {
-    boot.outcome = outcome;
-    boot.detail = std::move(detail);
-    qemu->terminate(std::chrono::milliseconds(2000));
-  };
-  for (;;) {
-    const auto now = Clock::now();
-    if (!boot.started && now - t0 > boot_limit) {
-      boot.retryable = true;
-      finish(LabOutcome::BootFailed, "the guest did not start within " + std::to_string(boot_limit.count()) + " s");
-      return boot;
-    }
-    if (boot.started && now - started_at > run.run_timeout) {
-      finish(LabOutcome::Hung, "the run did not end within " + std::to_string(run.run_timeout.count()) +
-                                   " s (the steps' timeouts plus cleanup): the lab VM was stopped");
-      return boot;
-    }
-    if (panicked_at && now - *panicked_at > kPanicGrace) {
-      finish(LabOutcome::Crashed, "the guest kernel panicked and did not stop by itself: the lab VM was stopped");
-      return boot;
-    }
-    if (!console_open && !output_open && !errors_open) break;
-    pollfd fds[4] = {{console_open ? console.read.get() : -1, POLLIN, 0},
-                     {output_open ? output.read.get() : -1, POLLIN, 0},
-                     {errors_open ? errors.read.get() : -1, POLLIN, 0},
-                     {run.interrupt_fd, POLLIN, 0}};
-    int r = ::poll(fds, 4, 100);
-    if (r < 0 && errno != EINTR) break;
-    if (fds[3].revents & POLLIN) {
-      finish(LabOutcome::Interrupted, "interrupted");
-      return boot;
-    }
-    if (!boot.started && run.booting) run.booting(seconds_since(t0));
-    char buf[16384];
-    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = ::read(output.read.get(), buf, sizeof buf);
-      if (n > 0 && run.output) run.output(std::string_view(buf, static_cast<std::size_t>(n)));
-      if (n == 0 || (n < 0 && errno != EINTR)) output_open = false;
-    }
-    if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = ::read(errors.read.get(), buf, sizeof buf);
-      if (n > 0) qemu_errors.append(buf, static_cast<std::size_t>(n));
-      if (n == 0 || (n < 0 && errno != EINTR)) errors_open = false;
-    }
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = ::read(console.read.get(), buf, sizeof buf);
-      if (n == 0 || (n < 0 && errno != EINTR)) console_open = false;
-      if (n > 0) partial.append(buf, static_cast<std::size_t>(n));
-      std::size_t nl;
-      while ((nl = partial.find('\n')) != std::string::npos) {
-        std::string line = partial.substr(0, nl);
-        partial.erase(0, nl + 1);
-        while (!line.empty() && (line.back() == '\r')) line.pop_back();
-        boot.console.push_back(line);
-        if (boot.console.size() > kConsoleTail) boot.console.pop_front();
-        if (!boot.started && line.find(kStartedMarker) != std::string::npos) {
-          boot.started = true;
-          started_at = Clock::now();
-          boot.boot_seconds = seconds_since(t0);
-          if (run.started) run.started(boot.boot_seconds);
-        } else if (boot.started && !panicked_at && line.find("Kernel panic - not syncing") != std::string::npos) {
-          panicked_at = Clock::now();
-        } else if (!boot.started && early_death(line)) {
-          boot.retryable = line.find("rxerun-init: FATAL") == std::string::npos;
-          finish(LabOutcome::BootFailed, "the guest kernel failed while booting: " + line);
-          return boot;
-        }
-      }
-    }
+  std::optional<Clock::time_point> panicked_at_;
+  std::string partial_, qemu_errors_;
+  bool console_open_ = true, output_open_ = true, errors_open_ = true;
+};
+
+Boot boot_once(const LabRun& run, const std::vector<std::string>& cmd, bool kvm, const Start& start) {
+  return QemuWatch(run, kvm, start).watch(cmd);
+}
+
+// The result of the run whose last start was `boot`.
+LabRunResult finish_lab(const LabRun& run, const Boot& boot, int boots, LabRunResult result) {
+  result.boots = boots;
+  result.outcome = boot.outcome;
+  result.detail = boot.detail;
+  result.boot_seconds = boot.boot_seconds;
+  result.console_tail.assign(boot.console.begin(), boot.console.end());
+  if (result.outcome != LabOutcome::Finished) return result;
+  std::ifstream in(run.share / "result.json");
+  try {
+    if (!in) throw std::runtime_error("no result.json");
+    result.guest = GuestResult::from_json(nlohmann::json::parse(in));
+  } catch (const std::exception&) {
+    result.outcome = LabOutcome::Crashed;
+    result.detail = "the lab VM stopped before the run finished";
   }
-  const sys::ExitStatus st = qemu->wait();
-  if (!boot.started) {
-    std::string why = qemu_errors.empty() ? "qemu ended (" + st.describe() + ") before the guest started"
-                                          : "qemu: " + qemu_errors.substr(0, qemu_errors.find_last_not_of("\n") + 1);
-    boot.retryable = qemu_errors.empty();
-    boot.outcome = LabOutcome::BootFailed;
-    boot.detail = why;
-    return boot;
-  }
-  boot.outcome = LabOutcome::Finished;
-  return boot;
+  return result;
 }
 
 }  // namespace
@@ -315,6 +548,7 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
   append += std::string(" ") + std::string(kParamRelease) + "=" + k.release;
   append += std::string(" ") + std::string(kParamModules) + "=" + k.modules.string();
   append += std::string(" ") + std::string(kParamExe) + "=" + run.exe.string();
+  if (k.initramfs_current) append += std::string(" ") + std::string(kParamGo) + "=console";
   // For debugging a guest (and for the boot-failure test): more kernel parameters.
   if (const char* extra = std::getenv("RXERUN_VM_APPEND"); extra && *extra) append += std::string(" ") + extra;
   const char* tcg = std::getenv("RXERUN_VM_TCG_THREAD");
@@ -371,6 +605,20 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
   return cmd;
 }
 
+namespace {
+
+// qemu's command line for `run` with the paths that change from run to run
+// as placeholders: what a snapshot's machine is (vm/snapshot.h).
+std::vector<std::string> machine_of(const LabRun& run, bool kvm) {
+  LabRun shape = run;
+  shape.exe = "/EXE";
+  shape.share = "/SHARE";
+  if (!shape.control.empty()) shape.control = "/CONTROL";
+  return qemu_command(shape, kvm, 0.0);
+}
+
+}  // namespace
+
 Result<LabRunResult> run_lab(const LabRun& run) {
   std::vector<fs::path> paths{run.exe, run.kernel.modules, run.share};
   for (const auto& w : run.wires) paths.insert(paths.end(), {w.local, w.remote});
@@ -384,32 +632,57 @@ Result<LabRunResult> run_lab(const LabRun& run) {
     if (!req) return make_error("cannot write into " + run.share.string(), errno);
   }
   const bool kvm = run.kvm ? *run.kvm : choose_accel(boot_image(run.kernel)).kvm;
-  const auto cmd = qemu_command(run, kvm, kvm ? 0.0 : measure_tsc_khz());
+  auto cmd = qemu_command(run, kvm, kvm ? 0.0 : measure_tsc_khz());
   LabRunResult result;
   result.accel = kvm ? "kvm" : "tcg";
+  Start start{.go = run.kernel.initramfs_current};
+  std::optional<SnapshotSlot> slot;
+  if (start.go && !run.cold_boot && run.wires.empty()) {
+    slot = snapshot_slot(run.kernel, machine_of(run, kvm), kvm, !run.control.empty());
+    start.slot = &*slot;
+    start.qmp = run.share / "qmp.sock";  // the run's private directory, removed with it
+    cmd.insert(cmd.end(), {"-qmp", "unix:" + start.qmp.string() + ",server=on,wait=off"});
+  }
+  std::error_code ec;
+  if (slot && fs::exists(slot->path(), ec)) {
+    auto restore_cmd = cmd;
+    restore_cmd.insert(restore_cmd.end(), {"-incoming", "fd:" + std::to_string(kSnapshotFd)});
+    start.mode = Start::Mode::Restore;
+    Boot boot = boot_once(run, restore_cmd, kvm, start);
+    fs::remove(start.qmp, ec);
+    if (!boot.restore_failed) {
+      result.start = "snapshot";
+      return finish_lab(run, boot, 1, std::move(result));
+    }
+    if (run.notice)
+      run.notice("lab VM: the snapshot of kernel " + run.kernel.label + " did not restore (" + boot.detail +
+                 "): booting instead, and making it anew");
+    fs::remove(slot->path(), ec);
+  }
+  std::optional<SnapshotLock> lock;
+  start.mode = Start::Mode::Boot;
+  if (slot) {
+    std::string why;
+    lock = SnapshotLock::try_take(*slot, &why);
+    if (lock) {
+      start.mode = Start::Mode::BootAndSave;
+      if (run.notice && !slot->stale().empty())
+        run.notice("lab VM: making the snapshot of kernel " + run.kernel.label +
+                   " again: its kernel, initramfs, qemu or machine changed");
+    } else if (!why.empty() && run.notice) {
+      run.notice("lab VM: no snapshot of kernel " + run.kernel.label + ": " + why);
+    }
+  }
   for (int attempt = 1;; ++attempt) {
-    Boot boot = boot_once(run, cmd, kvm);
-    result.boots = attempt;
-    result.outcome = boot.outcome;
-    result.detail = boot.detail;
-    result.boot_seconds = boot.boot_seconds;
-    result.console_tail.assign(boot.console.begin(), boot.console.end());
+    Boot boot = boot_once(run, cmd, kvm, start);
+    if (boot.saved) start.mode = Start::Mode::Boot;  // a second boot has nothing more to save
+    fs::remove(start.qmp, ec);
     if (boot.outcome == LabOutcome::BootFailed && boot.retryable && attempt == 1) {
       if (run.notice) run.notice("lab VM: " + boot.detail + "; booting again");
       continue;
     }
-    break;
+    return finish_lab(run, boot, attempt, std::move(result));
   }
-  if (result.outcome != LabOutcome::Finished) return result;
-  std::ifstream in(run.share / "result.json");
-  try {
-    if (!in) throw std::runtime_error("no result.json");
-    result.guest = GuestResult::from_json(nlohmann::json::parse(in));
-  } catch (const std::exception&) {
-    result.outcome = LabOutcome::Crashed;
-    result.detail = "the lab VM stopped before the run finished";
-  }
-  return result;
 }
 
 }  // namespace rxerun::vm

@@ -60,10 +60,16 @@ struct LabRun {
   std::chrono::seconds run_timeout{600};         // from the guest's start to its end
   std::function<void(std::string_view)> output;  // the guest run's output, as it arrives
   std::function<void(double)> booting;  // seconds since qemu started, ~10 times a second until the guest starts
-  std::function<void(double)> started;  // once the guest starts the run: seconds the boot took
+  // Once the guest starts the run: the seconds it took since qemu started,
+  // and whether it was restored from a snapshot (else it booted).
+  std::function<void(double, bool)> started;
   std::function<void(const std::string&)> notice;  // one-line notes ("kernel died while booting: booting again")
   int interrupt_fd = -1;                           // readable on Ctrl-C: qemu is stopped at once
   std::optional<bool> kvm;                         // the accelerator; unset: choose_accel() decides
+  // --cold-boot: boot the kernel; no snapshot is restored or made
+  // (vm/snapshot.h). Without it, a lab VM without wires starts from its
+  // kernel's snapshot, made by the first boot of that machine.
+  bool cold_boot = false;
 };
 
 // The kernel image qemu boots: the uncompressed vmlinux (PVH entry, faster)
@@ -84,6 +90,7 @@ struct LabRunResult {
   double boot_seconds = 0;                // qemu start to the guest's start marker (the last boot)
   int boots = 0;                          // 2 when the first boot failed
   std::string accel;                      // "kvm" or "tcg"
+  std::string start = "boot";             // "snapshot" when the guest was restored from one, else "boot"
   std::string detail;                     // why, for every outcome but Finished
   std::vector<std::string> console_tail;  // the console's last lines (kernel messages), for failures
 };

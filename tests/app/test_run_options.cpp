@@ -82,6 +82,7 @@ const std::vector<Change>& changes() {
       [](RunCommandOptions& o) { o.modules = "/lib/modules/7.4.0"; },
       [](RunCommandOptions& o) { o.jobs = 4; },
       [](RunCommandOptions& o) { o.fail_fast = true; },
+      [](RunCommandOptions& o) { o.cold_boot = true; },
       [](RunCommandOptions& o) { o.shard = "2/3"; },
       [](RunCommandOptions& o) { o.kernel_health = "warn"; },
       [](RunCommandOptions& o) { o.kernel_health = "off"; },

@@ -70,6 +70,18 @@ expect_exit 2 "plan of a file that is not YAML" -- "$RXERUN" plan "$WORK/syntax.
 [ -z "$out" ] && contains "$err" "syntax.yaml:3:1: YAML syntax error" "leaves no plan: the error on stderr" ||
   fail "a plan of a file that is not YAML: $out"
 
+# validate and plan take run's --kernel (and --vm, --host): the lab is
+# checked for the kernel run would use.
+grep -v '^vm:' "$lab/lab_rxe_netns_61.yaml" >"$WORK/rxe-netns.yaml"
+expect_exit 2 "validate --kernel 6.1: rxe in a namespace" -- "$RXERUN" validate --kernel 6.1 "$WORK/rxe-netns.yaml"
+contains "$err" "rxe-netns.yaml:7:12: " "  ... refused at its netns"
+contains "$err" "kernel 6.1" "  ... for kernel 6.1"
+expect_exit 0 "validate --kernel 7.3: the same lab" -- "$RXERUN" validate --kernel 7.3 "$WORK/rxe-netns.yaml"
+expect_exit 0 "validate --kernel 6.1,7.3: a matrix compares kernels" -- "$RXERUN" validate --kernel 6.1,7.3 "$WORK/rxe-netns.yaml"
+expect_exit 2 "plan --kernel 6.1" -- "$RXERUN" plan --kernel 6.1 "$WORK/rxe-netns.yaml"
+contains "$out" "       error: $WORK/rxe-netns.yaml:7:12: " "  ... shows the error in place"
+expect_exit 2 "validate --vm --host" -- "$RXERUN" validate --vm --host "$WORK/rxe-netns.yaml"
+
 # No false alarm on any scenario of the repository that is meant to be valid.
 shopt -s nullglob
 for f in scenarios/*.yaml scenarios/topology/*.yaml tests/data/e2e/*.yaml tests/data/vm/*.yaml bench/data/*.yaml; do

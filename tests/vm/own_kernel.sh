@@ -40,6 +40,10 @@ ls -d "$RXERUN_CACHE_DIR"/own/"$release"-* >/dev/null 2>&1 && pass "the installa
 
 expect_exit 0 "the same build directory again" -- "$RXERUN" run --kernel "$tree/" tests/data/vm/rxe.yaml
 lacks "$out" "installed" "the installation was reused"
+contains "$out" "up in" "it started"
+contains "$out" "from its snapshot" "  ... from the snapshot the first run made"
+ls "$RXERUN_CACHE_DIR"/own/*/snapshots/*.snap >/dev/null 2>&1 && pass "the snapshot is beside the installed kernel" ||
+  fail "no snapshot under CACHE/own/*/snapshots"
 same "$(ls -d "$RXERUN_CACHE_DIR"/own/*/ | wc -l)" 1 "one installation in the cache"
 
 # Without rdma_rxe: refused before boot, every missing option named.

@@ -19,6 +19,10 @@ struct PreparedKernel {
   std::filesystem::path initramfs;  // gzip'd newc cpio: busybox, the boot modules, /init
   std::filesystem::path modules;    // the directory that becomes /lib/modules/RELEASE in the guest
   bool rxe_in_netns = false;
+  // Its initramfs was built with this rxerun's /init (vm/boot_protocol.h):
+  // only then does the guest wait for the host's go line, which snapshots
+  // need. An older one (`vm setup` rebuilds it) boots from its command line.
+  bool initramfs_current = true;
 };
 
 // Where prepared kernels live: $RXERUN_CACHE_DIR when set; else

@@ -44,6 +44,7 @@ std::optional<KernelRecord> load_kernel_record(const fs::path& dir) {
     k.modules = j.at("modules").get<std::string>();
     k.rxe_in_netns = j.at("rxe_in_netns").get<bool>();
     r.initramfs_inputs = j.value("initramfs_inputs", "");
+    k.initramfs_current = r.initramfs_inputs == initramfs_inputs();
     r.initramfs_modules = j.value("initramfs_modules", std::vector<std::string>{});
     if (k.label.empty() || k.release.empty()) return std::nullopt;
     if (!is_regular(k.vmlinux) || !is_regular(k.bzimage) || !is_regular(k.initramfs) ||

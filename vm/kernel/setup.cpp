@@ -39,11 +39,6 @@ namespace {
 
 constexpr unsigned kDecompressThreads = 2;  // the machines have two cores
 
-std::string megabytes(std::uint64_t bytes) {
-  if (bytes < 1000000) return std::to_string((bytes + 500) / 1000) + " kB";
-  return std::to_string((bytes + 500000) / 1000000) + " MB";
-}
-
 std::string elapsed_text(std::chrono::steady_clock::time_point t0) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", seconds_since(t0));

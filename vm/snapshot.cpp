@@ -1,0 +1,203 @@
+#include "vm/snapshot.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <system_error>
+
+#include "vm/boot_protocol.h"
+
+namespace rxerun::vm {
+
+namespace fs = std::filesystem;
+
+Result<Qmp> Qmp::connect(const fs::path& socket, std::chrono::milliseconds timeout) {
+  auto channel = connect_control(socket, timeout);
+  if (!channel) return channel.error();
+  Qmp qmp(std::move(*channel));
+  auto greeting = qmp.channel_.receive(-1, timeout);
+  if (!greeting) return greeting.error();
+  if (!greeting->message || !greeting->message->contains("QMP"))
+    return make_error("qemu's monitor did not greet at " + socket.string());
+  if (auto r = qmp.execute("qmp_capabilities", nullptr, timeout); !r) return r.error();
+  return qmp;
+}
+
+Result<nlohmann::json> Qmp::execute(const std::string& command, const nlohmann::json& arguments,
+                                    std::chrono::milliseconds timeout) {
+  nlohmann::json message = {{"execute", command}};
+  if (!arguments.is_null()) message["arguments"] = arguments;
+  if (auto r = channel_.send(message); !r) return r.error();
+  for (;;) {
+    auto got = channel_.receive(-1, timeout);
+    if (!got) return got.error();
+    if (got->closed) return make_error("qemu's monitor closed during " + command);
+    if (got->timed_out) return make_error("qemu's monitor did not answer " + command);
+    const nlohmann::json& m = *got->message;
+    if (m.contains("return")) return m["return"];
+    if (m.contains("error")) {
+      const auto& e = m["error"];
+      return make_error(command + ": " + (e.is_object() ? e.value("desc", e.dump()) : e.dump()));
+    }
+  }
+}
+
+Result<void> Qmp::pass_fd(const std::string& name, int fd) {
+  const std::string line = nlohmann::json{{"execute", "getfd"}, {"arguments", {{"fdname", name}}}}.dump() + "\n";
+  iovec iov{const_cast<char*>(line.data()), line.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  ssize_t n;
+  do n = ::sendmsg(channel_.fd(), &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(line.size())) return make_error("cannot hand qemu a file", n < 0 ? errno : EIO);
+  for (;;) {
+    auto got = channel_.receive(-1, std::chrono::seconds(10));
+    if (!got) return got.error();
+    if (got->closed || got->timed_out) return make_error("qemu's monitor did not answer getfd");
+    if (got->message->contains("return")) return {};
+    if (got->message->contains("error")) return make_error("getfd: " + got->message->dump());
+  }
+}
+
+namespace {
+
+// FNV-1a: stable across builds and machines, unlike std::hash.
+class Digest {
+ public:
+  void mix(std::string_view s) {
+    for (unsigned char c : s) h_ = (h_ ^ c) * 1099511628211ull;
+    h_ = (h_ ^ 0xff) * 1099511628211ull;
+  }
+  // A file by what identifies its contents without reading them all: path,
+  // size, modification time, inode.
+  void mix_file(const fs::path& p) {
+    struct stat st {};
+    mix(p.string());
+    if (::stat(p.c_str(), &st) == 0)
+      mix(std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ino));
+  }
+  std::string hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+    return buf;
+  }
+
+ private:
+  std::uint64_t h_ = 1469598103934665603ull;
+};
+
+// The program `name` as exec would find it on PATH.
+fs::path on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/bin:/bin";
+  while (!dirs.empty()) {
+    const auto colon = dirs.find(':');
+    const fs::path candidate = fs::path(dirs.substr(0, colon)) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string_view::npos) break;
+    dirs.remove_prefix(colon + 1);
+  }
+  return name;
+}
+
+bool is_snapshot_file(const fs::path& p) {
+  return p.extension() == ".snap";
+}
+
+}  // namespace
+
+fs::path SnapshotSlot::temporary() const {
+  return dir / (shape + "-" + key + "." + std::to_string(::getpid()) + ".tmp");
+}
+
+std::vector<fs::path> SnapshotSlot::stale() const {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  const std::string mine = path().filename().string();
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (is_snapshot_file(it->path()) && name != mine && name.starts_with(shape + "-") &&
+        name.size() == shape.size() + 1 + 16 + 5)
+      out.push_back(it->path());
+  }
+  return out;
+}
+
+SnapshotSlot snapshot_slot(const PreparedKernel& kernel, const std::vector<std::string>& machine, bool kvm,
+                           bool control) {
+  Digest d;
+  for (const auto& arg : machine) d.mix(arg);
+  d.mix_file(kernel.vmlinux);
+  d.mix_file(kernel.bzimage);
+  d.mix_file(kernel.initramfs);
+  d.mix(stage1_init_script());
+  d.mix_file(fs::canonical(on_path(machine.empty() ? "qemu-system-x86_64" : machine.front())));
+  return SnapshotSlot{.dir = kernel.dir / "snapshots",
+                      .shape = std::string(kvm ? "kvm" : "tcg") + (control ? "-control" : ""),
+                      .key = d.hex()};
+}
+
+std::optional<SnapshotLock> SnapshotLock::try_take(const SnapshotSlot& slot, std::string* why) {
+  why->clear();
+  std::error_code ec;
+  fs::create_directories(slot.dir, ec);
+  const fs::path lock = slot.dir / (slot.shape + ".lock");
+  UniqueFd fd(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd.valid()) {
+    *why = "cannot write in " + slot.dir.string() + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return std::nullopt;
+  // What a maker of this shape that was killed left half written.
+  for (fs::directory_iterator it(slot.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code ignored;
+    if (name.starts_with(slot.shape + "-") && name.ends_with(".tmp")) fs::remove(it->path(), ignored);
+  }
+  return SnapshotLock(std::move(fd));
+}
+
+std::vector<SnapshotFile> list_snapshots(const std::vector<PreparedKernel>& kernels) {
+  std::vector<SnapshotFile> out;
+  for (const auto& k : kernels) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(k.dir / "snapshots", ec), end; !ec && it != end; it.increment(ec))
+      if (is_snapshot_file(it->path())) files.push_back(it->path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) out.push_back({k.label, f, fs::file_size(f, ec)});
+  }
+  return out;
+}
+
+Result<int> remove_snapshots(const std::vector<PreparedKernel>& kernels) {
+  int removed = 0;
+  for (const auto& s : list_snapshots(kernels)) {
+    std::error_code ec;
+    if (!fs::remove(s.path, ec) && ec) return make_error("cannot remove " + s.path.string(), ec.value());
+    ++removed;
+  }
+  return removed;
+}
+
+}  // namespace rxerun::vm
