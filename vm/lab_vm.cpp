@@ -17,6 +17,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <optional>
 #include <sstream>
 #include <system_error>
@@ -342,6 +343,7 @@ class QemuWatch {
       std::string line = partial_.substr(0, nl);
       partial_.erase(0, nl + 1);
       while (!line.empty() && (line.back() == '\r')) line.pop_back();
+      spdlog::debug("lab VM console at {:.3f} s: {}", seconds_since(t0_), line);
       boot_.console.push_back(line);
       if (boot_.console.size() > kConsoleTail) boot_.console.pop_front();
       if (start_.go && !go_sent_at_ && line.find(kWaitingMarker) != std::string::npos) {
