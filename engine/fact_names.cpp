@@ -98,13 +98,10 @@ std::optional<CounterFact> split_counter(const std::string& pattern, const std::
     if (std::find(nodes.begin(), nodes.end(), c.node) == nodes.end()) return std::nullopt;
     c.dev = c.dev.substr(first + 1);
   }
-  const auto& rxe = rxe_counter_names();
-  const auto& netdev = netdev_counter_names();
-  if (std::find(rxe.begin(), rxe.end(), c.counter) != rxe.end() ||
-      std::find(netdev.begin(), netdev.end(), c.counter) != netdev.end())
-    return c;
-  std::vector<std::string> all = rxe;
-  all.insert(all.end(), netdev.begin(), netdev.end());
+  std::vector<std::string> all = rxe_counter_names();
+  for (const auto* more : {&port_counter_names(), &netdev_counter_names()})
+    all.insert(all.end(), more->begin(), more->end());
+  if (std::find(all.begin(), all.end(), c.counter) != all.end()) return c;
   *why = fmt::format("'{}' is no counter of an RDMA device or a netdev{}", excerpt(c.counter),
                      did_you_mean(c.counter, all));
   return std::nullopt;
@@ -173,6 +170,31 @@ const std::vector<std::string>& rxe_counter_names() {
       "sent_pkts",           "rcvd_pkts",    "duplicate_request", "out_of_seq_request", "rcvd_rnr_err",
       "send_rnr_err",        "rcvd_seq_err", "ack_deferred",      "retry_exceeded_err", "retry_rnr_exceeded_err",
       "completer_retry_err", "send_err",     "link_downed",       "rdma_sends",         "rdma_recvs"};
+  return kNames;
+}
+
+const std::vector<std::string>& port_counter_names() {
+  static const std::vector<std::string> kNames{"VL15_dropped",
+                                               "excessive_buffer_overrun_errors",
+                                               "link_downed",
+                                               "link_error_recovery",
+                                               "local_link_integrity_errors",
+                                               "multicast_rcv_packets",
+                                               "multicast_xmit_packets",
+                                               "port_rcv_constraint_errors",
+                                               "port_rcv_data",
+                                               "port_rcv_errors",
+                                               "port_rcv_packets",
+                                               "port_rcv_remote_physical_errors",
+                                               "port_rcv_switch_relay_errors",
+                                               "port_xmit_constraint_errors",
+                                               "port_xmit_data",
+                                               "port_xmit_discards",
+                                               "port_xmit_packets",
+                                               "port_xmit_wait",
+                                               "symbol_error",
+                                               "unicast_rcv_packets",
+                                               "unicast_xmit_packets"};
   return kNames;
 }
 

@@ -19,6 +19,10 @@ namespace rxerun {
 // The counters rxerun reads of an rxe device: its hw_counters, the same 15
 // on every kernel since rxe has had them (siw keeps none).
 const std::vector<std::string>& rxe_counter_names();
+// The port counters of an RDMA device (ports/1/counters/, the IB
+// performance counters ib_core shows for rxe and siw too: port_xmit_data,
+// port_rcv_packets, ...).
+const std::vector<std::string>& port_counter_names();
 // The netdev statistics rxerun reads (IFLA_STATS64, named as sysfs does).
 const std::vector<std::string>& netdev_counter_names();
 

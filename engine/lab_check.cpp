@@ -453,18 +453,19 @@ class LabWalk {
   // A DEV.COUNTER fact: the device is one the lab has here, and has that counter.
   void check_counter(const StepSpec& step, const CounterFact& c, Mark where) {
     const std::string node = c.node.empty() ? step.node.value_or("") : c.node;
-    const auto& rxe = rxe_counter_names();
-    const bool rxe_counter = std::find(rxe.begin(), rxe.end(), c.counter) != rxe.end();
+    std::vector<std::string> rdma = rxe_counter_names();
+    rdma.insert(rdma.end(), port_counter_names().begin(), port_counter_names().end());
+    const bool rdma_counter = std::find(rdma.begin(), rdma.end(), c.counter) != rdma.end();
     if (auto it = devices_.find({node, c.dev}); it != devices_.end() && it->second.removed_by.empty()) {
       if (it->second.type == "siw")
         error(where, fmt::format("'{}' is a siw device, which keeps no counters", c.dev));
-      else if (!rxe_counter)
-        error(where, fmt::format("'{}' is an RDMA device: its counters are {}", c.dev, fmt::join(rxe, ", ")));
+      else if (!rdma_counter)
+        error(where, fmt::format("'{}' is an RDMA device: its counters are {}", c.dev, fmt::join(rdma, ", ")));
       return;
     }
     for (const auto& [key, t] : interfaces_)
       if (key.first.node == node && key.second == c.dev && t.removed_by.empty()) {
-        if (rxe_counter)
+        if (rdma_counter)
           error(where, fmt::format("'{}' is an interface: its counters are {}", c.dev,
                                    fmt::join(netdev_counter_names(), ", ")));
         return;

@@ -152,3 +152,21 @@ TEST_CASE("lab check: rxe in a namespace before Linux 7.1, unless the step expec
   CHECK(kernel_has_rxe_netns("7.3.4+deb13-amd64") == true);
   CHECK_FALSE(kernel_has_rxe_netns("./linux").has_value());
 }
+
+TEST_CASE("lab check: an RDMA device's port counters are its counters, not an interface's") {
+  const std::string lab =
+      "name: c\nsteps:\n"
+      "  - veth: {name: vA, peer: vB}\n"
+      "  - rxe: {name: rxe0, netdev: vA}\n"
+      "  - counters: {devs: [rxe0, vA]}\n"
+      "    expect: {rxe0.port_xmit_data: '>= 0', rxe0.port_rcv_packets: '>= 0', rxe0.sent_pkts: '>= 0'}\n";
+  CHECK(problems(lab, kVm73).empty());
+  const std::string wrong =
+      "name: c\nsteps:\n"
+      "  - veth: {name: vA, peer: vB}\n"
+      "  - counters: {devs: [vA]}\n"
+      "    expect: {vA.port_xmit_data: 0}\n";
+  const auto p = problems(wrong, kVm73);
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].find("'vA' is an interface: its counters are rx_packets") != std::string::npos);
+}
