@@ -140,8 +140,10 @@ void take_go_line() {
       int buf_size;
       unsigned char buf[32];
     } entropy{256, 32, {}};
-    for (int i = 0; i < 32; ++i)
-      entropy.buf[i] = static_cast<unsigned char>(std::stoi(std::string(seed + 2 * i, 2), nullptr, 16));
+    for (int i = 0; i < 32; ++i) {
+      const char byte[3] = {seed[2 * i], seed[2 * i + 1], '\0'};
+      entropy.buf[i] = static_cast<unsigned char>(std::strtoul(byte, nullptr, 16));  // never throws: PID 1
+    }
     // Credited, then the kernel's generator reseeded from it at once (it
     // would otherwise reseed on its own schedule, up to a minute later).
     const int fd = ::open("/dev/urandom", O_WRONLY | O_CLOEXEC);

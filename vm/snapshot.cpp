@@ -151,7 +151,10 @@ SnapshotSlot snapshot_slot(const PreparedKernel& kernel, const std::vector<std::
   d.mix_file(kernel.bzimage);
   d.mix_file(kernel.initramfs);
   d.mix(stage1_init_script());
-  d.mix_file(fs::canonical(on_path(machine.empty() ? "qemu-system-x86_64" : machine.front())));
+  std::error_code ec;  // no qemu: the start says so; the key does not matter then
+  const fs::path qemu = on_path(machine.empty() ? "qemu-system-x86_64" : machine.front());
+  const fs::path real = fs::canonical(qemu, ec);
+  d.mix_file(ec ? qemu : real);
   return SnapshotSlot{.dir = kernel.dir / "snapshots",
                       .shape = std::string(kvm ? "kvm" : "tcg") + (control ? "-control" : ""),
                       .key = d.hex()};
@@ -185,7 +188,8 @@ std::vector<SnapshotFile> list_snapshots(const std::vector<PreparedKernel>& kern
     for (fs::directory_iterator it(k.dir / "snapshots", ec), end; !ec && it != end; it.increment(ec))
       if (is_snapshot_file(it->path())) files.push_back(it->path());
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) out.push_back({k.label, f, fs::file_size(f, ec)});
+    for (const auto& f : files)
+      if (const auto bytes = fs::file_size(f, ec); !ec) out.push_back({k.label, f, bytes});  // not gone meanwhile
   }
   return out;
 }

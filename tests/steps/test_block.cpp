@@ -243,10 +243,15 @@ TEST_CASE("block: parameter combinations that cannot work are errors naming the 
     std::string yaml;
     std::string says;
   };
+  // A port without a protocol that has ports: the loader's (KindSpec::validate), at the port.
+  CHECK(h.diagnostics("steps:\n  - block: {proto: icmp, port: 7}\n") ==
+        "test.yaml:2:32: icmp has no ports: leave out `port`, or use udp, tcp, sctp, dccp or udplite\n");
+  CHECK(h.diagnostics("steps:\n  - block: {proto: icmpv6, port: 7}\n").find("icmpv6 has no ports") !=
+        std::string::npos);
+  CHECK(h.diagnostics("steps:\n  - block: {port: 4791}\n") ==
+        "test.yaml:2:19: `port` needs `proto` (udp, tcp, sctp, dccp or udplite)\n");
+  // The rest when the step runs.
   for (const auto& c : std::vector<Case>{
-           {"steps:\n  - block: {proto: icmp, port: 7}\n", "icmp has no ports"},
-           {"steps:\n  - block: {proto: icmpv6, port: 7}\n", "icmpv6 has no ports"},
-           {"steps:\n  - block: {port: 4791}\n", "`port` needs `proto`"},
            {"steps:\n  - block: {hook: input}\n", "needs `proto` or `dev`"},
        }) {
     CAPTURE(c.yaml);

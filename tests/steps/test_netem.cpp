@@ -99,14 +99,14 @@ TEST_CASE("netem: rates in tc's units") {
 }
 
 TEST_CASE("netem: bad values are errors that point at the value, before anything changes") {
-  // Percentages as written are the loader's (KindSpec::validate): the
-  // scenario is refused at the value and nothing runs.
+  // Percentages as written, and jitter or reorder without a delay, are the
+  // loader's (KindSpec::validate): the scenario is refused at the value and
+  // nothing runs.
   const Registry registry(steps::all_kinds());
   const std::pair<const char*, const char*> at_load[] = {
-      {"loss: lots", "loss is a percentage"},
-      {"loss: 120%", "between 0 and 100"},
-      {"loss: -1", "between 0 and 100"},
-      {"duplicate: 250", "between 0 and 100"},
+      {"loss: lots", "loss is a percentage"}, {"loss: 120%", "between 0 and 100"},
+      {"loss: -1", "between 0 and 100"},      {"duplicate: 250", "between 0 and 100"},
+      {"jitter: 2ms", "jitter needs delay"},  {"reorder: 10%", "reorder needs delay"},
   };
   for (const auto& [param, why] : at_load) {
     CAPTURE(param);
@@ -125,8 +125,6 @@ TEST_CASE("netem: bad values are errors that point at the value, before anything
       {"rate: fast", "rate is a positive number with a unit"},
       {"rate: 10furlongs", "rate is a positive number with a unit"},
       {"rate: '0'", "rate is a positive number with a unit"},
-      {"jitter: 2ms", "jitter needs a delay"},
-      {"reorder: 10%", "reorder needs a delay"},
   };
   for (const auto& [param, why] : at_run) {
     CAPTURE(param);
