@@ -1,5 +1,7 @@
 #include "vm/files.h"
 
+#include <cstdio>
+
 #include "base/fd.h"
 #include "base/files.h"
 #include "base/strings.h"
@@ -105,6 +107,17 @@ bool is_regular(const std::filesystem::path& path) {
 std::string megabytes(std::uint64_t bytes) {
   if (bytes < 1000000) return std::to_string((bytes + 500) / 1000) + " kB";
   return std::to_string((bytes + 500000) / 1000000) + " MB";
+}
+
+void Digest::mix(std::string_view text) {
+  for (unsigned char c : text) h_ = (h_ ^ c) * 1099511628211ull;
+  h_ = (h_ ^ 0xff) * 1099511628211ull;
+}
+
+std::string Digest::hex() const {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+  return buf;
 }
 
 }  // namespace rxerun::vm

@@ -37,6 +37,17 @@ Result<void> ensure_dir(const std::filesystem::path& dir);
 // cannot be looked at.
 bool is_regular(const std::filesystem::path& path);
 
+// FNV-1a over texts, each ended by a 0xff byte: the same on every build and
+// machine (std::hash is not), for the names of what the cache keeps.
+class Digest {
+ public:
+  void mix(std::string_view text);
+  std::string hex() const;  // 16 hex digits
+
+ private:
+  std::uint64_t h_ = 1469598103934665603ull;
+};
+
 // A size for people: "109 MB", "850 kB".
 std::string megabytes(std::uint64_t bytes);
 

@@ -14,7 +14,9 @@
 #include <set>
 #include <system_error>
 
+#include "sys/process.h"
 #include "vm/boot_protocol.h"
+#include "vm/files.h"
 
 namespace rxerun::vm {
 
@@ -37,6 +39,10 @@ Result<nlohmann::json> Qmp::execute(const std::string& command, const nlohmann::
   nlohmann::json message = {{"execute", command}};
   if (!arguments.is_null()) message["arguments"] = arguments;
   if (auto r = channel_.send(message); !r) return r.error();
+  return reply(command, timeout);
+}
+
+Result<nlohmann::json> Qmp::reply(const std::string& command, std::chrono::milliseconds timeout) {
   for (;;) {
     auto got = channel_.receive(-1, timeout);
     if (!got) return got.error();
@@ -69,55 +75,20 @@ Result<void> Qmp::pass_fd(const std::string& name, int fd) {
   do n = ::sendmsg(channel_.fd(), &msg, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(line.size())) return make_error("cannot hand qemu a file", n < 0 ? errno : EIO);
-  for (;;) {
-    auto got = channel_.receive(-1, std::chrono::seconds(10));
-    if (!got) return got.error();
-    if (got->closed || got->timed_out) return make_error("qemu's monitor did not answer getfd");
-    if (got->message->contains("return")) return {};
-    if (got->message->contains("error")) return make_error("getfd: " + got->message->dump());
-  }
+  if (auto r = reply("getfd", std::chrono::seconds(10)); !r) return r.error();
+  return {};
 }
 
 namespace {
 
-// FNV-1a: stable across builds and machines, unlike std::hash.
-class Digest {
- public:
-  void mix(std::string_view s) {
-    for (unsigned char c : s) h_ = (h_ ^ c) * 1099511628211ull;
-    h_ = (h_ ^ 0xff) * 1099511628211ull;
-  }
-  // A file by what identifies its contents without reading them all: path,
-  // size, modification time, inode.
-  void mix_file(const fs::path& p) {
-    struct stat st {};
-    mix(p.string());
-    if (::stat(p.c_str(), &st) == 0)
-      mix(std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+// A file by what identifies its contents without reading them all: path,
+// size, modification time, inode.
+void mix_file(Digest& d, const fs::path& p) {
+  struct stat st {};
+  d.mix(p.string());
+  if (::stat(p.c_str(), &st) == 0)
+    d.mix(std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
           std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ino));
-  }
-  std::string hex() const {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
-    return buf;
-  }
-
- private:
-  std::uint64_t h_ = 1469598103934665603ull;
-};
-
-// The program `name` as exec would find it on PATH.
-fs::path on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/bin:/bin";
-  while (!dirs.empty()) {
-    const auto colon = dirs.find(':');
-    const fs::path candidate = fs::path(dirs.substr(0, colon)) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (colon == std::string_view::npos) break;
-    dirs.remove_prefix(colon + 1);
-  }
-  return name;
 }
 
 bool is_snapshot_file(const fs::path& p) {
@@ -147,14 +118,18 @@ SnapshotSlot snapshot_slot(const PreparedKernel& kernel, const std::vector<std::
                            bool control) {
   Digest d;
   for (const auto& arg : machine) d.mix(arg);
-  d.mix_file(kernel.vmlinux);
-  d.mix_file(kernel.bzimage);
-  d.mix_file(kernel.initramfs);
+  mix_file(d, kernel.vmlinux);
+  mix_file(d, kernel.bzimage);
+  mix_file(d, kernel.initramfs);
   d.mix(stage1_init_script());
-  std::error_code ec;  // no qemu: the start says so; the key does not matter then
-  const fs::path qemu = on_path(machine.empty() ? "qemu-system-x86_64" : machine.front());
-  const fs::path real = fs::canonical(qemu, ec);
-  d.mix_file(ec ? qemu : real);
+  // qemu as exec finds it, links followed. None: the start says so, and
+  // the key does not matter then.
+  const std::string qemu = machine.empty() ? "qemu-system-x86_64" : machine.front();
+  const char* path = std::getenv("PATH");
+  const fs::path found = sys::find_in_path(qemu, path ? path : "").value_or(qemu);
+  std::error_code ec;
+  const fs::path real = fs::canonical(found, ec);
+  mix_file(d, ec ? found : real);
   return SnapshotSlot{.dir = kernel.dir / "snapshots",
                       .shape = std::string(kvm ? "kvm" : "tcg") + (control ? "-control" : ""),
                       .key = d.hex()};

@@ -46,6 +46,8 @@ class Qmp {
 
  private:
   explicit Qmp(ControlChannel channel) : channel_(std::move(channel)) {}
+  // The answer to the command just sent: its "return", or its error.
+  Result<nlohmann::json> reply(const std::string& command, std::chrono::milliseconds timeout);
   ControlChannel channel_;
 };
 

@@ -96,13 +96,9 @@ SourceStamp stamp_of(const fs::path& p) {
 
 // The installation's name: RELEASE-DIGEST of what it is made from.
 std::string own_install_key(const OwnKernelFiles& f) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across builds
-  auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-  };
-  mix(f.tree.string());
-  mix(initramfs_inputs());
+  Digest d;
+  d.mix(f.tree.string());
+  d.mix(initramfs_inputs());
   std::vector<fs::path> inputs = {f.image, f.config};
   if (f.build_tree)
     for (const char* n : {"modules.order", "modules.builtin", "modules.builtin.modinfo"}) inputs.push_back(f.tree / n);
@@ -110,15 +106,13 @@ std::string own_install_key(const OwnKernelFiles& f) {
     inputs.push_back(f.tree / "modules.dep");
   for (const auto& p : inputs) {
     const SourceStamp s = stamp_of(p);
-    mix(p.string());
-    mix(std::to_string(s.size) + ":" + std::to_string(s.mtime_ns));
+    d.mix(p.string());
+    d.mix(std::to_string(s.size) + ":" + std::to_string(s.mtime_ns));
   }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   std::string release = f.release;
   for (char& c : release)
     if (c == '/' || c == ' ' || c == ',') c = '_';
-  return release + "-" + buf;
+  return release + "-" + d.hex();
 }
 
 Result<void> copy_into(const fs::path& from, const fs::path& to) {

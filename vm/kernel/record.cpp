@@ -13,16 +13,10 @@ namespace rxerun::vm {
 namespace fs = std::filesystem;
 
 std::string initramfs_inputs() {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across builds, unlike std::hash
-  auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-  };
-  mix(stage1_init_script());
-  for (const auto& m : kInitramfsModules) mix(m);
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  Digest d;
+  d.mix(stage1_init_script());
+  for (const auto& m : kInitramfsModules) d.mix(m);
+  return d.hex();
 }
 
 std::optional<KernelRecord> load_kernel_record(const fs::path& dir) {
