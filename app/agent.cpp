@@ -49,18 +49,6 @@ Result<void> load_module(sys::Modules& modules, const std::string& name) {
   return modules.load(name, "");
 }
 
-// The interface whose MAC address is `mac`, from sysfs; "" when none.
-std::string interface_with_mac(const std::string& mac) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/sys/class/net", ec)) {
-    std::ifstream in(entry.path() / "address");
-    std::string address;
-    std::getline(in, address);
-    if (address == mac) return entry.path().filename().string();
-  }
-  return "";
-}
-
 // Gives this node's wire NICs the scenario's names. The kernel named them
 // eth0, eth1, ... in probe order, which may be another wire's name: each
 // takes a name of its own first, then its final one.
@@ -76,7 +64,7 @@ Result<void> name_wire_nics(const Scenario& scenario, const std::string& node, s
   std::vector<std::string> found;
   for (const WireEnd* e : ends) {
     std::string name;
-    if (!settle([&] { return !(name = interface_with_mac(e->mac)).empty(); }))
+    if (!settle([&] { return !(name = sys::interface_with_mac(e->mac)).empty(); }))
       return make_error("no interface has the MAC address " + e->mac + " of wire NIC " + e->nic);
     found.push_back(name);
   }

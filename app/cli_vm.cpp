@@ -659,8 +659,10 @@ int cmd_vm_status(bool json) {
   print(
       stdout, "snapshots (the lab VM starts from them instead of booting; one per kernel and machine): {}\n",
       snapshots.empty() ? "none yet (the first start of each kernel makes its own)" : vm::megabytes(bytes) + " in all");
+  std::size_t width = 0;
+  for (const auto& s : snapshots) width = std::max(width, s.path.filename().string().size());
   for (const auto& s : snapshots)
-    print(stdout, "  {:<6} {:<32} {}\n", s.kernel, s.path.filename().string(), vm::megabytes(s.bytes));
+    print(stdout, "  {:<6} {:<{}} {:>7}\n", s.kernel, s.path.filename().string(), width, vm::megabytes(s.bytes));
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include <linux/if.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
+#include <netinet/ether.h>
 #include <netlink/addr.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
@@ -17,6 +18,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -437,6 +440,30 @@ Result<void> RtnlLinks::rename(const std::string& name, const std::string& new_n
       **sock, RTM_SETLINK, ifinfomsg{.ifi_index = *index},
       [&](nl_msg* m) { return nla_put_string(m, IFLA_IFNAME, new_name.c_str()); },
       "cannot rename " + name + " to " + new_name);
+}
+
+Result<void> RtnlLinks::set_mac(const std::string& name, const std::string& mac) {
+  ether_addr addr{};
+  if (!::ether_aton_r(mac.c_str(), &addr)) return make_error("not a MAC address: " + mac, EINVAL);
+  auto sock = RtnlSocket::current();
+  if (!sock) return sock.error();
+  auto index = (*sock)->ifindex(name);
+  if (!index) return index.error();
+  return link_request(
+      **sock, RTM_SETLINK, ifinfomsg{.ifi_index = *index},
+      [&](nl_msg* m) { return nla_put(m, IFLA_ADDRESS, sizeof addr.ether_addr_octet, addr.ether_addr_octet); },
+      "cannot set the MAC address of " + name + " to " + mac);
+}
+
+std::string interface_with_mac(const std::string& mac) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/class/net", ec)) {
+    std::ifstream in(entry.path() / "address");
+    std::string address;
+    std::getline(in, address);
+    if (address == mac) return entry.path().filename().string();
+  }
+  return "";
 }
 
 Result<void> RtnlLinks::set_alias(const std::string& name, const std::string& alias) {

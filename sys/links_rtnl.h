@@ -25,6 +25,13 @@ class RtnlLinks final : public Links {
   // lab VM's agent gives the wires' NICs the names the scenario uses. The
   // link must be down.
   Result<void> rename(const std::string& name, const std::string& new_name);
+  // The same: the lab VM gives a wire's NIC the lab's MAC address
+  // ("52:54:00:0a:00:01") in place of the one it booted with.
+  Result<void> set_mac(const std::string& name, const std::string& mac);
 };
+
+// The interface whose MAC address is `mac` (as sysfs writes it: lower case,
+// colons), from /sys/class/net; "" when none.
+std::string interface_with_mac(const std::string& mac);
 
 }  // namespace rxerun::sys

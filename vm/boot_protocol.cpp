@@ -1,10 +1,18 @@
 #include "vm/boot_protocol.h"
 
+#include <cstdio>
+
 namespace rxerun::vm {
 
 std::string go_line(const GoLine& go) {
   return "rxerun-go " + go.release + " " + go.modules + " " + go.exe + " " + std::to_string(go.host_time_ns) + " " +
          go.seed_hex + "\n";
+}
+
+std::string wire_boot_mac(std::size_t i) {
+  char mac[18];
+  std::snprintf(mac, sizeof mac, "02:72:78:00:%02zx:%02zx", (i >> 8) & 0xff, i & 0xff);
+  return mac;
 }
 
 std::string_view stage1_init_script() {

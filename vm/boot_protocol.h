@@ -7,6 +7,7 @@
 // modules at /lib/modules/RELEASE, and hands over (switch_root) to the host's
 // own rxerun binary as `rxerun __vm-guest`, which runs the scenario.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,13 @@ std::string go_line(const GoLine& go);  // "rxerun-go RELEASE MODULES EXE TIME_N
 inline constexpr const char* kEnvGoTime = "RXERUN_GO_TIME_NS";
 inline constexpr const char* kEnvGoUptime = "RXERUN_GO_UPTIME";  // /proc/uptime's first field when the line came
 inline constexpr const char* kEnvGoSeed = "RXERUN_GO_SEED";
+
+// The MAC address qemu gives the lab VM's wire NIC `i` (its i-th
+// virtio-net device) when the initramfs speaks the go line: the same in
+// every run, so that one snapshot of a machine with wires fits every run
+// with as many. The guest gives each such NIC the lab's own MAC address
+// (GuestRequest::wire_macs) before the run starts. Locally administered.
+std::string wire_boot_mac(std::size_t i);
 
 // The initramfs's /init: a busybox sh script.
 std::string_view stage1_init_script();

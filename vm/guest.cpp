@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "sys/kernel_log.h"
+#include "sys/kernel_modules.h"
 #include "sys/links_rtnl.h"
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
@@ -26,7 +27,7 @@
 namespace rxerun::vm {
 
 nlohmann::json GuestRequest::to_json() const {
-  return {{"program", program}, {"args", args}, {"cwd", cwd}, {"term", term}};
+  return {{"program", program}, {"args", args}, {"cwd", cwd}, {"term", term}, {"wire_macs", wire_macs}};
 }
 
 GuestRequest GuestRequest::from_json(const nlohmann::json& j) {
@@ -35,6 +36,7 @@ GuestRequest GuestRequest::from_json(const nlohmann::json& j) {
   r.args = j.at("args").get<std::vector<std::string>>();
   r.cwd = j.value("cwd", "/");
   r.term = j.value("term", "dumb");
+  r.wire_macs = j.value("wire_macs", decltype(r.wire_macs){});
   return r;
 }
 
@@ -154,6 +156,32 @@ void take_go_line() {
   for (const char* name : {kEnvGoTime, kEnvGoUptime, kEnvGoSeed}) ::unsetenv(name);
 }
 
+// Gives the wire NICs that booted with stand-in MAC addresses the lab's
+// (GuestRequest::wire_macs). All are found before any is changed: a lab's
+// address may be another NIC's stand-in. What fails is said on the console
+// and the run goes on: the agent then names the NIC it cannot find.
+void take_wire_macs(const std::vector<std::pair<std::string, std::string>>& macs) {
+  if (macs.empty()) return;
+  sys::KmodModules modules;
+  if (auto r = modules.load("virtio_net", ""); !r) {
+    say("rxerun-guest: cannot load virtio_net: " + r.error().message);
+    return;
+  }
+  std::vector<std::string> nics;
+  for (const auto& [boot, lab] : macs) {
+    std::string name;
+    for (int i = 0; i < 100 && (name = sys::interface_with_mac(boot)).empty(); ++i) ::usleep(20000);
+    if (name.empty()) {
+      say("rxerun-guest: no interface has the boot MAC address " + boot);
+      return;
+    }
+    nics.push_back(name);
+  }
+  sys::RtnlLinks links;
+  for (std::size_t i = 0; i < macs.size(); ++i)
+    if (auto r = links.set_mac(nics[i], macs[i].second); !r) say("rxerun-guest: " + r.error().message);
+}
+
 Result<GuestRequest> read_request(const std::string& path) {
   std::ifstream in(path);
   if (!in) return make_error("no request in the share: " + path, errno);
@@ -182,6 +210,7 @@ void guest_main() {
   finish_root();
   auto request = read_request(share + "/request.json");
   if (!request) power_off(request.error().message);
+  take_wire_macs(request->wire_macs);
   int output = open_output();
   if (output < 0) power_off(std::string("cannot open /dev/ttyS1: ") + std::strerror(errno));
 

@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,10 @@ struct GuestRequest {
   std::vector<std::string> args;  // its arguments: rxerun's {"run", "/abs/lab.yaml", ...}
   std::string cwd;                // the host's working directory (read-only in the guest)
   std::string term;               // TERM for the run ("dumb" when the host is not a terminal)
+  // Wire NICs that booted with a stand-in MAC address (wire_boot_mac()):
+  // {that address, the lab's}. The guest loads virtio_net and gives each
+  // its lab's address before it starts the program.
+  std::vector<std::pair<std::string, std::string>> wire_macs;
   nlohmann::json to_json() const;
   static GuestRequest from_json(const nlohmann::json& j);
 };

@@ -596,13 +596,16 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
     cmd.insert(cmd.end(), {"-device", "virtio-serial-device", "-chardev",
                            "socket,id=control,path=" + run.control.string() + ",server=on,wait=off", "-device",
                            "virtserialport,chardev=control,name=" + std::string(kAgentPort)});
+  // With the go line, each wire NIC boots with a stand-in MAC address and
+  // the guest gives it the lab's (run_lab() puts it in the request).
   for (std::size_t i = 0; i < run.wires.size(); ++i) {
     const WireNic& w = run.wires[i];
     const std::string id = "wire" + std::to_string(i);
+    const std::string mac = k.initramfs_current ? wire_boot_mac(i) : w.mac;
     cmd.insert(cmd.end(), {"-netdev",
                            "dgram,id=" + id + ",local.type=unix,local.path=" + w.local.string() +
                                ",remote.type=unix,remote.path=" + w.remote.string(),
-                           "-device", "virtio-net-device,netdev=" + id + ",mac=" + w.mac});
+                           "-device", "virtio-net-device,netdev=" + id + ",mac=" + mac});
   }
   return cmd;
 }
@@ -616,6 +619,8 @@ std::vector<std::string> machine_of(const LabRun& run, bool kvm) {
   shape.exe = "/EXE";
   shape.share = "/SHARE";
   if (!shape.control.empty()) shape.control = "/CONTROL";
+  for (std::size_t i = 0; i < shape.wires.size(); ++i)
+    shape.wires[i] = {.mac = "", .local = "/WIRE" + std::to_string(i), .remote = "/PEER" + std::to_string(i)};
   return qemu_command(shape, kvm, 0.0);
 }
 
@@ -629,8 +634,12 @@ Result<LabRunResult> run_lab(const LabRun& run) {
     if (p.string().find_first_of(" \t\n,") != std::string::npos)
       return make_error("the lab VM cannot use a path with a space or a comma: " + p.string());
   {
+    GuestRequest request = run.request;
+    if (run.kernel.initramfs_current)
+      for (std::size_t i = 0; i < run.wires.size(); ++i)
+        request.wire_macs.emplace_back(wire_boot_mac(i), run.wires[i].mac);
     std::ofstream req(run.share / "request.json");
-    req << run.request.to_json().dump() << "\n";
+    req << request.to_json().dump() << "\n";
     if (!req) return make_error("cannot write into " + run.share.string(), errno);
   }
   const bool kvm = run.kvm ? *run.kvm : choose_accel(boot_image(run.kernel)).kvm;
@@ -639,8 +648,8 @@ Result<LabRunResult> run_lab(const LabRun& run) {
   result.accel = kvm ? "kvm" : "tcg";
   Start start{.go = run.kernel.initramfs_current};
   std::optional<SnapshotSlot> slot;
-  if (start.go && !run.cold_boot && run.wires.empty()) {
-    slot = snapshot_slot(run.kernel, machine_of(run, kvm), kvm, !run.control.empty());
+  if (start.go && !run.cold_boot) {
+    slot = snapshot_slot(run.kernel, machine_of(run, kvm), kvm, !run.control.empty(), run.wires.size());
     start.slot = &*slot;
     start.qmp = run.share / "qmp.sock";  // the run's private directory, removed with it
     cmd.insert(cmd.end(), {"-qmp", "unix:" + start.qmp.string() + ",server=on,wait=off"});

@@ -67,8 +67,8 @@ struct LabRun {
   int interrupt_fd = -1;                           // readable on Ctrl-C: qemu is stopped at once
   std::optional<bool> kvm;                         // the accelerator; unset: choose_accel() decides
   // --cold-boot: boot the kernel; no snapshot is restored or made
-  // (vm/snapshot.h). Without it, a lab VM without wires starts from its
-  // kernel's snapshot, made by the first boot of that machine.
+  // (vm/snapshot.h). Without it, the lab VM starts from its kernel's
+  // snapshot, made by the first boot of that machine.
   bool cold_boot = false;
 };
 

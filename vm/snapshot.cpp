@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +96,17 @@ bool is_snapshot_file(const fs::path& p) {
   return p.extension() == ".snap";
 }
 
+// Whether `name` is a file of `shape`: "SHAPE-KEY." and its end, the key 16
+// hex digits. A name of a longer shape ("tcg-control-..." beside "tcg")
+// is not.
+bool of_shape(const std::string& name, const std::string& shape) {
+  const std::size_t key = shape.size() + 1;
+  return name.size() > key + 16 && name.starts_with(shape + "-") && name[key + 16] == '.' &&
+         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(key),
+                     name.begin() + static_cast<std::ptrdiff_t>(key + 16),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
 }  // namespace
 
 fs::path SnapshotSlot::temporary() const {
@@ -107,15 +119,13 @@ std::vector<fs::path> SnapshotSlot::stale() const {
   const std::string mine = path().filename().string();
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (is_snapshot_file(it->path()) && name != mine && name.starts_with(shape + "-") &&
-        name.size() == shape.size() + 1 + 16 + 5)
-      out.push_back(it->path());
+    if (is_snapshot_file(it->path()) && name != mine && of_shape(name, shape)) out.push_back(it->path());
   }
   return out;
 }
 
 SnapshotSlot snapshot_slot(const PreparedKernel& kernel, const std::vector<std::string>& machine, bool kvm,
-                           bool control) {
+                           bool control, std::size_t wires) {
   Digest d;
   for (const auto& arg : machine) d.mix(arg);
   mix_file(d, kernel.vmlinux);
@@ -131,7 +141,8 @@ SnapshotSlot snapshot_slot(const PreparedKernel& kernel, const std::vector<std::
   const fs::path real = fs::canonical(found, ec);
   mix_file(d, ec ? found : real);
   return SnapshotSlot{.dir = kernel.dir / "snapshots",
-                      .shape = std::string(kvm ? "kvm" : "tcg") + (control ? "-control" : ""),
+                      .shape = std::string(kvm ? "kvm" : "tcg") + (control ? "-control" : "") +
+                               (wires ? "-" + std::to_string(wires) + "wire" : ""),
                       .key = d.hex()};
 }
 
@@ -150,7 +161,7 @@ std::optional<SnapshotLock> SnapshotLock::try_take(const SnapshotSlot& slot, std
   for (fs::directory_iterator it(slot.dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::error_code ignored;
-    if (name.starts_with(slot.shape + "-") && name.ends_with(".tmp")) fs::remove(it->path(), ignored);
+    if (of_shape(name, slot.shape) && name.ends_with(".tmp")) fs::remove(it->path(), ignored);
   }
   return SnapshotLock(std::move(fd));
 }

@@ -54,7 +54,7 @@ class Qmp {
 // Where one machine's snapshot lives.
 struct SnapshotSlot {
   std::filesystem::path dir;  // KERNEL_DIR/snapshots
-  std::string shape;          // "tcg", "kvm", "tcg-control"
+  std::string shape;          // "tcg", "kvm", "tcg-control", "tcg-control-1wire"
   std::string key;            // 16 hex digits
   std::filesystem::path path() const { return dir / (shape + "-" + key + ".snap"); }
   // Where its maker writes it before the rename.
@@ -65,10 +65,10 @@ struct SnapshotSlot {
 };
 
 // The slot of `kernel`'s machine: `machine` is qemu's command line as
-// qemu_command() makes it for a template run (its paths placeholders), the
-// accelerator and the control port name the shape.
+// qemu_command() makes it for a template run (its paths placeholders); the
+// accelerator, the control port and the number of wire NICs name the shape.
 SnapshotSlot snapshot_slot(const PreparedKernel& kernel, const std::vector<std::string>& machine, bool kvm,
-                           bool control);
+                           bool control, std::size_t wires = 0);
 
 // The right to make a slot's snapshot; held until destroyed.
 class SnapshotLock {

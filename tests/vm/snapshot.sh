@@ -150,6 +150,52 @@ wait "$pid"
 same "$?" 130 "Ctrl-C during a restore: exit 130"
 no_qemu_left "after Ctrl-C during a restore"
 
+# Two nodes on one kernel: the first run makes the snapshot of a machine
+# with a wire, the next restores it in both nodes, and each wire NIC has the
+# lab's MAC address, not the one the snapshot's NIC had.
+two_nodes() {  # MAC: a two-node lab whose node a has that MAC on its wire NIC
+  sed "s/MAC/$1/g; s/KERNEL/$NEWEST/g" >"$WORK/two-nodes.yaml" <<'YAML'
+name: two-node-snapshot
+nodes:
+  a: {kernel: "KERNEL"}
+  b: {kernel: "KERNEL"}
+wires:
+  - {a: {nic: eth1, mac: "MAC"}, b: eth1}
+steps:
+  - address: {dev: eth1, cidr: 10.71.0.1/24}
+    node: a
+  - link: {dev: eth1, up: true}
+    node: a
+  - address: {dev: eth1, cidr: 10.71.0.2/24}
+    node: b
+  - link: {dev: eth1, up: true}
+    node: b
+  - name: mac-a
+    exec: {argv: [cat, /sys/class/net/eth1/address]}
+    node: a
+    expect: {stdout: "~ MAC"}
+  - name: mac-b
+    exec: {argv: [cat, /sys/class/net/eth1/address]}
+    node: b
+    expect: {stdout: "~ 52:54:00:0a:01:02"}
+  - ping: {to: 10.71.0.2, count: 2}
+    node: a
+    retries: 3
+YAML
+  echo "$WORK/two-nodes.yaml"
+}
+expect_exit 0 "two nodes: the first run" -- "$RXERUN" run "$(two_nodes 02:00:00:00:00:0a)"
+ls "$WORK/cache/kernels/$NEWEST/snapshots/" | grep -q '^tcg-control-1wire-[0-9a-f]*\.snap$' &&
+  pass "  ... made the snapshot of a machine with a control port and a wire" ||
+  fail "no such snapshot: $(ls "$WORK/cache/kernels/$NEWEST/snapshots/")"
+expect_exit 0 "two nodes, another MAC address: the second run" -- "$RXERUN" run "$(two_nodes 02:00:00:00:00:0b)" \
+  --report json:"$WORK/nodes.json"
+same "$(json_field "$WORK/nodes.json" '",".join(r["vm"]["nodes"][n]["start"] for n in ("a", "b"))')" snapshot,snapshot \
+  "  ... both nodes started from the one snapshot"
+same "$(step_field "$WORK/nodes.json" mac-a status)" passed "  ... node a's NIC has the lab's new MAC address"
+same "$(step_field "$WORK/nodes.json" ping-7 status)" passed "  ... and the wire carries frames"
+no_qemu_left "after two nodes"
+
 # `vm setup --remove-snapshots` removes them all.
 expect_exit 0 "vm setup --remove-snapshots" -- "$RXERUN" vm setup --remove-snapshots
 contains "$out" "removed " "it says what it removed"

@@ -59,6 +59,7 @@ TEST_CASE("vm.snapshot: the key is the same for the same inputs and changes with
   CHECK(c.slot({"qemu-system-x86_64", "-m", "2048"}).key != base.key);  // the machine
   CHECK(c.slot({}, true).shape == "kvm");
   CHECK(c.slot({"qemu-system-x86_64", "-m", "1024"}, false, true).shape == "tcg-control");
+  CHECK(vm::snapshot_slot(c.kernel, {"qemu-system-x86_64"}, false, true, 2).shape == "tcg-control-2wire");
   // Each file it is made from: a rewrite changes its size, time or inode.
   for (const auto& f : {c.kernel.vmlinux, c.kernel.bzimage, c.kernel.initramfs}) {
     const auto before = c.slot().key;
@@ -88,12 +89,14 @@ TEST_CASE("vm.snapshot: one maker at a time, and taking the lock removes a kille
   const auto slot = c.slot();
   write(c.kernel.dir / "snapshots" / "tcg-0123456789abcdef.4242.tmp", "half written");
   write(c.kernel.dir / "snapshots" / "kvm-0123456789abcdef.4242.tmp", "another shape's maker");
+  write(c.kernel.dir / "snapshots" / "tcg-control-0123456789abcdef.4242.tmp", "a longer shape's maker");
   std::string why;
   auto first = vm::SnapshotLock::try_take(slot, &why);
   REQUIRE(first.has_value());
   CHECK(why.empty());
   CHECK_FALSE(fs::exists(c.kernel.dir / "snapshots" / "tcg-0123456789abcdef.4242.tmp"));
   CHECK(fs::exists(c.kernel.dir / "snapshots" / "kvm-0123456789abcdef.4242.tmp"));
+  CHECK(fs::exists(c.kernel.dir / "snapshots" / "tcg-control-0123456789abcdef.4242.tmp"));
   CHECK_FALSE(vm::SnapshotLock::try_take(slot, &why).has_value());  // held: another start boots without
   CHECK(why.empty());
   first.reset();
@@ -136,6 +139,32 @@ TEST_CASE("vm.snapshot: the machine's command line asks /init to wait for the go
   CHECK(append().find("rxerun.go=console") != std::string::npos);
   run.kernel.initramfs_current = false;
   CHECK(append().find("rxerun.go") == std::string::npos);
+}
+
+TEST_CASE("vm.snapshot: wire NICs boot with stand-in MAC addresses only with a current initramfs") {
+  vm::LabRun run;
+  run.kernel.bzimage = "/cache/vmlinuz";
+  run.kernel.initramfs = "/cache/initramfs.cpio.gz";
+  run.share = "/tmp/share";
+  run.wires = {{.mac = "52:54:00:0a:00:01", .local = "/tmp/a/wire0", .remote = "/tmp/b/wire0"},
+               {.mac = "52:54:00:0a:01:01", .local = "/tmp/a/wire1", .remote = "/tmp/b/wire1"}};
+  auto nics = [&] {
+    std::vector<std::string> out;
+    for (const auto& arg : vm::qemu_command(run, false, 0.0))
+      if (arg.starts_with("virtio-net-device,")) out.push_back(arg.substr(arg.find(",mac=") + 5));
+    return out;
+  };
+  CHECK(nics() == std::vector<std::string>{vm::wire_boot_mac(0), vm::wire_boot_mac(1)});
+  run.kernel.initramfs_current = false;
+  CHECK(nics() == std::vector<std::string>{"52:54:00:0a:00:01", "52:54:00:0a:01:01"});
+  // Unicast, locally administered, one per NIC.
+  CHECK(vm::wire_boot_mac(0) == "02:72:78:00:00:00");
+  CHECK(vm::wire_boot_mac(300) == "02:72:78:00:01:2c");
+  // The request carries them to the guest and back.
+  vm::GuestRequest req{.program = "", .args = {"__agent"}, .cwd = "/", .term = "dumb"};
+  req.wire_macs = {{vm::wire_boot_mac(0), "52:54:00:0a:00:01"}};
+  CHECK(vm::GuestRequest::from_json(req.to_json()).wire_macs == req.wire_macs);
+  CHECK(vm::GuestRequest::from_json(nlohmann::json{{"args", nlohmann::json::array()}}).wire_macs.empty());
 }
 
 TEST_CASE("vm.snapshot: the go line and the words /init looks for") {
