@@ -627,7 +627,13 @@ int help_command(CommandLine& line, Registry& registry) {
 
 int run_cli(int argc, char** argv, Registry& registry) {
   // The lab VM's PID 1 (vm/guest.h); not a command for people.
-  if (argc == 2 && std::string_view(argv[1]) == "__vm-guest" && ::getpid() == 1) vm::guest_main();
+  if (argc == 2 && std::string_view(argv[1]) == "__vm-guest" && ::getpid() == 1)
+    vm::guest_main([&](const std::vector<std::string>& args) {
+      std::vector<char*> child_argv{argv[0]};
+      for (const auto& a : args) child_argv.push_back(const_cast<char*>(a.c_str()));
+      child_argv.push_back(nullptr);
+      return run_cli(static_cast<int>(args.size() + 1), child_argv.data(), registry);
+    });
   set_up_logging();
   CommandLine line;
   const auto parsed = parse_command_line(std::vector<std::string>(argv + 1, argv + argc), line);

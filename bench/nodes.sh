@@ -21,21 +21,8 @@ KERNEL=${3:-$("$RXERUN" vm status | awk '$2 == "ready" {print $1}' | sort -rV | 
 [ -n "$KERNEL" ] || { echo "nodes: no lab kernel is prepared: run \`rxerun vm setup\`"; exit 77; }
 
 # Seconds from the start of COMMAND... to its first line that reports a
-# step (a result row: "  ok    NAME ..."); the command runs to its end.
-first_step() {
-  python3 - "$@" <<'PY'
-import subprocess, sys, time
-t0 = time.monotonic()
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-first = None
-for line in p.stdout:
-    if first is None and line.lstrip("[ab] ").startswith("ok "):
-        first = time.monotonic() - t0
-if p.wait() != 0 or first is None:
-    sys.exit("the run failed (exit %d)" % p.returncode)
-print("%.2f" % first)
-PY
-}
+# step; the command runs to its end.
+first_step() { python3 bench/first_step.py "$@" | cut -d' ' -f1; }
 
 stats() {  # numbers on stdin -> "median min max"
   sort -n | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;

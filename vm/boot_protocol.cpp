@@ -1,12 +1,28 @@
 #include "vm/boot_protocol.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 namespace rxerun::vm {
 
 std::string go_line(const GoLine& go) {
   return "rxerun-go " + go.release + " " + go.modules + " " + go.exe + " " + std::to_string(go.host_time_ns) + " " +
          go.seed_hex + "\n";
+}
+
+std::optional<GoLine> parse_go_line(std::string_view line) {
+  std::istringstream in{std::string(line)};
+  std::string tag, time;
+  GoLine go;
+  if (!(in >> tag >> go.release >> go.modules >> go.exe >> time >> go.seed_hex) || tag != "rxerun-go")
+    return std::nullopt;
+  char* end = nullptr;
+  go.host_time_ns = std::strtoll(time.c_str(), &end, 10);
+  if (*end != '\0' || go.seed_hex.size() != 64 ||
+      go.seed_hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return std::nullopt;
+  return go;
 }
 
 std::string wire_boot_mac(std::size_t i) {
@@ -38,15 +54,32 @@ for m in $(cat /modules/order); do
   insmod /modules/$m.ko || die "insmod $m"
 done
 if [ "$GO" = console ]; then
+  # rxerun and its libraries, copied from the host's root into this one,
+  # which is unmounted again: rxerun, loaded, waits for the host's go line.
+  [ -n "$EXE" ] || die "kernel command line lacks rxerun.exe"
+  mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /lower || die "mount of the host root (9p) failed"
+  [ -x /lower$EXE ] || die "rxerun binary $EXE not found in the host root"
+  mkdir -p /rx/lib /lib64
+  chroot /lower /lib64/ld-linux-x86-64.so.2 --list $EXE >/rx/libs || die "cannot list the libraries of $EXE"
+  while read -r NAME ARROW WHERE REST; do
+    [ "$ARROW" = "=>" ] || WHERE=$NAME
+    case $WHERE in /*) ;; *) continue ;; esac
+    # The host's links, followed as the host follows them: an absolute one
+    # is a path in the host's root.
+    while [ -L "/lower$WHERE" ]; do
+      TO=$(readlink "/lower$WHERE")
+      case $TO in /*) WHERE=$TO ;; *) WHERE=${WHERE%/*}/$TO ;; esac
+    done
+    case $NAME in
+      /*) cp "/lower$WHERE" "$NAME" || die "cannot copy $NAME" ;;
+      *) cp "/lower$WHERE" "/rx/lib/$NAME" || die "cannot copy $NAME" ;;
+    esac
+  done </rx/libs
+  cp "/lower$EXE" /rx/rxerun || die "cannot copy $EXE"
+  umount /lower || die "cannot unmount the host root"
   stty -echo </dev/console
-  echo "rxerun-init: waiting for the host" >/dev/console
-  TAG=
-  while [ "$TAG" != rxerun-go ]; do
-    read -r TAG REL MODS EXE T SEED REST </dev/console || die "the console closed before the host's go line"
-  done
-  read -r UP REST </proc/uptime
-  export RXERUN_GO_TIME_NS=$T RXERUN_GO_UPTIME=$UP RXERUN_GO_SEED=$SEED
-  echo "rxerun-init: go" >/dev/console
+  export LD_LIBRARY_PATH=/rx/lib RXERUN_GO=console
+  exec /rx/rxerun __vm-guest
 fi
 [ -n "$REL" ] && [ -n "$MODS" ] && [ -n "$EXE" ] || die "kernel command line lacks rxerun.release/modules/exe"
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /lower || die "mount of the host root (9p) failed"

@@ -5,9 +5,11 @@
 // over virtio-9p (tag "hostroot") with a tmpfs overlay on top, the run's
 // share (tag "rxerun") read-write at kShareMount, bind-mounts the kernel's
 // modules at /lib/modules/RELEASE, and hands over (switch_root) to the host's
-// own rxerun binary as `rxerun __vm-guest`, which runs the scenario.
+// own rxerun binary as `rxerun __vm-guest`, which runs the scenario. With
+// kParamGo, rxerun does those mounts itself, after the host's go line.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,30 +32,33 @@ inline constexpr std::string_view kRunningFile = "running";
 inline constexpr std::string_view kParamRelease = "rxerun.release";  // uname -r
 inline constexpr std::string_view kParamModules = "rxerun.modules";  // host path of the module tree
 inline constexpr std::string_view kParamExe = "rxerun.exe";          // host path of the rxerun binary
-// `rxerun.go=console`: once its modules are loaded, before it mounts
-// anything, /init says kWaitingMarker on the console and waits there for the
-// host's go line (go_line()), which names the release, module tree and binary
-// instead of the three parameters above. That is the point a snapshot of the
-// lab VM is taken at (vm/snapshot.h): nothing of the host is mounted yet, and
-// everything one run differs from another in comes after.
+// `rxerun.go=console`: once its modules are loaded, /init copies rxerun
+// (the binary rxerun.exe names) and the shared libraries it needs from the
+// host's root into its own, unmounts the host's root and runs that copy as
+// `rxerun __vm-guest` with kEnvGo set. rxerun, loaded and linked, says
+// kWaitingMarker on the console and waits there for the host's go line
+// (go_line()); then it mounts what /init mounts otherwise and makes the
+// host's root its own. That wait is the point a snapshot of the lab VM is
+// taken at (vm/snapshot.h): nothing of the host is mounted (qemu saves no
+// guest with a virtio-9p share mounted), the dynamic linker's work is done,
+// and everything one run differs from another in comes after.
 inline constexpr std::string_view kParamGo = "rxerun.go";
 inline constexpr std::string_view kWaitingMarker = "rxerun-init: waiting for the host";
 inline constexpr std::string_view kGoMarker = "rxerun-init: go";  // the go line was read
+inline constexpr const char* kEnvGo = "RXERUN_GO";                // "console": wait for the go line
 
-// What the go line carries besides the three paths: the host's clock when it
-// sent it and random bytes, which the guest takes as its own (a restored
-// guest's clock is the snapshot's, and its random state every other
-// restore's). /init hands them on to `rxerun __vm-guest` in the environment
-// variables below, with its uptime when the line came.
+// What the go line carries besides the three paths (the binary's is the one
+// already running): the host's clock when it sent it and random bytes,
+// which the guest takes as its own (a restored guest's clock is the
+// snapshot's, and its random state every other restore's).
 struct GoLine {
   std::string release, modules, exe;
   long long host_time_ns = 0;  // CLOCK_REALTIME
   std::string seed_hex;        // 32 random bytes
 };
 std::string go_line(const GoLine& go);  // "rxerun-go RELEASE MODULES EXE TIME_NS SEED\n"
-inline constexpr const char* kEnvGoTime = "RXERUN_GO_TIME_NS";
-inline constexpr const char* kEnvGoUptime = "RXERUN_GO_UPTIME";  // /proc/uptime's first field when the line came
-inline constexpr const char* kEnvGoSeed = "RXERUN_GO_SEED";
+// A console line read back: nullopt when it is no go line.
+std::optional<GoLine> parse_go_line(std::string_view line);
 
 // The MAC address qemu gives the lab VM's wire NIC `i` (its i-th
 // virtio-net device) when the initramfs speaks the go line: the same in

@@ -6,6 +6,7 @@
 // messages of the RDMA modules, writes the result into the share and powers
 // the VM off. The host reads the first serial port for its markers.
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,7 +45,13 @@ struct GuestResult {
   static GuestResult from_json(const nlohmann::json& j);
 };
 
-// The guest's PID 1. Never returns: powers the VM off.
-[[noreturn]] void guest_main();
+// rxerun's command line run in this process: `args` without the program's
+// name ({"run", "/abs/lab.yaml", ...}); returns the exit code.
+using RunSelf = std::function<int(const std::vector<std::string>& args)>;
+
+// The guest's PID 1. Never returns: powers the VM off. A request for rxerun
+// itself (an empty program) runs `run_self` in a forked copy of PID 1
+// instead of executing the binary again.
+[[noreturn]] void guest_main(const RunSelf& run_self);
 
 }  // namespace rxerun::vm

@@ -679,7 +679,7 @@ Result<LabRunResult> run_lab(const LabRun& run) {
       start.mode = Start::Mode::BootAndSave;
       if (run.notice && !slot->stale().empty())
         run.notice("lab VM: making the snapshot of kernel " + run.kernel.label +
-                   " again: its kernel, initramfs, qemu or machine changed");
+                   " again: its kernel, initramfs, rxerun, qemu or machine changed");
     } else if (!why.empty() && run.notice) {
       run.notice("lab VM: no snapshot of kernel " + run.kernel.label + ": " + why);
     }

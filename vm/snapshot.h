@@ -6,8 +6,10 @@
 //
 // A snapshot is named by the machine's shape (the accelerator, and the
 // devices that are not the same for every run) and a key of everything it
-// was made from: the kernel image and initramfs, the qemu binary, and
-// qemu's command line with the paths that change from run to run left out.
+// was made from: the kernel image and initramfs, the rxerun binary and the
+// shared libraries it runs with (the guest holds a copy of them, loaded), the
+// qemu binary, and qemu's command line with the paths that change from run
+// to run left out.
 // A change of any of them gives another key, so a stale snapshot is never
 // restored: it is made again, and the stale one of that shape removed.
 // Files are written under a temporary name and renamed, so that a run

@@ -127,6 +127,10 @@ r["vmlinux"] = sys.argv[2]
 json.dump(r, open(sys.argv[1], "w"))
 PYEOF
 remade "another kernel image" "$RXERUN" vm exec --kernel "$NEWEST" -- true
+# The guest runs a copy of rxerun loaded before the snapshot: another
+# binary (here a copy elsewhere) is another snapshot.
+cp "$RXERUN" "$WORK/rxerun-copy"
+remade "another rxerun binary" "$WORK/rxerun-copy" vm exec --kernel "$NEWEST" -- true
 
 # Two first uses at once: both run, one snapshot is made.
 rm -f "$WORK/cache/kernels/$NEWEST/snapshots/"*.snap

@@ -175,9 +175,21 @@ TEST_CASE("vm.snapshot: the go line and the words /init looks for") {
                                         .seed_hex = std::string(64, 'a')});
   CHECK(line == "rxerun-go 7.3.4+deb13-amd64 /cache/modules /usr/bin/rxerun 1796552016312595279 " +
                     std::string(64, 'a') + "\n");
+  const auto back = vm::parse_go_line(line);
+  REQUIRE(back.has_value());
+  CHECK(back->release == "7.3.4+deb13-amd64");
+  CHECK(back->modules == "/cache/modules");
+  CHECK(back->exe == "/usr/bin/rxerun");
+  CHECK(back->host_time_ns == 1796552016312595279);
+  CHECK(back->seed_hex == std::string(64, 'a'));
+  // Anything else on the console is not one.
+  CHECK_FALSE(vm::parse_go_line("rxerun-init: waiting for the host\n"));
+  CHECK_FALSE(vm::parse_go_line("rxerun-go 7.3 /m /e 12x " + std::string(64, 'a')));  // a bad time
+  CHECK_FALSE(vm::parse_go_line("rxerun-go 7.3 /m /e 12 " + std::string(63, 'a')));   // a short seed
+  CHECK_FALSE(vm::parse_go_line("rxerun-go 7.3 /m /e 12 " + std::string(64, 'g')));   // not hex
+  CHECK_FALSE(vm::parse_go_line("rxerun-og 7.3 /m /e 12 " + std::string(64, 'a')));   // another tag
   const std::string_view init = vm::stage1_init_script();
-  for (std::string_view words :
-       {vm::kWaitingMarker, vm::kGoMarker, std::string_view("rxerun-go"), std::string_view(vm::kEnvGoTime),
-        std::string_view(vm::kEnvGoUptime), std::string_view(vm::kEnvGoSeed), std::string_view("rxerun.go=console")})
+  for (std::string_view words : {std::string_view(vm::kEnvGo), std::string_view("rxerun.go=console"),
+                                 std::string_view("ld-linux-x86-64.so.2 --list"), std::string_view("__vm-guest")})
     CHECK_MESSAGE(init.find(words) != std::string_view::npos, words);
 }
