@@ -77,7 +77,7 @@ bool early_death(std::string_view line) {
 // waits for the go line, or a restore of a snapshot.
 struct Start {
   enum class Mode { Boot, BootAndSave, Restore } mode = Mode::Boot;
-  bool go = false;                     // /init waits for the go line (PreparedKernel::initramfs_current)
+  bool go = false;                     // the guest waits for the go line (uses_go_line())
   const SnapshotSlot* slot = nullptr;  // BootAndSave, Restore
   fs::path qmp;                        // the monitor's socket: BootAndSave, Restore
 };
@@ -538,6 +538,10 @@ Accel choose_accel(const fs::path& kernel_image) {
   return a;
 }
 
+bool uses_go_line(const LabRun& run) {
+  return run.kernel.initramfs_current && !run.cold_boot;
+}
+
 std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_khz) {
   const PreparedKernel& k = run.kernel;
   // rodata=off and init_on_alloc=0 turn off two hardening measures a
@@ -550,7 +554,7 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
   append += std::string(" ") + std::string(kParamRelease) + "=" + k.release;
   append += std::string(" ") + std::string(kParamModules) + "=" + k.modules.string();
   append += std::string(" ") + std::string(kParamExe) + "=" + run.exe.string();
-  if (k.initramfs_current) append += std::string(" ") + std::string(kParamGo) + "=console";
+  if (uses_go_line(run)) append += std::string(" ") + std::string(kParamGo) + "=console";
   // For debugging a guest (and for the boot-failure test): more kernel parameters.
   if (const char* extra = std::getenv("RXERUN_VM_APPEND"); extra && *extra) append += std::string(" ") + extra;
   const char* tcg = std::getenv("RXERUN_VM_TCG_THREAD");
@@ -646,9 +650,9 @@ Result<LabRunResult> run_lab(const LabRun& run) {
   auto cmd = qemu_command(run, kvm, kvm ? 0.0 : measure_tsc_khz());
   LabRunResult result;
   result.accel = kvm ? "kvm" : "tcg";
-  Start start{.go = run.kernel.initramfs_current};
+  Start start{.go = uses_go_line(run)};
   std::optional<SnapshotSlot> slot;
-  if (start.go && !run.cold_boot) {
+  if (start.go) {
     slot = snapshot_slot(run.kernel, machine_of(run, kvm), kvm, !run.control.empty(), run.wires.size());
     start.slot = &*slot;
     start.qmp = run.share / "qmp.sock";  // the run's private directory, removed with it

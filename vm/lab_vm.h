@@ -66,8 +66,8 @@ struct LabRun {
   std::function<void(const std::string&)> notice;  // one-line notes ("kernel died while booting: booting again")
   int interrupt_fd = -1;                           // readable on Ctrl-C: qemu is stopped at once
   std::optional<bool> kvm;                         // the accelerator; unset: choose_accel() decides
-  // --cold-boot: boot the kernel; no snapshot is restored or made
-  // (vm/snapshot.h). Without it, the lab VM starts from its kernel's
+  // --cold-boot: boot the kernel the way without a go line; no snapshot is
+  // restored or made (vm/snapshot.h). Without it, the lab VM starts from its kernel's
   // snapshot, made by the first boot of that machine.
   bool cold_boot = false;
 };
@@ -98,6 +98,12 @@ struct LabRunResult {
 // Boots, runs, powers off. An Error only when qemu cannot be started at all
 // (not installed, bad kernel file).
 Result<LabRunResult> run_lab(const LabRun& run);
+
+// Whether the guest waits for the host's go line (rxerun.go=console,
+// vm/boot_protocol.h), the way to a snapshot: with a current initramfs and
+// without --cold-boot. A cold boot skips it, and so the copy of rxerun into
+// the guest's memory that comes with it (about a second under emulation).
+bool uses_go_line(const LabRun& run);
 
 // The qemu command line run_lab uses (for `-v` and for tests).
 std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_khz);

@@ -123,7 +123,7 @@ TEST_CASE("vm.snapshot: listing and removing every kernel's snapshots") {
   CHECK(fs::exists(other.dir / "snapshots" / "tcg.lock"));  // only snapshots go
 }
 
-TEST_CASE("vm.snapshot: the machine's command line asks /init to wait for the go line only with a current initramfs") {
+TEST_CASE("vm.snapshot: the guest waits for the go line only with a current initramfs and without --cold-boot") {
   vm::LabRun run;
   run.kernel.release = "7.3.4+deb13-amd64";
   run.kernel.bzimage = "/cache/vmlinuz";
@@ -137,8 +137,14 @@ TEST_CASE("vm.snapshot: the machine's command line asks /init to wait for the go
     return it == cmd.end() ? std::string() : *(it + 1);
   };
   CHECK(append().find("rxerun.go=console") != std::string::npos);
+  CHECK(vm::uses_go_line(run));
+  run.cold_boot = true;
+  CHECK(append().find("rxerun.go") == std::string::npos);
+  CHECK_FALSE(vm::uses_go_line(run));
+  run.cold_boot = false;
   run.kernel.initramfs_current = false;
   CHECK(append().find("rxerun.go") == std::string::npos);
+  CHECK_FALSE(vm::uses_go_line(run));
 }
 
 TEST_CASE("vm.snapshot: wire NICs boot with stand-in MAC addresses only with a current initramfs") {
