@@ -19,6 +19,11 @@ namespace rxerun::vm {
 // Modules /init loads (with their dependencies first, built-ins skipped),
 // for qemu's microvm machine: virtio over MMIO, 9p, overlayfs.
 inline const std::vector<std::string> kInitramfsModules = {"virtio_mmio", "9pnet_virtio", "9p", "overlay"};
+// And those of a node's devices when the kernel has them: the wires' NICs
+// (virtio_net) and the control port (virtio_console), so that a snapshot
+// holds them loaded and bound (loading them after a restore cost a node a
+// few tenths of a second). A kernel without them still boots a lab VM.
+inline const std::vector<std::string> kInitramfsNodeModules = {"virtio_net", "virtio_console"};
 
 inline constexpr std::string_view kShareMount = "/mnt/rxerun";
 inline constexpr std::string_view kHostRootTag = "hostroot";

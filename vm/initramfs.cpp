@@ -186,7 +186,7 @@ Result<void> write_initramfs(const fs::path& out, const InitramfsSpec& spec) {
 }
 
 Result<std::vector<BootModule>> write_lab_initramfs(const fs::path& moddir, const fs::path& out) {
-  auto modules = resolve_boot_modules(moddir, kInitramfsModules);
+  auto modules = resolve_boot_modules(moddir, kInitramfsModules, kInitramfsNodeModules);
   if (!modules) return modules.error();
   InitramfsSpec spec;
   spec.init = std::string(stage1_init_script());

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -489,6 +490,35 @@ TEST_CASE("vm.setup: the initramfs is a gzip'd newc cpio with /init, busybox, /d
           "bin\ndev\nproc\nsys\nlower\nupper\nnewroot\nmodules\ndev/console\ninit\nbin/busybox\n"
           "modules/virtio_mmio.ko\nmodules/9p.ko\nmodules/order");
   }
+}
+
+// In a prepared kernel's real module tree (depmod's indexes): a module the
+// initramfs needs and the tree lacks is an error, an optional one (a node's
+// device drivers) is left out when absent and brought with its
+// dependencies when present.
+TEST_CASE("vm.setup: a boot module the tree lacks is an error, an optional one is left out") {
+  const auto prepared = prepared_kernels(search_dirs());
+  if (prepared.empty()) testing::skip_test("no lab kernel is prepared (rxerun vm setup)");
+  const fs::path moddir = prepared.front().modules;
+  auto names = [](const std::vector<BootModule>& mods) {
+    std::vector<std::string> out;
+    for (const auto& m : mods) out.push_back(m.name);
+    return out;
+  };
+  auto base = resolve_boot_modules(moddir, kInitramfsModules);
+  REQUIRE_MESSAGE(base.ok(), base.error().message);
+  auto with = resolve_boot_modules(moddir, kInitramfsModules, {"rxerun_no_such_module", "virtio_net"});
+  REQUIRE_MESSAGE(with.ok(), with.error().message);
+  const auto all = names(*with);
+  CHECK(std::count(all.begin(), all.end(), "rxerun_no_such_module") == 0);
+  // Debian builds virtio_net as a module, after its dependency net_failover.
+  const auto net = std::find(all.begin(), all.end(), "virtio_net");
+  REQUIRE(net != all.end());
+  CHECK(std::find(all.begin(), net, "net_failover") != net);
+  CHECK(all.size() > base->size());
+  auto missing = resolve_boot_modules(moddir, {"rxerun_no_such_module"});
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find("module rxerun_no_such_module is neither in") == 0);
 }
 
 TEST_CASE("vm.setup: the initramfs needs a static busybox") {

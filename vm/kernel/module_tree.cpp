@@ -160,18 +160,23 @@ Result<void> run_depmod(const fs::path& root, const std::string& release, int in
   return {};
 }
 
-Result<std::vector<BootModule>> resolve_boot_modules(const fs::path& moddir, const std::vector<std::string>& names) {
+Result<std::vector<BootModule>> resolve_boot_modules(const fs::path& moddir, const std::vector<std::string>& names,
+                                                     const std::vector<std::string>& optional) {
   // No configuration files: the host's /etc/modprobe.d must not shape the
   // guest's initramfs.
   const char* const no_config[] = {nullptr};
   KmodCtx ctx(kmod_new(moddir.c_str(), no_config));
   if (!ctx) return make_error("libkmod cannot open the module tree " + moddir.string());
   DependencyOrder order;
-  for (const auto& name : names) {
+  std::vector<std::string> all = names;
+  all.insert(all.end(), optional.begin(), optional.end());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const std::string& name = all[i];
     kmod_list* raw = nullptr;
     int err = kmod_module_new_from_lookup(ctx.get(), name.c_str(), &raw);
     KmodList found(raw);
     if (err < 0) return make_error("libkmod cannot look up " + name + " in " + moddir.string(), -err);
+    if (!found && i >= names.size()) continue;
     if (!found)
       return make_error("module " + name + " is neither in " + moddir.string() +
                         " nor built into the kernel: this kernel cannot boot the lab VM");

@@ -35,8 +35,10 @@ struct BootModule {
 
 // `names` and everything they depend on, dependencies first, each once;
 // modules built into the kernel (no file) are left out. `moddir` is
-// ROOT/lib/modules/RELEASE after depmod.
+// ROOT/lib/modules/RELEASE after depmod. A module of `names` the tree does
+// not have is an error; one of `optional` is left out.
 Result<std::vector<BootModule>> resolve_boot_modules(const std::filesystem::path& moddir,
-                                                     const std::vector<std::string>& names);
+                                                     const std::vector<std::string>& names,
+                                                     const std::vector<std::string>& optional = {});
 
 }  // namespace rxerun::vm

@@ -16,6 +16,7 @@ std::string initramfs_inputs() {
   Digest d;
   d.mix(stage1_init_script());
   for (const auto& m : kInitramfsModules) d.mix(m);
+  for (const auto& m : kInitramfsNodeModules) d.mix("?" + m);
   return d.hex();
 }
 
