@@ -122,8 +122,6 @@ int open_output() {
   return fd;
 }
 
-// The kernel's messages from the RDMA stack since boot, as dmesg prints them.
-
 [[noreturn]] void fatal(const std::string& why) {
   say("rxerun-init: FATAL: " + why);
   power_off("");

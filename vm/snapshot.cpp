@@ -93,18 +93,21 @@ void mix_file(Digest& d, const fs::path& p) {
           std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ino));
 }
 
-// The files this process runs: its binary and every shared library it has
-// mapped, as /proc/self/maps names them. The lab VM's guest runs a copy of
-// the same (vm/boot_protocol.h), which a snapshot holds.
-void mix_running_files(Digest& d) {
+// The files this process mapped when it started: its binary and the shared
+// libraries the dynamic linker loaded for it, which is what the lab VM's
+// guest copies and runs (vm/boot_protocol.h), and a snapshot holds. Read
+// before main(): what is opened later (a plugin, a verbs provider, an NSS
+// module) is no part of the guest's copy, and must not make another key.
+std::set<std::string> files_mapped_now() {
   std::ifstream maps("/proc/self/maps");
   std::set<std::string> files;
   for (std::string line; std::getline(maps, line);) {
     const auto path = line.find(" /");
     if (path != std::string::npos && !line.ends_with(" (deleted)")) files.insert(line.substr(path + 1));
   }
-  for (const auto& f : files) mix_file(d, f);
+  return files;
 }
+const std::set<std::string> kFilesAtStart = files_mapped_now();
 
 bool is_snapshot_file(const fs::path& p) {
   return p.extension() == ".snap";
@@ -145,7 +148,7 @@ SnapshotSlot snapshot_slot(const PreparedKernel& kernel, const std::vector<std::
   mix_file(d, kernel.vmlinux);
   mix_file(d, kernel.bzimage);
   mix_file(d, kernel.initramfs);
-  mix_running_files(d);
+  for (const auto& f : kFilesAtStart) mix_file(d, f);
   d.mix(stage1_init_script());
   // qemu as exec finds it, links followed. None: the start says so, and
   // the key does not matter then.

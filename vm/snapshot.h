@@ -7,7 +7,7 @@
 // A snapshot is named by the machine's shape (the accelerator, and the
 // devices that are not the same for every run) and a key of everything it
 // was made from: the kernel image and initramfs, the rxerun binary and the
-// shared libraries it runs with (the guest holds a copy of them, loaded), the
+// shared libraries it started with (the guest holds a copy of them, loaded), the
 // qemu binary, and qemu's command line with the paths that change from run
 // to run left out.
 // A change of any of them gives another key, so a stale snapshot is never

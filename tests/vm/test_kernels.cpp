@@ -754,8 +754,11 @@ TEST_CASE("vm.setup: real 6.1" * doctest::skip()) {
   CHECK(fs::is_regular_file(k.modules / "modules.dep"));
   CHECK(fs::is_regular_file(k.modules / "kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko"));
   auto entries = read_cpio(k.initramfs);
+  // A node's device drivers last (kInitramfsNodeModules): virtio_net after
+  // its dependencies, virtio_console (a module in 6.1).
   CHECK(entries["modules/order"].data ==
-        "virtio_ring\nvirtio\nvirtio_mmio\n9pnet\n9pnet_virtio\nnetfs\nfscache\n9p\noverlay\n");
+        "virtio_ring\nvirtio\nvirtio_mmio\n9pnet\n9pnet_virtio\nnetfs\nfscache\n9p\noverlay\n"
+        "failover\nnet_failover\nvirtio_net\nvirtio_console\n");
   CHECK(mode_of(k.dir) == 0755);
   CHECK(mode_of(k.initramfs) == 0644);
   auto listed = prepared_kernels({t.path});
