@@ -594,6 +594,11 @@ TEST_CASE("vm.setup: the private apt state has its own sources.list and never na
   CHECK_FALSE(apt.lists_fresh());  // no lists
   spit(t.path / "apt/7.3/lists/deb.debian.org_debian_dists_trixie_main_binary-amd64_Packages.lz4", "x");
   CHECK(apt.lists_fresh());
+  // A stamp from the future: the clock was set back since it was written.
+  const fs::path stamp = t.path / "apt/7.3/updated";
+  fs::last_write_time(stamp, fs::file_time_type::clock::now() + std::chrono::hours(1));
+  CHECK_FALSE(apt.lists_fresh());
+  spit(stamp, "");
   // Other sources make the lists stale.
   PrivateApt other(t.path / "apt/7.3", {"trixie"}, "trixie");
   REQUIRE(other.prepare().ok());

@@ -147,8 +147,11 @@ Result<void> PrivateApt::prepare() {
 bool PrivateApt::lists_fresh(std::chrono::hours max_age) const {
   struct stat st;
   if (::stat((state_ / kUpdatedStamp).c_str(), &st) != 0) return false;
+  // A stamp from the future is stale (the clock was set back since), but
+  // one written a moment ago may read a second ahead of time(): the kernel
+  // stamps files from its fine-grained clock, time() reads the coarse one.
   const std::time_t now = std::time(nullptr);
-  if (st.st_mtime > now || now - st.st_mtime > max_age.count() * 3600) return false;
+  if (st.st_mtime > now + 2 || now - st.st_mtime > max_age.count() * 3600) return false;
   return has_packages_lists(state_ / "lists");
 }
 
