@@ -21,7 +21,6 @@
 #include <sstream>
 
 #include "sys/kernel_log.h"
-#include "sys/kernel_modules.h"
 #include "sys/links_rtnl.h"
 #include "sys/netns_local.h"
 #include "sys/process.h"
@@ -205,16 +204,13 @@ void take_go_line(const GoLine& go, double uptime_then) {
 }
 
 // Gives the wire NICs that booted with stand-in MAC addresses the lab's
-// (GuestRequest::wire_macs). All are found before any is changed: a lab's
-// address may be another NIC's stand-in. What fails is said on the console
-// and the run goes on: the agent then names the NIC it cannot find.
+// (GuestRequest::wire_macs). Stand-ins come only with a current initramfs,
+// whose /init has loaded virtio_net (kInitramfsNodeModules) unless it is
+// built in. All are found before any is changed: a lab's address may be
+// another NIC's stand-in. What fails is said on the console and the run goes
+// on: the agent then names the NIC it cannot find.
 void take_wire_macs(const std::vector<std::pair<std::string, std::string>>& macs) {
   if (macs.empty()) return;
-  sys::KmodModules modules;
-  if (auto r = modules.load("virtio_net", ""); !r) {
-    say("rxerun-guest: cannot load virtio_net: " + r.error().message);
-    return;
-  }
   std::vector<std::string> nics;
   for (const auto& [boot, lab] : macs) {
     std::string name;

@@ -542,6 +542,17 @@ bool uses_go_line(const LabRun& run) {
   return run.kernel.initramfs_current && !run.cold_boot;
 }
 
+namespace {
+
+// Whether the wire NICs boot with stand-in MAC addresses (wire_boot_mac())
+// that the guest replaces with the lab's (GuestRequest::wire_macs): with a
+// current initramfs, so that a snapshot of the machine fits every run.
+bool wires_boot_with_stand_ins(const LabRun& run) {
+  return run.kernel.initramfs_current;
+}
+
+}  // namespace
+
 std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_khz) {
   const PreparedKernel& k = run.kernel;
   // rodata=off and init_on_alloc=0 turn off two hardening measures a
@@ -605,7 +616,7 @@ std::vector<std::string> qemu_command(const LabRun& run, bool kvm, double tsc_kh
   for (std::size_t i = 0; i < run.wires.size(); ++i) {
     const WireNic& w = run.wires[i];
     const std::string id = "wire" + std::to_string(i);
-    const std::string mac = k.initramfs_current ? wire_boot_mac(i) : w.mac;
+    const std::string mac = wires_boot_with_stand_ins(run) ? wire_boot_mac(i) : w.mac;
     cmd.insert(cmd.end(), {"-netdev",
                            "dgram,id=" + id + ",local.type=unix,local.path=" + w.local.string() +
                                ",remote.type=unix,remote.path=" + w.remote.string(),
@@ -639,7 +650,7 @@ Result<LabRunResult> run_lab(const LabRun& run) {
       return make_error("the lab VM cannot use a path with a space or a comma: " + p.string());
   {
     GuestRequest request = run.request;
-    if (run.kernel.initramfs_current)
+    if (wires_boot_with_stand_ins(run))
       for (std::size_t i = 0; i < run.wires.size(); ++i)
         request.wire_macs.emplace_back(wire_boot_mac(i), run.wires[i].mac);
     std::ofstream req(run.share / "request.json");
