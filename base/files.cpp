@@ -154,7 +154,8 @@ void AtomicFile::abort() {
 Result<bool> rename_leftover(const fs::path& temp, const fs::path& path, std::string_view what) {
   struct stat st {};
   if (::lstat(temp.c_str(), &st) != 0) {
-    if (errno == ENOENT) return false;
+    // ENOTDIR: a directory on its path is a file, so it was never made.
+    if (errno == ENOENT || errno == ENOTDIR) return false;
     return file_error("read", what, temp, errno);
   }
   if (!S_ISREG(st.st_mode))

@@ -85,7 +85,8 @@ std::filesystem::path temporary_name(const std::filesystem::path& path);
 
 // Renames `temp`, the temporary file of an AtomicFile whose process ended
 // before commit() (a crash), to `path`, so that what was written is kept;
-// false when `temp` is gone. A `temp` that is not a regular file, or a
+// false when `temp` is gone (or never could be: a directory on its path is a
+// file). A `temp` that is not a regular file, or a
 // `path` that is a symbolic link, is left alone (EINVAL, ELOOP).
 Result<bool> rename_leftover(const std::filesystem::path& temp, const std::filesystem::path& path,
                              std::string_view what);

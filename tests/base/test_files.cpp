@@ -231,4 +231,10 @@ TEST_CASE("base.files: rename_leftover keeps what a crashed writer wrote") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == EINVAL);
   CHECK(slurp(p) == "frames");
+
+  // Under a "directory" that is a file the leftover can never have been made
+  // (a capture whose --output-dir was a file): nothing to do, not an error.
+  spit(d.path / "plain", "x");
+  const auto under_file = d.path / "plain" / "cap.pcap";
+  CHECK(rename_leftover(temporary_name(under_file), under_file, "capture").value() == false);
 }

@@ -57,4 +57,12 @@ expect_exit 3 "a bad filter is a step error" -- "$RXERUN" run "$WORK/bad-filter.
 contains "$out" "bad-filter.yaml:24:" "it points at the filter"
 contains "$out" "icmp and" "it quotes the filter"
 [ -z "$(residue)" ] && pass "nothing left behind after the error" || fail "left behind: $(residue)"
+# An output directory that is a file: the capture cannot start, and its
+# undo finds nothing to keep (the file could never be made there).
+echo "not a directory" >"$WORK/plain"
+expect_exit 3 "a capture under a file is a step error" -- "$RXERUN" run "$SCENARIO" --var hold=10ms \
+  --output-dir "$WORK/plain"
+contains "$out" "Not a directory" "it says why"
+lacks "$out" "left behind" "its undo is not a residue"
+[ -z "$(residue)" ] && pass "nothing left behind after the error" || fail "left behind: $(residue)"
 finish
