@@ -229,6 +229,31 @@ constexpr const char* kDecodeDetails =
     "whether the ICRC is good; then the counts (packets per opcode, ACKs and NAKs, PSN gaps, ICRCs). Other traffic "
     "is counted, not listed. With --json, one JSON object per packet (JSON Lines).";
 
+void add_report_options(CLI::App& cmd, CommandLine& line) {
+  cmd.add_option("report", line.report_page.report, "a JSON report, as a run writes it (json:PATH)")
+      ->required()
+      ->type_name("REPORT.json");
+  cmd.add_option("-o,--output", line.report_page.output, "write the page to FILE (atomically) instead of stdout")
+      ->type_name("FILE.html");
+  cmd.add_option("--output-dir", line.report_page.output_dir,
+                 "where the run wrote its captures (default: beside the report)")
+      ->type_name("DIR");
+}
+int report_command(CommandLine& line, Registry&) {
+  return cmd_report(line.report_page);
+}
+const ExitCode kReportExitCodes[] = {
+    {kExitOk, "the page was written"},
+    {kExitUsage, "the report is missing, not JSON, or not a report rxerun writes"},
+    {kExitEnvironment, "the page could not be written"},
+};
+constexpr const char* kReportDetails =
+    "Render a JSON report (of a run, a suite or a two-node lab) as one self-contained HTML page, the page a "
+    "run's html report writes: the lab's drawing, a timeline of the steps, every step with its parameters, "
+    "facts and expectations, counter charts, kernel findings, and for each capture its packet ladder. Captures "
+    "are looked for under --output-dir, then beside the report; one that is gone gets a note instead of its "
+    "ladder. Reports of every version rxerun wrote are read.";
+
 void add_vm_setup_options(CLI::App& cmd, CommandLine& line) {
   cmd.add_option("--kernel", line.setup_kernels,
                  "a kernel to prepare (default: " + known_kernel_labels() +
@@ -408,6 +433,12 @@ const Command kCommands[] = {
      .run = decode_command,
      .exit_codes = kDecodeExitCodes,
      .details = kDecodeDetails},
+    {.name = "report",
+     .help = "render a JSON report as one self-contained HTML page",
+     .add_options = add_report_options,
+     .run = report_command,
+     .exit_codes = kReportExitCodes,
+     .details = kReportDetails},
     {.name = "vm",
      .help = "prepare (setup) or show (status) the lab VM's kernels, or run a program in it (exec)",
      .add_options = nullptr,

@@ -15,6 +15,7 @@
 #include "app/cli_decode.h"
 #include "app/cli_vm.h"
 #include "app/graph.h"
+#include "app/report_page.h"
 #include "app/run_options.h"
 #include "engine/exit_code.h"
 #include "engine/registry.h"
@@ -44,6 +45,7 @@ struct CommandLine {
   AgentOptions agent;
   std::optional<std::string> counters_netns;
   DecodeOptions decode;
+  ReportPageOptions report_page;
   std::vector<std::string> setup_kernels;
   bool setup_remove_snapshots = false;
   bool status_json = false;

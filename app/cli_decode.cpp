@@ -57,17 +57,6 @@ struct OpcodeNames {
   }
 };
 
-bool supported_link_type(int link_type) {
-  switch (link_type) {
-    case roce::kLinkEthernet:
-    case roce::kLinkRaw:
-    case roce::kLinkRawBsd:
-    case roce::kLinkLinuxSll:
-    case roce::kLinkLinuxSll2: return true;
-    default: return false;
-  }
-}
-
 // Nanoseconds since the epoch.
 std::int64_t frame_time(const sys::PcapFrame& f) {
   return f.seconds * 1'000'000'000 + f.nanoseconds;
@@ -158,7 +147,7 @@ int cmd_decode(const DecodeOptions& o, std::FILE* out_file, std::FILE* err) {
     return kExitUsage;
   }
   const int link_type = file->link_type();
-  if (!supported_link_type(link_type)) {
+  if (!roce::decodable_link_type(link_type)) {
     print(err,
           "rxerun: decode {}: link type {} is not one decode reads (Ethernet 1, raw IP 101 or 12, "
           "Linux cooked 113 or 276)\n",

@@ -44,14 +44,14 @@ std::string graph_label(const std::string& head, const std::vector<std::string>&
 // The drawing under construction: the graph, and the cluster of each place.
 class Drawing {
  public:
-  explicit Drawing(const LabPicture& picture) : picture_(picture) {
+  Drawing(const LabPicture& picture, const SvgOptions& options) : picture_(picture), options_(options) {
     graph_ = agopen(graph_cstr(picture.title.empty() ? std::string("lab") : picture.title), Agundirected, nullptr);
     graph_set(graph_, "rankdir", "LR");
     graph_set(graph_, "fontname", "Helvetica");
     graph_set(graph_, "fontsize", "12");
     graph_set(graph_, "labelloc", "t");
     graph_set(graph_, "nodesep", "0.3");
-    graph_set(graph_, "id", "lab");
+    graph_set(graph_, "id", svg_id("lab"));
     graph_set_html(graph_, graph_, "<B>" + xml_escape(picture.title, false) + "</B>");
     agattr(graph_, AGNODE, const_cast<char*>("fontname"), const_cast<char*>("Helvetica"));
     agattr(graph_, AGNODE, const_cast<char*>("fontsize"), const_cast<char*>("11"));
@@ -97,7 +97,7 @@ class Drawing {
       const PictureNode* spec = find_node(node);
       const std::string id = spec ? picture_id(*spec) : "node/" + node;
       it->second = agsubg(graph_, graph_cstr("cluster_" + id), 1);
-      graph_set(it->second, "id", id);
+      graph_set(it->second, "id", svg_id(id));
       graph_set(it->second, "style", "rounded,bold");
       graph_set(it->second, "color", "#404040");
       graph_set(it->second, "fontname", "Helvetica");
@@ -131,7 +131,8 @@ class Drawing {
     if (own && !occupied && namespaces_of(ns.place.node) > 1) return;
     const std::string id = picture_id(ns.place);
     Agraph_t* c = agsubg(machine(ns.place.node), graph_cstr("cluster_" + id), 1);
-    graph_set(c, "id", id);
+    graph_set(c, "id", svg_id(id));
+    link_to_step(c, ns.step);
     graph_set(c, "style", "rounded,filled");
     graph_set(c, "fillcolor", own ? "#f2f2f2" : "#e8f0fb");
     graph_set(c, "color", own ? "#9a9a9a" : "#6f8fbf");
@@ -158,7 +159,7 @@ class Drawing {
 
   Agnode_t* node(const PicturePlace& place, const std::string& id) {
     Agnode_t* n = agnode(cluster(place), graph_cstr(id), 1);
-    graph_set(n, "id", id);
+    graph_set(n, "id", svg_id(id));
     return n;
   }
 
@@ -166,7 +167,7 @@ class Drawing {
 
   Agedge_t* edge(Agnode_t* a, Agnode_t* b, const std::string& id) {
     Agedge_t* e = agedge(graph_, a, b, graph_cstr(id), 1);
-    graph_set(e, "id", id);
+    graph_set(e, "id", svg_id(id));
     return e;
   }
 
@@ -187,6 +188,7 @@ class Drawing {
   void draw_device(const PictureDevice& d) {
     const std::string id = picture_id(d);
     Agnode_t* n = node(d.place, id);
+    link_to_step(n, d.step);
     graph_set(n, "shape", "box3d");
     graph_set(n, "style", "filled");
     graph_set(n, "fillcolor", "#ffe8c2");
@@ -205,6 +207,7 @@ class Drawing {
     std::vector<std::string> lines = f.details;
     if (!f.lifted_by.empty()) lines.push_back("until step " + f.lifted_by);
     const bool capture = f.kind == "capture";
+    link_to_step(n, f.step);
     graph_set(n, "shape", capture ? "cds" : "note");
     graph_set(n, "style", "filled");
     graph_set(n, "fillcolor", capture ? "#dcf2dc" : f.kind == "netem" ? "#fff1b0" : "#ffd4d4");
@@ -223,6 +226,7 @@ class Drawing {
     Agnode_t* b = find(interface_id(l.b_place, l.b));
     if (!a || !b) return;
     Agedge_t* e = edge(a, b, picture_id(l));
+    link_to_step(e, l.step);
     const bool wire = l.kind == "wire";
     graph_set(e, "penwidth", wire ? "3" : "2.5");
     graph_set(e, "color", wire ? "#2b2b2b" : "#1f5fbf");
@@ -234,7 +238,16 @@ class Drawing {
     graph_set(e, "tooltip", l.kind + " " + a_name + " -- " + b_name);
   }
 
+  std::string svg_id(const std::string& id) const { return options_.id_prefix + id; }
+
+  // On a page, what a step made links to the step.
+  void link_to_step(void* obj, const std::string& step) {
+    if (step.empty() || !options_.step_link) return;
+    if (const std::string href = options_.step_link(step); !href.empty()) graph_set(obj, "href", href);
+  }
+
   const LabPicture& picture_;
+  const SvgOptions& options_;
   Agraph_t* graph_ = nullptr;
   std::map<std::string, Agraph_t*> machines_;
   std::vector<std::pair<PicturePlace, Agraph_t*>> clusters_;
@@ -242,12 +255,12 @@ class Drawing {
 
 }  // namespace
 
-Result<std::string> render_svg(const LabPicture& picture) {
+Result<std::string> render_svg(const LabPicture& picture, const SvgOptions& options) {
   // Warnings would go to stderr; errors are what counts.
   agseterr(AGERR);
   std::unique_ptr<GVC_t, int (*)(GVC_t*)> gvc(gvContext(), gvFreeContext);
   if (!gvc) return make_error("Graphviz: cannot make a context");
-  Drawing drawing(picture);
+  Drawing drawing(picture, options);
   drawing.draw();
   if (gvLayout(gvc.get(), drawing.graph(), "dot") != 0)
     return make_error("Graphviz: the dot layout failed (is libgvc's dot plugin installed? `dot -c` registers it)");

@@ -115,24 +115,4 @@ std::optional<RunReport> lab_vm_death_report(const vm::LabRunResult& lab, const 
   return r;
 }
 
-std::optional<int> report_lab_vm_death(const vm::LabRunResult& lab, const Scenario& scenario,
-                                       const vm::PreparedKernel& kernel, KernelHealthPolicy policy,
-                                       const std::filesystem::path& share, const std::vector<ReportTarget>& reports,
-                                       const TerminalStyle& style) {
-  auto report = lab_vm_death_report(lab, scenario, kernel, policy, share);
-  if (!report) return std::nullopt;
-  const auto& first = report->kernel_health.findings.front();
-  print(stdout, "the lab VM's kernel ({}) died {}\n", kernel.label, first.where());
-  TerminalReporter terminal(stdout, style);
-  terminal.run_finished(*report);
-  int code = report->exit_code;
-  for (const auto& t : reports) {
-    if (auto w = write_report(t, *report); !w) {
-      print(stderr, "rxerun: {}\n", w.error().message);
-      if (code == kExitOk || code == kExitFailed) code = kExitEnvironment;
-    }
-  }
-  return code;
-}
-
 }  // namespace rxerun

@@ -38,11 +38,4 @@ std::optional<RunReport> lab_vm_death_report(const vm::LabRunResult& lab, const 
                                              const vm::PreparedKernel& kernel, KernelHealthPolicy policy,
                                              const std::filesystem::path& share);
 
-// lab_vm_death_report(), shown on the terminal (the findings and the summary
-// line) and written to the --report targets; returns the exit code.
-std::optional<int> report_lab_vm_death(const vm::LabRunResult& lab, const Scenario& scenario,
-                                       const vm::PreparedKernel& kernel, KernelHealthPolicy policy,
-                                       const std::filesystem::path& share, const std::vector<ReportTarget>& reports,
-                                       const TerminalStyle& style);
-
 }  // namespace rxerun

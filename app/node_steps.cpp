@@ -58,7 +58,8 @@ StepReport read_answer(StepReport sr, const std::string& node, const std::string
 }  // namespace
 
 void run_node_steps(const Scenario& scenario, const Registry& registry, NodeLinks& links, Reporter& reporter,
-                    const std::function<bool()>& interrupted, bool stop, RunReport& report) {
+                    const std::function<bool()>& interrupted, bool stop, RunReport& report,
+                    std::chrono::steady_clock::time_point run_start) {
   std::map<std::string, nlohmann::json> facts;  // by step name, from every node
   std::map<std::string, std::string> ran_on;    // step name -> the node that ran it
   for (const auto& step : scenario.steps) {
@@ -73,11 +74,13 @@ void run_node_steps(const Scenario& scenario, const Registry& registry, NodeLink
       const std::string ran_by = ends.size() > 1 ? join(ends, "+") : *where;
       sr.node = ran_by;
       reporter.step_started(step);
+      const auto started = std::chrono::steady_clock::now() - run_start;
       nlohmann::json elsewhere = nlohmann::json::object();
       for (const auto& [name, f] : facts)
         if (ran_on[name] != *where) elsewhere[name] = f;
       const auto got = links.ask(*where, {{"step", step.name}, {"facts", elsewhere}});
       sr = read_answer(std::move(sr), *where, ran_by, got, links);
+      sr.started = std::chrono::duration_cast<Duration>(started);
       ran_on[step.name] = *where;
     }
     facts[step.name] = sr.facts;

@@ -5,6 +5,7 @@
 // VMs and their control channels are behind NodeLinks (app/nodes.cpp); the
 // tests put agents on fake systems there (tests/app/test_node_steps.cpp).
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -40,8 +41,10 @@ Result<std::string> node_for(const StepSpec& step, const std::vector<std::string
 // Runs the scenario's steps in order, each on its node, until one does not
 // pass; `stop` set: none runs (they are reported not reached). Each step's
 // report goes to `reporter` and into `report`, which is marked interrupted
-// on Ctrl-C. `interrupted()` says whether Ctrl-C has come.
+// on Ctrl-C. `interrupted()` says whether Ctrl-C has come. Each step's start
+// is taken on this machine's clock, from `run_start`.
 void run_node_steps(const Scenario& scenario, const Registry& registry, NodeLinks& links, Reporter& reporter,
-                    const std::function<bool()>& interrupted, bool stop, RunReport& report);
+                    const std::function<bool()>& interrupted, bool stop, RunReport& report,
+                    std::chrono::steady_clock::time_point run_start);
 
 }  // namespace rxerun

@@ -28,6 +28,7 @@
 #include "base/strings.h"
 #include "engine/exit_code.h"
 #include "engine/nodes.h"
+#include "engine/picture.h"
 #include "engine/runner.h"
 #include "sys/interrupt.h"
 #include "sys/process.h"
@@ -423,6 +424,7 @@ RunReport node_lab_report(const RunCommandOptions& o, const Scenario& scenario) 
 RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const Registry& registry,
                     const std::vector<vm::PreparedKernel>& prepared, const sys::Interrupt* given_interrupt) {
   RunReport report = node_lab_report(o, scenario);
+  report.picture = picture_json(picture_of(scenario, registry));
   const auto start = SteadyClock::now();
   auto failed = [&](std::string why) {
     print(stderr, "rxerun: {}: {}\n", scenario.name, why);
@@ -448,7 +450,7 @@ RunReport run_nodes(const RunCommandOptions& o, const Scenario& scenario, const 
   if (interrupt.requested()) report.interrupted = true;
   VmNodeLinks links(lab.by_name(), interrupt.fd());
   run_node_steps(
-      scenario, registry, links, terminal, [&] { return interrupt.requested(); }, stop, report);
+      scenario, registry, links, terminal, [&] { return interrupt.requested(); }, stop, report, start);
 
   lab.finish(interrupt.fd(), report);
   if (report.interrupted) terminal.note("interrupted: the lab VMs were stopped (nothing of them is left)");

@@ -198,7 +198,7 @@ bool names_a_directory(const std::vector<std::string>& args) {
 int finish_runs(const RunCommandOptions& o, const RunPlan& plan, const RunLedger& ledger) {
   const SuiteReport report = ledger.report(plan.suite);
   if (plan.suite && o.suite_position.empty()) print_suite_summary(stdout, report, want_color(o.color));
-  const int written = write_reports(plan.reports, report, false);
+  const int written = write_reports(plan.reports, report, false, o.output_dir);
   int code = worse_exit_code(report.exit_code, written);
   for (const auto& r : report.runs)
     if (r.interrupted) code = kExitInterrupted;

@@ -11,6 +11,7 @@
 #include "app/cli_vm.h"
 #include "app/nodes.h"
 #include "app/prefixed_lines.h"
+#include "app/report_page.h"
 #include "app/run.h"
 #include "app/run_host.h"
 #include "app/suite.h"
@@ -20,10 +21,17 @@
 
 namespace rxerun {
 
-int write_reports(const std::vector<ReportTarget>& targets, const SuiteReport& suite, bool quietly) {
+int write_reports(const std::vector<ReportTarget>& targets, const SuiteReport& suite, bool quietly,
+                  const std::string& output_dir) {
   int code = kExitOk;
   for (const auto& t : targets) {
-    if (auto w = write_report(t, suite); !w) {
+    if (t.format == ReportTarget::Format::Html && quietly) continue;  // drawn once, at the end
+    // A capture is named from the current directory on this machine, and
+    // from --output-dir in a lab VM, whose files come back there.
+    const PageOptions page{.capture_dirs = {output_dir.empty() ? std::string(".") : output_dir}};
+    if (auto w =
+            t.format == ReportTarget::Format::Html ? write_report_page(t.path, suite, page) : write_report(t, suite);
+        !w) {
       if (!quietly) print(stderr, "rxerun: {}\n", w.error().message);  // it names the report and the reason
       code = kExitEnvironment;
     }
@@ -71,7 +79,7 @@ void run_host_lanes(const PlanContext& c, RunLedger& ledger) {
     ledger.settle(i, run_on_this_machine(c, run, interrupt ? &*interrupt : nullptr));
     if (interrupt && interrupt->requested()) ledger.interrupt();
     // Rewritten after every run: what finished is on record if rxerun dies.
-    write_reports(plan.reports, ledger.report(plan.suite), true);
+    write_reports(plan.reports, ledger.report(plan.suite), true, c.options.output_dir);
   }
 }
 

@@ -34,7 +34,10 @@ void run_lab_vm_lanes(const PlanContext& context, RunLedger& ledger);
 
 // Writes `suite` to every report target; a report that cannot be written
 // makes a passing or failing run an error (the reason on stderr unless
-// `quietly`).
-int write_reports(const std::vector<ReportTarget>& targets, const SuiteReport& suite, bool quietly);
+// `quietly`). `quietly` is also the rewrite after each run of a suite, which
+// leaves the page (html) to the end. Captures are looked for under
+// `output_dir` (--output-dir).
+int write_reports(const std::vector<ReportTarget>& targets, const SuiteReport& suite, bool quietly,
+                  const std::string& output_dir);
 
 }  // namespace rxerun

@@ -42,7 +42,7 @@ void add_run_options(CLI::App& run, RunCommandOptions& o) {
   run.add_flag("--keep", o.keep, "leave the lab up; `rxerun cleanup SCENARIO` removes it later");
   run.add_flag("--force", o.force,
                "replace an existing interface or namespace that does not carry rxerun's mark (it is deleted)");
-  run.add_option("--report", o.reports, "write a report: json:PATH or junit:PATH (repeatable)")
+  run.add_option("--report", o.reports, "write a report: json:PATH, junit:PATH or html:PATH (repeatable)")
       ->type_name("FORMAT:PATH")
       ->allow_extra_args(false);
   add_output_options(run, o);

@@ -3,7 +3,7 @@
 # declarations: edit those, not this file. Installed as bash-completion/completions/rxerun;
 # works with the bash-completion helpers when they are loaded, and without them.
 
-_rxerun_commands="run validate plan graph cleanup steps schema decode vm help"
+_rxerun_commands="run validate plan graph cleanup steps schema decode report vm help"
 _rxerun_known_kernels="6.1 7.3"
 
 # The commands of a command that has them (vm).
@@ -24,6 +24,7 @@ _rxerun_options() {
     "steps") echo "-h --help --markdown --plugin" ;;
     "schema") echo "-h --help --plugin" ;;
     "decode") echo "-h --help --json --summary" ;;
+    "report") echo "-h --help -o --output --output-dir" ;;
     "vm") echo "-h --help" ;;
     "vm setup") echo "-h --help --kernel --remove-snapshots" ;;
     "vm status") echo "-h --help --json" ;;
@@ -71,6 +72,9 @@ _rxerun_value_class() {
     "cleanup --plugin") echo "plugin" ;;
     "steps --plugin") echo "plugin" ;;
     "schema --plugin") echo "plugin" ;;
+    "report -o") echo "free" ;;
+    "report --output") echo "free" ;;
+    "report --output-dir") echo "dir" ;;
     "vm setup --kernel") echo "kernels" ;;
     "vm exec --kernel") echo "kernels" ;;
     "vm exec --timeout") echo "free" ;;
@@ -87,6 +91,7 @@ _rxerun_positional() {
     "cleanup") echo "scenarios once" ;;
     "steps") echo "kinds once" ;;
     "decode") echo "captures once" ;;
+    "report") echo "free once" ;;
     "vm exec") echo "program many" ;;
     "help") echo "commands many" ;;
   esac

@@ -117,4 +117,30 @@ LabPicture picture_of(const Scenario& scenario, const Registry& registry) {
   return picture;
 }
 
+// ---- as JSON ---------------------------------------------------------------
+
+// Each struct's fields under their own names; a key a reader lacks stays
+// the field's default (the _WITH_DEFAULT form), so an older picture reads.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PicturePlace, node, netns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PictureNamespace, place, step)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PictureInterface, place, name, kind, addresses, mtu, routes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PictureLink, kind, step, a_place, a, b_place, b, details)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PictureNode, name, kernel)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PictureDevice, type, name, place, netdev, step)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PictureFault, kind, step, place, dev, details, lifted_by)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LabPicture, title, nodes, namespaces, interfaces, links, devices,
+                                                faults)
+
+nlohmann::json picture_json(const LabPicture& picture) {
+  return picture;
+}
+
+Result<LabPicture> picture_from_json(const nlohmann::json& j) {
+  try {
+    return j.get<LabPicture>();
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(std::string("the report's picture of the lab is not what rxerun writes: ") + e.what());
+  }
+}
+
 }  // namespace rxerun

@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/result.h"
+
 namespace rxerun {
 
 class Registry;
@@ -138,5 +140,10 @@ std::string interface_id(const PicturePlace& place, const std::string& name);
 // nodes, each node's own namespace, in the order of `nodes:`, then each
 // wire's two NICs and the wire between them.
 LabPicture picture_of(const Scenario& scenario, const Registry& registry);
+
+// The picture as JSON (a run report's "picture", which the report page
+// draws), and back. Keys are the fields' names; a missing key is its default.
+nlohmann::json picture_json(const LabPicture& picture);
+Result<LabPicture> picture_from_json(const nlohmann::json& j);
 
 }  // namespace rxerun

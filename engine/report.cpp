@@ -30,14 +30,17 @@ std::string_view to_string(StepStatus s) {
 }
 
 StepReport step_report_for(const StepSpec& step) {
-  return {.index = step.index,
-          .name = step.name,
-          .kind = step.kind,
-          .netns = step.netns.value_or(""),
-          .node = step.node.value_or(""),
-          .tags = step.tags,
-          .status = StepStatus::NotRun,
-          .expected = step.expect.outcome};
+  StepReport r{.index = step.index,
+               .name = step.name,
+               .kind = step.kind,
+               .netns = step.netns.value_or(""),
+               .node = step.node.value_or(""),
+               .tags = step.tags,
+               .status = StepStatus::NotRun,
+               .expected = step.expect.outcome,
+               .params = step.params.is_null() ? nlohmann::json::object() : step.params};
+  for (const auto& fe : step.expect.facts) r.expectations.push_back({.fact = fe.fact, .matcher = fe.matcher.text});
+  return r;
 }
 
 std::string run_label(const RunReport& report) {
@@ -143,7 +146,8 @@ std::optional<ReportTarget> parse_report_target(std::string_view spec, std::stri
   };
   const auto colon = spec.find(':');
   if (colon == std::string_view::npos) {
-    return fail(fmt::format("--report '{}': expected FORMAT:PATH, e.g. json:report.json or junit:report.xml", spec));
+    return fail(fmt::format(
+        "--report '{}': expected FORMAT:PATH, e.g. json:report.json, junit:report.xml or html:report.html", spec));
   }
   const auto format = spec.substr(0, colon);
   const auto path = spec.substr(colon + 1);
@@ -152,8 +156,10 @@ std::optional<ReportTarget> parse_report_target(std::string_view spec, std::stri
     target.format = ReportTarget::Format::Json;
   } else if (format == "junit") {
     target.format = ReportTarget::Format::Junit;
+  } else if (format == "html") {
+    target.format = ReportTarget::Format::Html;
   } else {
-    return fail(fmt::format("--report '{}': unknown format '{}' (json or junit)", spec, format));
+    return fail(fmt::format("--report '{}': unknown format '{}' (json, junit or html)", spec, format));
   }
   if (path.empty()) return fail(fmt::format("--report '{}': the path is empty", spec));
   target.path = std::string(path);
@@ -170,7 +176,9 @@ Result<void> write_report(const ReportTarget& target, const RunReport& report) {
 Result<void> write_report(const ReportTarget& target, const SuiteReport& suite) {
   std::string text;
   try {  // the barrier: a report that cannot be made is an error of the report, never the run's end
-    if (target.format == ReportTarget::Format::Json) {
+    if (target.format == ReportTarget::Format::Html) {
+      return make_error(fmt::format("cannot write report {}: the page is drawn by the app", target.path));
+    } else if (target.format == ReportTarget::Format::Json) {
       // Facts come from tools and may hold invalid UTF-8: replace, never throw.
       const nlohmann::json j = suite.suite || suite.runs.size() != 1 ? to_json(suite) : to_json(suite.runs.front());
       text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -29,6 +29,23 @@ enum class StepStatus {
 };
 std::string_view to_string(StepStatus s);
 
+// One fact expectation of a step, as the last attempt met it: the fact's
+// value next to the matcher. `verdict` is "ok" or "fail", or "unchecked" when
+// the step did not get as far as its facts (an error, not run).
+struct ExpectationReport {
+  std::string fact;
+  std::string matcher;    // as written: "> 0", "~ ^rxe", "4096"
+  bool reported = false;  // the step reported the fact (its value may be null all the same)
+  nlohmann::json value;   // as reported
+  std::string verdict = "unchecked";
+  std::string why;  // with "fail": "12 is not > 20", "not reported"
+};
+
+// The JSON report's report_version. 2 added each step's start, parameters
+// and expectations, and the run's picture of the lab; version 1 reports are
+// still read.
+inline constexpr int kReportVersion = 2;
+
 struct StepReport {
   int index = 0;
   std::string name;
@@ -45,6 +62,11 @@ struct StepReport {
   std::vector<std::string> hints;     // likely causes of a failure; on a step that passed, warnings
   int attempts = 0;
   Duration duration{0};
+  // When it started, from the run's start (the timeline of the report page);
+  // unset in a report written before rxerun recorded it.
+  std::optional<Duration> started;
+  nlohmann::json params = nlohmann::json::object();  // as it ran: {{steps.X.Y}} expanded
+  std::vector<ExpectationReport> expectations;       // in the order of `expect:`
 };
 
 // A step's report before it runs (not run yet): what the scenario says of it.
@@ -114,6 +136,12 @@ struct RunReport {
   // boot, --fail-fast stopped the suite before it); empty when it ran.
   std::string error;
   bool not_run = false;  // left out (--fail-fast); `error` says why
+  // The lab as its scenario describes it (engine/picture.h, as JSON): the
+  // report page draws it. Null when not known (a run that never started).
+  nlohmann::json picture;
+  // Set on a run read back from a report file: the report_version it was
+  // written with (the page says when it lacks what a newer one carries).
+  int report_version = kReportVersion;
 };
 
 // "veth-pair@7.3" for a run in the lab VM, "veth-pair" on the host.
@@ -241,9 +269,11 @@ std::string to_junit_xml(const RunReport& report);
 // One <testsuite> per run, named as run_label() names it.
 std::string to_junit_xml(const std::vector<RunReport>& runs);
 
-// "json:PATH" or "junit:PATH"; nullopt with `error` set when malformed.
+// "json:PATH", "junit:PATH" or "html:PATH"; nullopt with `error` set when
+// malformed. The engine writes JSON and JUnit; the page (html) is drawn by
+// the app (app/report_page.h), which hands write_report the others.
 struct ReportTarget {
-  enum class Format { Json, Junit } format;
+  enum class Format { Json, Junit, Html } format;
   std::string path;
 };
 std::optional<ReportTarget> parse_report_target(std::string_view spec, std::string* error);

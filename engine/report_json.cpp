@@ -2,7 +2,8 @@
 // whatever reads the file (CI dashboards, scripts); add keys, never rename.
 //
 // {
-//   "report_version": 1,           bumped only if a key changes meaning
+//   "report_version": 2,           raised when keys are added that a reader may need (2: started_s,
+//                                  params, expectations, picture); a key never changes meaning
 //   "rxerun": "0.1.0",             the version that ran (host.rxerun, else this build)
 //   "file": "scenarios/x.yaml", "scenario": "x", "description": "...",
 //   "started_at": "2024-05-01T10:00:00Z",   ISO 8601, UTC
@@ -19,6 +20,10 @@
 //     "outcome": "ok" | "fail" | "timeout" | "error",   what the step did (last attempt)
 //     "expected": same values,     what the scenario expected
 //     "attempts": 1, "duration_s": 0.1,
+//     "started_s": 1.25,           when it started, from the run's start (version 2)
+//     "params": {...},             its parameters as it ran (version 2)
+//     "expectations": [{"fact", "matcher", "reported", "value", "verdict": "ok" | "fail" | "unchecked", "why"}]
+//                                  every fact expectation, in order (version 2)
 //     "facts": {...},              as the step reported them (DEV.COUNTER deltas included)
 //     "failures": ["..."],         each unmet expectation
 //     "message": "...", "hints": ["..."]
@@ -39,12 +44,13 @@
 //     to the number of steps.
 //   "kernel": "7.3",               only for a run in the lab VM: its kernel's label
 //   "vm": {...},                   only for a run in the lab VM: release, accel, boot_s, dmesg, ...
+//   "picture": {...},              the lab as the scenario describes it (engine/picture.h; version 2)
 //   "error": "...",                only when the run did not happen or did not end by itself
 //   "not_run": true                only for a run a suite left out (--fail-fast)
 // }
 //
 // A suite (several scenarios or kernels) writes one object around its runs:
-// {"report_version": 1, "rxerun", "exit_code",
+// {"report_version": 2, "rxerun", "exit_code",
 //  "summary": {"runs", "passed", "failed", "errors", "residue", "interrupted", "not_run"},
 //  "runs": [RUN, ...]}
 
@@ -86,8 +92,20 @@ nlohmann::json cleanup_json(const CleanupReport& c) {
   return {{"kept", c.kept}, {"clean", c.clean()}, {"undos", std::move(undos)}};
 }
 
+nlohmann::json expectations_json(const std::vector<ExpectationReport>& expectations) {
+  auto out = nlohmann::json::array();
+  for (const auto& e : expectations)
+    out.push_back({{"fact", e.fact},
+                   {"matcher", e.matcher},
+                   {"reported", e.reported},
+                   {"value", e.value},
+                   {"verdict", e.verdict},
+                   {"why", e.why}});
+  return out;
+}
+
 nlohmann::json step_json(const StepReport& s) {
-  return {
+  nlohmann::json j = {
       {"index", s.index},
       {"name", s.name},
       {"kind", s.kind},
@@ -103,7 +121,11 @@ nlohmann::json step_json(const StepReport& s) {
       {"failures", s.failures},
       {"message", s.message},
       {"hints", s.hints},
+      {"params", s.params},
+      {"expectations", expectations_json(s.expectations)},
   };
+  if (s.started) j["started_s"] = to_seconds(*s.started);
+  return j;
 }
 
 // The version that produced the run: the host record says so when the run
@@ -133,7 +155,7 @@ nlohmann::json to_json(const RunReport& report) {
     }
   }
   nlohmann::json j = {
-      {"report_version", 1},
+      {"report_version", kReportVersion},
       {"rxerun", rxerun_version(report.host)},
       {"file", report.file},
       {"scenario", report.scenario},
@@ -160,6 +182,7 @@ nlohmann::json to_json(const RunReport& report) {
   };
   if (!report.lab_kernel.empty()) j["kernel"] = report.lab_kernel;
   if (!report.vm.is_null()) j["vm"] = report.vm;
+  if (!report.picture.is_null()) j["picture"] = report.picture;
   if (!report.error.empty()) j["error"] = report.error;
   if (report.not_run) j["not_run"] = true;
   return j;
@@ -180,7 +203,7 @@ nlohmann::json to_json(const SuiteReport& suite) {
   }
   nlohmann::json summary = {{"runs", suite.runs.size()}};
   for (const auto& [key, n] : counts) summary[key] = n;
-  return {{"report_version", 1},
+  return {{"report_version", kReportVersion},
           {"rxerun", version},
           {"exit_code", suite.exit_code},
           {"summary", std::move(summary)},
@@ -242,6 +265,22 @@ Result<CleanupReport> cleanup_from_json(const nlohmann::json& j, const char* pha
   return c;
 }
 
+Result<std::vector<ExpectationReport>> expectations_from_json(const nlohmann::json& step) {
+  std::vector<ExpectationReport> out;
+  if (!step.contains("expectations")) return out;
+  if (!step["expectations"].is_array()) return make_error("the report's 'expectations' is not a list");
+  for (const auto& e : step["expectations"]) {
+    ExpectationReport x;
+    for (auto r : {read_key(e, "fact", x.fact), read_key(e, "matcher", x.matcher, false),
+                   read_key(e, "reported", x.reported, false), read_key(e, "verdict", x.verdict, false),
+                   read_key(e, "why", x.why, false)})
+      if (!r) return r.error();
+    if (e.contains("value")) x.value = e["value"];
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 Result<StepReport> step_from_json(const nlohmann::json& j) {
   StepReport s;
   for (auto r :
@@ -263,7 +302,13 @@ Result<StepReport> step_from_json(const nlohmann::json& j) {
   s.outcome = *outcome;
   s.expected = *expected;
   if (j.contains("facts")) s.facts = j["facts"];
+  if (j.contains("params")) s.params = j["params"];
   s.duration = duration_key(j, "duration_s");
+  if (j.contains("started_s") && j["started_s"].is_number()) s.started = duration_key(j, "started_s");
+  if (auto e = expectations_from_json(j); !e)
+    return e.error();
+  else
+    s.expectations = std::move(*e);
   return s;
 }
 
@@ -314,6 +359,9 @@ Result<RunReport> run_report_from_json(const nlohmann::json& j) {
   report.duration = duration_key(j, "duration_s");
   if (j.contains("host")) report.host = j["host"];
   if (j.contains("vm")) report.vm = j["vm"];
+  if (j.contains("picture")) report.picture = j["picture"];
+  report.report_version = 1;  // the first reports had no other
+  if (auto r = read_key(j, "report_version", report.report_version, false); !r) return r.error();
   if (!j.contains("steps") || !j["steps"].is_array()) return make_error("the report has no list of 'steps'");
   for (const auto& step : j["steps"]) {
     auto s = step_from_json(step);

@@ -18,6 +18,7 @@
 #include "engine/cleanup.h"
 #include "engine/exit_code.h"
 #include "engine/kernel_health.h"
+#include "engine/picture.h"
 #include "engine/step.h"
 #include "engine/vars.h"
 
@@ -49,21 +50,39 @@ std::optional<std::string> not_utf8(const nlohmann::json& value) {
   return std::nullopt;
 }
 
+// Each fact expectation as the result meets it; all unchecked when the step
+// ended in an error (its facts are not what the expectations are about).
+std::vector<ExpectationReport> expectation_reports(const Expectation& expect, const StepResult& result) {
+  std::vector<ExpectationReport> out;
+  for (const auto& fe : expect.facts) {
+    ExpectationReport e{.fact = fe.fact, .matcher = fe.matcher.text};
+    if (result.outcome != Outcome::Error) {
+      if (!result.facts.contains(fe.fact)) {
+        e.verdict = "fail";
+        e.why = fmt::format("was not reported (reported: {})", join_keys(result.facts));
+      } else {
+        e.reported = true;
+        e.value = result.facts.at(fe.fact);
+        const auto why = fe.matcher.check(e.value);
+        e.verdict = why ? "fail" : "ok";
+        e.why = why.value_or("");
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 // Everything that keeps a step from passing, one line each.
-std::vector<std::string> unmet(const Expectation& expect, const StepResult& result) {
+std::vector<std::string> unmet(const Expectation& expect, const StepResult& result,
+                               const std::vector<ExpectationReport>& facts) {
   std::vector<std::string> out;
   if (result.outcome != expect.outcome) {
     // The step's own message travels beside this line (StepReport::message).
     out.push_back(fmt::format("expected {}, got {}", to_string(expect.outcome), to_string(result.outcome)));
   }
-  if (result.outcome == Outcome::Error) return out;
-  for (const auto& fe : expect.facts) {
-    if (!result.facts.contains(fe.fact)) {
-      out.push_back(fmt::format("fact {} was not reported (reported: {})", fe.fact, join_keys(result.facts)));
-    } else if (auto why = fe.matcher.check(result.facts.at(fe.fact))) {
-      out.push_back(fmt::format("fact {}: {}", fe.fact, *why));
-    }
-  }
+  for (const auto& e : facts)
+    if (e.verdict == "fail") out.push_back(fmt::format("fact {}{}{}", e.fact, e.reported ? ": " : " ", e.why));
   return out;
 }
 
@@ -157,6 +176,7 @@ RunReport Runner::start(const Scenario& scenario) {
   report.file = scenario.file;
   report.scenario = scenario.name;
   report.description = scenario.description;
+  report.picture = picture_json(picture_of(scenario, registry_));
   run_start_ = sys_.clock.now();
   // The kernel's log of the run's own time window: read after cleanup.
   report.kernel_health.policy =
@@ -289,6 +309,7 @@ sys::SteadyTime Runner::deadline_for(const StepSpec& step, const Kind& kind) {
 StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, const Kind& kind) {
   StepReport sr = step_report_for(step);
   const auto start = sys_.clock.now();
+  sr.started = std::chrono::duration_cast<Duration>(start - run_start_);
   if (auto why = options_.planning ? not_previewed(step, kind) : std::nullopt) {
     sr.status = StepStatus::Skipped;
     sr.message = *why;
@@ -313,6 +334,7 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
     const StepResult result = run_attempt(scenario, step, kind, params);
     sr.outcome = result.outcome;
     sr.facts = result.facts;
+    sr.params = params;
     sr.message = result.message;
     sr.hints = result.hints;
     facts_[step.name] = result.facts;
@@ -322,7 +344,8 @@ StepReport Runner::attempt_loop(const Scenario& scenario, const StepSpec& step, 
       sr.failures = {"interrupted"};
       break;
     }
-    sr.failures = unmet(step.expect, result);
+    sr.expectations = expectation_reports(step.expect, result);
+    sr.failures = unmet(step.expect, result, sr.expectations);
     if (sr.failures.empty()) {
       sr.status = attempt == 1 ? StepStatus::Passed : StepStatus::Flaky;
       break;

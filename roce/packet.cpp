@@ -327,4 +327,15 @@ Result<Decoded> decode(const std::uint8_t* data, std::size_t length, int link_ty
   return Decoded{std::move(p)};
 }
 
+bool decodable_link_type(int link_type) {
+  switch (link_type) {
+    case kLinkEthernet:
+    case kLinkRaw:
+    case kLinkRawBsd:
+    case kLinkLinuxSll:
+    case kLinkLinuxSll2: return true;
+    default: return false;
+  }
+}
+
 }  // namespace rxerun::roce

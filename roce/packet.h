@@ -30,6 +30,9 @@ inline constexpr int kLinkLinuxSll2 = 276;  // cooked v2
 
 inline constexpr std::uint16_t kRoceV2Port = 4791;
 
+// Whether decode() reads frames of this link type (the kLink* above).
+bool decodable_link_type(int link_type);
+
 // Base Transport Header, 12 bytes.
 struct Bth {
   std::uint8_t opcode = 0;

@@ -7,6 +7,8 @@ namespace {
 
 constexpr std::uint32_t kPsnMask = 0xffffff;
 
+}  // namespace
+
 // RC operations 0x0d..0x12 are responses (RDMA READ response, ACKNOWLEDGE,
 // ATOMIC ACKNOWLEDGE): their PSNs follow the requests they answer, and ACKs
 // may be coalesced, so they take no part in the gap count.
@@ -17,8 +19,6 @@ bool is_rc_or_uc_request(std::uint8_t opcode) {
   if (transport == 0x20) return operation <= 0x0b;
   return false;
 }
-
-}  // namespace
 
 void Summary::add(const Packet& packet, std::size_t wire_length) {
   ++packets_;

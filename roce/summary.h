@@ -16,6 +16,10 @@
 
 namespace rxerun::roce {
 
+// Whether a packet of this opcode is a request of an RC or UC flow, whose
+// PSNs Summary follows for gaps and repeats (responses and ACKs are not).
+bool is_rc_or_uc_request(std::uint8_t opcode);
+
 class Summary {
  public:
   // One decoded RoCEv2 packet; `wire_length` is the frame's length on the

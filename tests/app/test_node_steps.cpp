@@ -96,7 +96,7 @@ struct Lab {
   void run() {
     for (auto& [name, n] : links.nodes) REQUIRE(n->agent.start());
     run_node_steps(
-        scenario, registry, links, quiet, [] { return false; }, false, report);
+        scenario, registry, links, quiet, [] { return false; }, false, report, std::chrono::steady_clock::now());
   }
   const StepReport& step(const std::string& name) {
     for (const auto& s : report.steps)
@@ -222,7 +222,8 @@ TEST_CASE("node steps: facts go only to the other nodes, a pair's to the node th
   } spy(lab.links);
   for (auto& [name, n] : lab.links.nodes) REQUIRE(n->agent.start());
   run_node_steps(
-      lab.scenario, lab.registry, spy, lab.quiet, [] { return false; }, false, lab.report);
+      lab.scenario, lab.registry, spy, lab.quiet, [] { return false; }, false, lab.report,
+      std::chrono::steady_clock::now());
   REQUIRE(spy.messages.size() == 4);
   for (const auto& s : lab.report.steps) CHECK(s.status == StepStatus::Passed);
   auto keys = [](const nlohmann::json& facts) {

@@ -98,7 +98,7 @@ contains "$kinds" "revert" "the binary lists revert"
 
 all_checks() {
   expect_completion "$WORK/empty" "pl" "plan"
-  expect_completion "$WORK/empty" "" "cleanup decode graph help plan run schema steps validate vm"
+  expect_completion "$WORK/empty" "" "cleanup decode graph help plan report run schema steps validate vm"
   expect_completion "$SRC" "steps sl" "sleep"
   expect_completion "$SRC" "steps " "$kinds"
   complete_in "$SRC" "steps "
@@ -148,7 +148,7 @@ all_checks() {
   expect_completion "$WORK/captures" "run --kernel ./s" "./sub"
   expect_completion "$SRC" "lab.yaml --kernel 7" "7.3"
   expect_completion "$SRC" "vm status " ""
-  expect_completion "$SRC" "help " "cleanup decode graph help plan run schema steps validate vm"
+  expect_completion "$SRC" "help " "cleanup decode graph help plan report run schema steps validate vm"
   expect_completion "$SRC" "help vm " "exec setup status"
   expect_completion "$SRC" "help --" "--bash-completion --help --man"
   complete_in "$SRC" "validate --"

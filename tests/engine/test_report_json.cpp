@@ -99,7 +99,7 @@ TEST_CASE("report: json has the documented top-level keys and values") {
     CAPTURE(key);
     CHECK(j.contains(key));
   }
-  CHECK(j["report_version"] == 1);
+  CHECK(j["report_version"] == 2);
   CHECK(j["rxerun"].is_string());
   CHECK(j["file"] == "scenarios/netns-pair.yaml");
   CHECK(j["scenario"] == "netns-pair");
@@ -215,7 +215,11 @@ TEST_CASE("report: parse_report_target") {
   CHECK(error.find("FORMAT:PATH") != std::string::npos);
   CHECK_FALSE(parse_report_target("xml:report.xml", &error));
   CHECK(error.find("unknown format 'xml'") != std::string::npos);
-  CHECK(error.find("json or junit") != std::string::npos);
+  CHECK(error.find("json, junit or html") != std::string::npos);
+  t = parse_report_target("html:out/page.html", &error);
+  REQUIRE(t);
+  CHECK(t->format == ReportTarget::Format::Html);
+  CHECK(t->path == "out/page.html");
   CHECK_FALSE(parse_report_target("json:", &error));
   CHECK(error.find("path is empty") != std::string::npos);
   CHECK_FALSE(parse_report_target(":x", nullptr));  // a null error pointer is allowed
@@ -280,4 +284,57 @@ TEST_CASE("report: a kernel health finding of a two-node lab names its node, and
   REQUIRE(back->kernel_health.findings.size() == 2);
   CHECK(back->kernel_health.findings[0].node.empty());
   CHECK(back->kernel_health.findings[1].node == "b");
+}
+
+TEST_CASE("report: version 2 carries each step's start, parameters and expectations, and comes back") {
+  RunReport r = json_run();
+  r.picture = {{"title", "netns-pair"}};
+  r.steps[0].started = 1250ms;
+  r.steps[0].params = {{"to", "10.0.0.2"}, {"count", 2}};
+  r.steps[0].expectations = {{.fact = "received", .matcher = "> 1", .reported = true, .value = 2, .verdict = "ok"},
+                             {.fact = "lost",
+                              .matcher = "0",
+                              .reported = false,
+                              .verdict = "fail",
+                              .why = "was not reported (reported: sent)"}};
+  const json j = to_json(r);
+  CHECK(j["report_version"] == 2);
+  CHECK(j["steps"][0]["started_s"] == 1.25);
+  CHECK(j["steps"][0]["params"]["count"] == 2);
+  CHECK(j["steps"][0]["expectations"][1]["verdict"] == "fail");
+  CHECK(j["steps"][0]["expectations"][0]["value"] == 2);
+  CHECK_FALSE(j["steps"][1].contains("started_s"));  // never started: no start
+  CHECK(j["picture"]["title"] == "netns-pair");
+
+  auto back = run_report_from_json(j);
+  REQUIRE(back);
+  CHECK(back->report_version == 2);
+  REQUIRE(back->steps[0].started);
+  CHECK(*back->steps[0].started == 1250ms);
+  CHECK_FALSE(back->steps[1].started);
+  CHECK(back->steps[0].params == r.steps[0].params);
+  REQUIRE(back->steps[0].expectations.size() == 2);
+  CHECK(back->steps[0].expectations[0].reported);
+  CHECK(back->steps[0].expectations[1].why == "was not reported (reported: sent)");
+  CHECK(back->picture["title"] == "netns-pair");
+}
+
+TEST_CASE("report: a version 1 report, without the keys version 2 added, is read") {
+  json j = to_json(json_run());
+  j["report_version"] = 1;
+  j.erase("picture");
+  for (auto& s : j["steps"]) {
+    s.erase("started_s");
+    s.erase("params");
+    s.erase("expectations");
+  }
+  auto back = run_report_from_json(j);
+  REQUIRE(back);
+  CHECK(back->report_version == 1);
+  CHECK(back->picture.is_null());
+  CHECK(back->steps[0].expectations.empty());
+  j.erase("report_version");  // the first reports of all
+  back = run_report_from_json(j);
+  REQUIRE(back);
+  CHECK(back->report_version == 1);
 }

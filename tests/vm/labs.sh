@@ -1,12 +1,12 @@
 # The shipped labs (scenarios/*.yaml that name a lab kernel) in the lab VM,
-# as a CI job runs them: one suite invocation per kernel, every lab for that
-# kernel in one boot. Each must pass (its expectations are the proof:
+# as a CI job runs them: one suite invocation over both kernels, every lab
+# of a kernel in one boot. Each must pass (its expectations are the proof:
 # counters that show where the packets went, a fault's rule counter, bytes
 # verified), clean up to nothing, and leave no qemu behind. The JUnit file
 # is read back by a real parser: one testsuite per lab and kernel. The
 # assertions live in the scenarios; this script checks a few facts in the
 # JSON report that matter most: the honest loopback of veth-pair, the wire
-# of the others.
+# of the others; and the suite's report page, in headless Chromium.
 source "$(dirname "$0")/lib.sh"
 
 # The labs by the kernel they name.
@@ -20,27 +20,47 @@ for file in scenarios/*.yaml; do
   esac
 done
 
+# One suite over every lab, as CI runs them: one boot per kernel (one VM at
+# a time), one report of runs on both kernels, one page.
+files=()
+suites=()
 for kernel in "${!by_kernel[@]}"; do
   # shellcheck disable=SC2206 # the file names have no blanks
-  files=(${by_kernel[$kernel]})
-  expect_exit 0 "the ${#files[@]} labs of kernel $kernel as one suite" -- "$RXERUN" run --vm --kernel "$kernel" \
-    "${files[@]}" --report json:"$WORK/suite-$kernel.json" --report junit:"$WORK/suite-$kernel.xml" --output-dir "$WORK"
-  echo "$out" | grep -E '^lab VM:|^PASS|^FAIL|^cleanup|^suite:'
-  [ "$(grep -c '^lab VM: kernel' <<<"$out")" = 1 ] && pass "kernel $kernel: one boot for all its labs" \
+  files+=(${by_kernel[$kernel]})
+  for f in ${by_kernel[$kernel]}; do suites+=(--expect-suite "$(basename "$f" .yaml)@$kernel"); done
+done
+expect_exit 0 "the ${#files[@]} labs as one suite over ${#by_kernel[@]} kernels" -- "$RXERUN" run --vm "${files[@]}" \
+  --report json:"$WORK/suite.json" --report junit:"$WORK/suite.xml" --report html:"$WORK/suite.html" \
+  --output-dir "$WORK"
+echo "$out" | grep -E '^lab VM:|^PASS|^FAIL|^cleanup|^suite:'
+for kernel in "${!by_kernel[@]}"; do
+  [ "$(grep -c "^lab VM: kernel $kernel " <<<"$out")" = 1 ] && pass "kernel $kernel: one boot for all its labs" \
     || fail "kernel $kernel: boots: $(grep '^lab VM' <<<"$out")"
-  lacks "$out" "left behind" "kernel $kernel: cleanup left nothing"
-  suites=()
-  for f in "${files[@]}"; do suites+=(--expect-suite "$(basename "$f" .yaml)@$kernel"); done
-  expect_exit 0 "kernel $kernel: JUnit has one passing testsuite per lab" -- /usr/bin/python3 \
-    tests/tools/junit_check.py "$WORK/suite-$kernel.xml" --expect-suites "${#files[@]}" "${suites[@]}" \
-    --expect-failures 0 --expect-errors 0
-  # Each lab's run, as its own report, for the checks below.
-  /usr/bin/python3 -c '
+done
+lacks "$out" "left behind" "cleanup left nothing"
+expect_exit 0 "JUnit has one passing testsuite per lab and kernel" -- /usr/bin/python3 \
+  tests/tools/junit_check.py "$WORK/suite.xml" --expect-suites "${#files[@]}" "${suites[@]}" \
+  --expect-failures 0 --expect-errors 0
+# Each lab's run, as its own report, for the checks below.
+/usr/bin/python3 -c '
 import json, sys
 for r in json.load(open(sys.argv[1]))["runs"]:
     json.dump(r, open(sys.argv[2] + "/" + r["scenario"] + ".json", "w"))
-' "$WORK/suite-$kernel.json" "$WORK"
-done
+' "$WORK/suite.json" "$WORK"
+
+# The suite's page in a real browser, against the JSON report: one hook per
+# run, step and expectation with its verdict, capture-write's ladder with
+# one arrow per frame of its pcap, no script error, nothing fetched.
+if command -v chromium >/dev/null; then
+  SHOTS="$(dirname "$RXERUN")/screenshots"
+  mkdir -p "$SHOTS"
+  expect_exit 0 "the suite's page as Chromium shows it" -- /usr/bin/python3 tests/tools/page_check.py \
+    "$WORK/suite.html" "$WORK/suite.json" --capture-dir "$WORK" --screenshot "$SHOTS/labs-suite.png" --expect-open
+  echo "$out" | sed 's/^/    /'
+  contains "$out" "data-packet per frame of capture-write-wire.pcap" "capture-write's ladder has every frame"
+else
+  fail "chromium is not installed (scripts/setup installs it): the suite's page is not checked"
+fi
 
 fact() {  # NAME STEP FACT
   json_field "$WORK/$1.json" "[s['facts'].get('$3') for s in r['steps'] if s['name'] == '$2'][0]"
@@ -76,7 +96,8 @@ fi
 # it: opcode, QP, PSN, AckReq, RETH and AETH; decode counts what the step
 # counted.
 if [ -f "$WORK/capture-write.json" ]; then
-  pcap=$WORK/capture-write-wire.pcap
+  # A suite over two kernels brings each kernel's files back to a directory of its own.
+  pcap=$WORK/$(json_field "$WORK/capture-write.json" 'r["kernel"]')/capture-write-wire.pcap
   [ -s "$pcap" ] && pass "capture-write: the pcap came back to the host" || fail "capture-write: no $pcap"
   expect_exit 0 "capture-write: rxerun decode --json agrees with tshark on every packet" -- \
     /usr/bin/python3 tests/tools/crosscheck_tshark.py "$pcap" "$RXERUN"

@@ -43,7 +43,7 @@ no_qemu_left "two nodes"
 # own kernel (the server started on the other node), a capture on a's NIC
 # that comes back to the host with every ICRC right.
 expect_exit 0 "scenarios/two-node-interop.yaml" -- "$RXERUN" run scenarios/two-node-interop.yaml \
-  --report json:"$WORK/interop.json" --output-dir "$WORK/pcaps"
+  --report json:"$WORK/interop.json" --report html:"$WORK/interop.html" --output-dir "$WORK/pcaps"
 echo "$out" | grep -E 'rping|verbs|revert|PASS|FAIL|ERROR'
 same "$(step_field "$WORK/interop.json" a-serves node)" "a+b" "a-serves ran on both nodes, server on a"
 same "$(step_field "$WORK/interop.json" b-serves node)" "b+a" "b-serves ran on both nodes, server on b"
@@ -63,6 +63,19 @@ same "$(step_fact "$WORK/interop.json" revert-15 icrc_bad)" 0 "no bad ICRC"
   || fail "no pcap under --output-dir: $(ls "$WORK/pcaps" 2>&1)"
 expect_exit 0 "rxerun decode reads the capture" -- "$RXERUN" decode "$WORK/pcaps/two-node-interop-wire-a.pcap"
 contains "$out" "ICRC good" "decode counts the ICRCs"
+# Its report page in a real browser: both nodes' steps, the capture's ladder.
+if command -v chromium >/dev/null; then
+  mkdir -p "$(dirname "$RXERUN")/screenshots"
+  expect_exit 0 "the two-node lab's page as Chromium shows it" -- /usr/bin/python3 tests/tools/page_check.py \
+    "$WORK/interop.html" "$WORK/interop.json" --capture-dir "$WORK/pcaps" \
+    --screenshot "$(dirname "$RXERUN")/screenshots/nodes-interop.png" --expect-open
+  echo "$out" | sed 's/^/    /'
+  contains "$out" "data-packet per frame of two-node-interop-wire-a.pcap" "the capture's ladder has every frame"
+  contains "$(cat "$WORK/interop.html")" " on node a" "each step names its node"
+  contains "$(cat "$WORK/interop.html")" 'data-run="two-node-interop@6.1+7.3"' "the run is named by its nodes' kernels"
+else
+  fail "chromium is not installed (scripts/setup installs it): the two-node page is not checked"
+fi
 no_qemu_left "interop"
 
 # The shipped loss lab: 5 % loss on a's NIC, every rping round trip still
