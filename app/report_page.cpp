@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "app/graph.h"
@@ -49,6 +50,23 @@ std::string where_label(const RunReport& r) {
 
 std::string run_hook(const RunReport& r) {
   return r.scenario + "@" + where_label(r);
+}
+
+// The time of a kernel message as dmesg stamps it, "[   7.314036] ...", in
+// seconds; nullopt for a line without one.
+std::optional<double> dmesg_seconds(const std::string& line) {
+  if (line.empty() || line[0] != '[') return std::nullopt;
+  const auto close = line.find(']');
+  if (close == std::string::npos) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const std::string number = line.substr(1, close - 1);
+    const double seconds = std::stod(number, &used);
+    if (number.find_first_not_of(' ', used) != std::string::npos) return std::nullopt;
+    return seconds;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 std::string_view verdict_class(std::string_view verdict) {
@@ -106,8 +124,8 @@ constexpr std::string_view kScript = R"(
     var bad=box.querySelector('.row.fail,.row.error');
     if(bad){box.scrollTop=Math.max(0,bad.getBBox().y-40);}
   });
-  function reveal(){var t=location.hash&&document.getElementById(decodeURIComponent(location.hash.slice(1)));
-    if(!t)return;var body=t.querySelector(':scope>details.run-body');if(body)body.open=true;
+  function reveal(){var id='';try{id=decodeURIComponent(location.hash.slice(1));}catch(e){return;}
+    var t=id&&document.getElementById(id);if(!t)return;var body=t.querySelector(':scope>details.run-body');if(body)body.open=true;
     for(var e=t;e;e=e.parentElement){if(e.tagName==='DETAILS')e.open=true;}t.scrollIntoView();}
   window.addEventListener('hashchange',reveal);reveal();
   var all=document.getElementById('toggle-steps');
@@ -316,6 +334,7 @@ class Page {
     expectations(s);
     out_ += render_counters(s);
     findings(r, s);
+    step_kernel_messages(r, s);
     params_and_facts(s);
     out_ += "</details>\n";
   }
@@ -353,6 +372,38 @@ class Page {
   void findings(const RunReport& r, const StepReport& s) {
     for (const auto& f : r.kernel_health.findings)
       if (f.phase == "step" && f.step == s.name) finding(f);
+  }
+
+  // The kernel's messages stamped within the step's time on its kernel's
+  // clock: of the node that ran it (a pair across two nodes ran on its
+  // client's, the last named), else of the run's one kernel.
+  void step_kernel_messages(const RunReport& r, const StepReport& s) {
+    if (!s.kernel_time) return;
+    const nlohmann::json* lines = messages_of(r, s.node.substr(s.node.rfind('+') + 1));
+    if (!lines || !lines->is_array()) return;
+    std::string during;
+    std::size_t n = 0;
+    for (const auto& line : *lines) {
+      const auto stamp = dmesg_seconds(value_text(line));
+      if (!stamp || *stamp < s.kernel_time->first || *stamp > s.kernel_time->second) continue;
+      during += html_text(value_text(line)) + "\n";
+      ++n;
+    }
+    if (n == 0) return;
+    out_ += fmt::format(
+        "<details class=\"kmsg\"{}><summary>kernel messages during the step ({} line{})</summary><pre>{}"
+        "</pre></details>\n",
+        troubled(s) ? " open" : "", n, n == 1 ? "" : "s", during);
+  }
+
+  // What the RDMA stack logged: on `node` in a two-node lab, else the run's.
+  static const nlohmann::json* messages_of(const RunReport& r, const std::string& node) {
+    if (!node.empty()) {
+      if (!r.vm.is_object() || !r.vm.contains("nodes") || !r.vm["nodes"].contains(node)) return nullptr;
+      const auto& n = r.vm["nodes"][node];
+      return n.is_object() && n.contains("kernel_messages") ? &n["kernel_messages"] : nullptr;
+    }
+    return r.host.is_object() && r.host.contains("kernel_messages") ? &r.host["kernel_messages"] : nullptr;
   }
 
   void params_and_facts(const StepReport& s) {

@@ -65,6 +65,10 @@ struct StepReport {
   // When it started, from the run's start (the timeline of the report page);
   // unset in a report written before rxerun recorded it.
   std::optional<Duration> started;
+  // When it ran on the kernel's clock (dmesg's, seconds since boot), so that
+  // the kernel's messages can be placed at the step they belong to; unset
+  // without kernel health (--kernel-health off) or before it ran.
+  std::optional<std::pair<double, double>> kernel_time;
   nlohmann::json params = nlohmann::json::object();  // as it ran: {{steps.X.Y}} expanded
   std::vector<ExpectationReport> expectations;       // in the order of `expect:`
 };

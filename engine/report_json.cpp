@@ -21,6 +21,7 @@
 //     "expected": same values,     what the scenario expected
 //     "attempts": 1, "duration_s": 0.1,
 //     "started_s": 1.25,           when it started, from the run's start (version 2)
+//     "kernel_s": [7.31, 7.52],    when it ran on the kernel's clock, as dmesg stamps its lines (version 2)
 //     "params": {...},             its parameters as it ran (version 2)
 //     "expectations": [{"fact", "matcher", "reported", "value", "verdict": "ok" | "fail" | "unchecked", "why"}]
 //                                  every fact expectation, in order (version 2)
@@ -125,6 +126,7 @@ nlohmann::json step_json(const StepReport& s) {
       {"expectations", expectations_json(s.expectations)},
   };
   if (s.started) j["started_s"] = to_seconds(*s.started);
+  if (s.kernel_time) j["kernel_s"] = {s.kernel_time->first, s.kernel_time->second};
   return j;
 }
 
@@ -305,6 +307,9 @@ Result<StepReport> step_from_json(const nlohmann::json& j) {
   if (j.contains("params")) s.params = j["params"];
   s.duration = duration_key(j, "duration_s");
   if (j.contains("started_s") && j["started_s"].is_number()) s.started = duration_key(j, "started_s");
+  if (const auto k = j.find("kernel_s");
+      k != j.end() && k->is_array() && k->size() == 2 && (*k)[0].is_number() && (*k)[1].is_number())
+    s.kernel_time = std::pair{(*k)[0].get<double>(), (*k)[1].get<double>()};
   if (auto e = expectations_from_json(j); !e)
     return e.error();
   else

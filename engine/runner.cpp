@@ -284,6 +284,7 @@ StepReport Runner::run_step(const Scenario& scenario, const StepSpec& step) {
     sr.attempts = 1;
   }
   kernel_window("step", step.name, kernel_start);
+  if (watch_kernel_) sr.kernel_time = std::pair{kernel_start / 1e6, kernel_now() / 1e6};
   return sr;
 }
 

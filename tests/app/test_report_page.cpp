@@ -214,3 +214,23 @@ TEST_CASE("report page: a two-node lab is named by its nodes' kernels, and says 
         std::string::npos);
   CHECK(page.find("exec on node a+b") != std::string::npos);
 }
+
+TEST_CASE("report page: the kernel's messages are shown at the step during which they were logged") {
+  RunReport r = page_run();
+  r.host["kernel_messages"] = {"[    1.500000] rdma_rxe: loaded",
+                               "[    2.250000] infiniband rxe0: set active",
+                               "[    2.750000] infiniband rxe0: added vA",
+                               "[    9.000000] rdma_rxe: unloaded",
+                               "no stamp at all",
+                               "[ garbage] x"};
+  r.steps[1].kernel_time = std::pair{2.0, 3.0};  // the failing step: open, with two lines
+  r.steps[0].kernel_time = std::pair{4.0, 5.0};  // nothing logged then: nothing shown
+  SuiteReport suite;
+  suite.runs = {r};
+  const std::string page = render_report_page(suite, {});
+  CHECK(count(page, "kernel messages during the step") == 1);
+  CHECK(page.find("<details class=\"kmsg\" open><summary>kernel messages during the step (2 lines)</summary><pre>[    "
+                  "2.250000] infiniband rxe0: set active\n[    2.750000] infiniband rxe0: added vA\n</pre>") !=
+        std::string::npos);
+  CHECK(page.find("kernel messages of the RDMA stack (6 lines)") != std::string::npos);  // and all of them per run
+}

@@ -290,6 +290,7 @@ TEST_CASE("report: version 2 carries each step's start, parameters and expectati
   RunReport r = json_run();
   r.picture = {{"title", "netns-pair"}};
   r.steps[0].started = 1250ms;
+  r.steps[0].kernel_time = std::pair{7.25, 7.5};
   r.steps[0].params = {{"to", "10.0.0.2"}, {"count", 2}};
   r.steps[0].expectations = {{.fact = "received", .matcher = "> 1", .reported = true, .value = 2, .verdict = "ok"},
                              {.fact = "lost",
@@ -312,6 +313,9 @@ TEST_CASE("report: version 2 carries each step's start, parameters and expectati
   REQUIRE(back->steps[0].started);
   CHECK(*back->steps[0].started == 1250ms);
   CHECK_FALSE(back->steps[1].started);
+  REQUIRE(back->steps[0].kernel_time);
+  CHECK(back->steps[0].kernel_time->second == 7.5);
+  CHECK(j["steps"][0]["kernel_s"][0] == 7.25);
   CHECK(back->steps[0].params == r.steps[0].params);
   REQUIRE(back->steps[0].expectations.size() == 2);
   CHECK(back->steps[0].expectations[0].reported);
