@@ -183,6 +183,14 @@ class Drawing {
     } else {
       graph_set(n, "tooltip", i.name + ": " + i.kind);
     }
+    link_to_step(n, made_by(i));
+  }
+
+  // The step that made an interface: the one that made its veth pair.
+  std::string made_by(const PictureInterface& i) const {
+    for (const auto& l : picture_.links)
+      if ((l.a_place == i.place && l.a == i.name) || (l.b_place == i.place && l.b == i.name)) return l.step;
+    return {};
   }
 
   void draw_device(const PictureDevice& d) {
@@ -196,6 +204,7 @@ class Drawing {
     graph_set_html(graph_, n, graph_label(d.name, {d.type}));
     if (Agnode_t* netdev = find(interface_id(d.place, d.netdev))) {
       Agedge_t* e = edge(n, netdev, id + "--" + interface_id(d.place, d.netdev));
+      link_to_step(e, d.step);  // else it would take its netdev's link
       graph_set(e, "style", "dashed");
       graph_set(e, "color", "#c07a00");
     }
@@ -216,6 +225,7 @@ class Drawing {
     if (f.dev.empty()) return;
     if (Agnode_t* dev = find(interface_id(f.place, f.dev))) {
       Agedge_t* e = edge(n, dev, id + "--" + interface_id(f.place, f.dev));
+      link_to_step(e, f.step);
       graph_set(e, "style", "dotted");
       graph_set(e, "color", capture ? "#2e8b2e" : "#c03030");
     }

@@ -25,8 +25,8 @@ struct GraphOptions {
 // How the drawing is made for a page (app/report_page.h) rather than alone.
 struct SvgOptions {
   std::string id_prefix;  // before every SVG id: several drawings on one page
-  // The link of what a step made (a namespace, a veth, a device, a fault) to
-  // that step; "" for none. Unset: no links.
+  // The link of what a step made (a namespace, a veth and its two
+  // interfaces, a device, a fault) to that step; "" for none. Unset: no links.
   std::function<std::string(const std::string& step)> step_link;
 };
 

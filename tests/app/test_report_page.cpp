@@ -144,6 +144,11 @@ steps:
   CHECK(page.find("id=\"run-0-netns/lab\"") != std::string::npos);
   CHECK(page.find("href=\"#run-0-step-1\"") != std::string::npos);  // the veth links to its step
   CHECK(page.find("href=\"#run-0-step-2\"") != std::string::npos);  // the device too
+  // The veth's two interfaces link to the step that made them, and so do the
+  // pair's edge and its label; the device and its edge to its netdev to its
+  // own; and each step's bar of the timeline.
+  CHECK(count(page, "href=\"#run-0-step-1\"") == 5);
+  CHECK(count(page, "href=\"#run-0-step-2\"") == 3);
 
   r.picture = {{"title", 7}};  // not a picture rxerun writes: said, not drawn
   suite.runs = {r};

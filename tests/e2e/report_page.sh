@@ -4,8 +4,8 @@
 # one hook per step, expectation (with the report's verdict), run and
 # captured frame. A passing run with an expected failure; a failing run
 # whose output holds markup and bytes that are not UTF-8 (shown as text);
-# with root, a capture lab whose pcaps become ladders, and a capture that is
-# gone. `rxerun report` draws the page of a run byte for byte as the run
+# with root, a capture lab whose pcaps become ladders (also with scripts
+# off, and printed to PDF), and a capture that is gone. `rxerun report` draws the page of a run byte for byte as the run
 # did, reads a report of version 1, and refuses what is not a report.
 # Screenshots are kept in BUILD/screenshots/.
 source "$(dirname "$0")/lib.sh"
@@ -106,6 +106,16 @@ if [ "$(id -u)" -eq 0 ]; then
     "$WORK/captures" --report html:"$WORK/cap.html" --report json:"$WORK/cap.json"
   page cap 0
   contains "$out" "data-packet per frame of icmp.pcap" "the ICMP capture's frames are on its ladder"
+  # Without scripts everything but the interactive parts shows: the same
+  # hooks, every frame of the ladder; and the page prints (to PDF).
+  cp "$WORK/cap.html" "$WORK/cap-noscript.html"
+  cp "$WORK/cap.json" "$WORK/cap-noscript.json"
+  page cap-noscript 0 --no-scripts --capture-dir "$WORK/captures"
+  contains "$out" "data-packet per frame of icmp.pcap" "without scripts too"
+  expect_exit 0 "the page prints" -- env TMPDIR="$WORK" $PY tests/tools/browser_check.py "$WORK/cap.html" --strict \
+    --pdf "$WORK/cap.pdf"
+  [ "$(head -c 5 "$WORK/cap.pdf")" = "%PDF-" ] && [ "$(stat -c %s "$WORK/cap.pdf")" -gt 20000 ] \
+    && pass "a PDF of $(stat -c %s "$WORK/cap.pdf") bytes" || fail "no PDF of the page"
   # Its pcap gone, `rxerun report` still draws the page, with a note.
   rm "$WORK/captures/icmp.pcap"
   expect_exit 0 "rxerun report after a capture is gone" -- "$RXERUN" report "$WORK/cap.json" -o "$WORK/gone.html"
