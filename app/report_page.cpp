@@ -21,6 +21,7 @@
 #include "base/version.h"
 #include "engine/exit_code.h"
 #include "engine/picture.h"
+#include "engine/runner.h"
 
 namespace rxerun {
 
@@ -76,8 +77,9 @@ std::string_view verdict_class(std::string_view verdict) {
   return "error";
 }
 
+// A step the run stopped at: the page opens it and points at it.
 bool troubled(const StepReport& s) {
-  return s.status == StepStatus::Failed || s.status == StepStatus::Error || s.status == StepStatus::Interrupted;
+  return Runner::stops_run(s.status);
 }
 
 // The page's own styles; the ladder brings its own (ladder_css()).
@@ -521,13 +523,12 @@ class Page {
   // What the RDMA stack logged during the run (as the terminal shows it after
   // a failure), collapsed; per node in a two-node lab.
   void kernel_messages(const RunReport& r) {
-    std::vector<std::pair<std::string, const nlohmann::json*>> logs;
-    if (r.host.is_object() && r.host.contains("kernel_messages")) logs.push_back({"", &r.host["kernel_messages"]});
+    std::vector<std::string> nodes{""};
     if (r.vm.is_object() && r.vm.contains("nodes") && r.vm["nodes"].is_object())
-      for (const auto& [name, node] : r.vm["nodes"].items())
-        if (node.is_object() && node.contains("kernel_messages")) logs.push_back({name, &node["kernel_messages"]});
-    for (const auto& [node, lines] : logs) {
-      if (!lines->is_array() || lines->empty()) continue;
+      for (const auto& [name, node] : r.vm["nodes"].items()) nodes.push_back(name);
+    for (const auto& node : nodes) {
+      const nlohmann::json* lines = messages_of(r, node);
+      if (!lines || !lines->is_array() || lines->empty()) continue;
       out_ +=
           fmt::format("<details class=\"kmsg\"><summary>kernel messages of the RDMA stack{} ({} line{})</summary><pre>",
                       node.empty() ? "" : " on node " + html_text(node), lines->size(), lines->size() == 1 ? "" : "s");
