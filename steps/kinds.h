@@ -35,6 +35,8 @@ Kind rule_kind();
 Kind rxe_kind();
 Kind siw_kind();
 Kind sleep_kind();
+Kind srp_login_kind();
+Kind srpt_kind();
 Kind sysctl_kind();
 Kind verbs_kind();
 Kind wait_kind();

@@ -177,12 +177,8 @@ StepResult wait_for_namespace(StepContext& ctx, unsigned instance, nlohmann::jso
 StepResult connect_refused(const Error& e, const std::string& nqn, const std::string& target,
                            const std::vector<std::string>& kernel_log, nlohmann::json facts) {
   const int code = e.code;
-  facts["errno"] = errno_symbol(code);
-  facts["error"] = std::string(std::strerror(code));
-  StepResult r = StepResult::fail("the kernel refused the connect to " + nqn + " at " + target + ": " +
-                                      std::strerror(code) + " (" + errno_symbol(code) + ")",
-                                  facts);
-  for (const auto& line : kernel_log) r.hints.push_back("kernel: " + line);
+  StepResult r =
+      kernel_refusal(code, "the kernel refused the connect to " + nqn + " at " + target, kernel_log, std::move(facts));
   if (code == ECONNRESET || code == ECONNREFUSED)
     r.hints.push_back(
         "nobody listens there for that subsystem, or the target refused this host: is an nvmet "

@@ -18,12 +18,8 @@
 // configfs's mount by its mount ID. A subsystem of that NQN before the run
 // is a clear error, and nothing is changed.
 //
-// null_blk devices are made in configfs (/sys/kernel/config/nullb), not by
-// module parameters: configfs gives a device of the size asked for (in
-// MiB, module parameters only in GiB), memory-backed so that what is
-// written reads back, under a name of this run's, and leaves any device of
-// someone else's alone; null_blk itself is loaded with nr_devices=0 so that
-// it makes no device of its own.
+// The backing and configfs's mount are steps/common/block_backing.h's,
+// shared with srpt.
 
 #include <algorithm>
 #include <cerrno>
@@ -33,6 +29,7 @@
 #include "base/try.h"
 #include "engine/diag.h"
 #include "engine/step.h"
+#include "steps/common/block_backing.h"
 #include "steps/common/identity.h"
 #include "steps/common/journal_record.h"
 #include "steps/common/modules.h"
@@ -43,10 +40,6 @@
 namespace rxerun::steps {
 
 namespace {
-
-constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-constexpr Duration kNvmetPoll{20};
-constexpr const char* kNullBlkPrefix = "rxerun-nullb";
 
 StepResult run_nvmet(const Params& params, StepContext& ctx);
 Result<nlohmann::json> undo_nvmet(const nlohmann::json& args, UndoContext& ctx);
@@ -62,21 +55,7 @@ void validate_nvmet(const nlohmann::json& params, const KindSpec::Complaint& com
       if (h.is_string() && !valid_nqn(h.get_ref<const std::string&>(), &why))
         complain("hosts." + std::to_string(i), "'hosts' must hold host NQNs: " + why);
     }
-  const auto& ns = params.at("namespace");
-  const bool file = ns.contains("file"), null_blk = ns.contains("null_blk");
-  if (file == null_blk) complain("namespace", "'namespace' takes one backing: file: {path, size} or null_blk: {size}");
-  if (file) {
-    const auto& path = ns.at("file").at("path");
-    if (path.is_string() && !path.get_ref<const std::string&>().starts_with("/"))
-      complain("namespace.file.path", "'namespace.file.path' must be an absolute path (the kernel opens it)");
-  }
-  if (null_blk) {
-    const auto& size = ns.at("null_blk").at("size");
-    if (size.is_number_unsigned() && size.get<std::uint64_t>() % kMiB != 0)
-      complain("namespace.null_blk.size",
-               "'namespace.null_blk.size' must be a whole number of MiB (null_blk sizes its devices in MiB), got " +
-                   format_size(size.get<std::uint64_t>()));
-  }
+  validate_backing(params.at("namespace"), "namespace", complain);
 }
 
 }  // namespace
@@ -89,11 +68,6 @@ Kind nvmet_kind() {
   spec.summary =
       "Build an NVMe over Fabrics target in configfs: a subsystem, a namespace on a file or null_blk, a port over "
       "RDMA; undo takes it apart in reverse.";
-  const ParamSpec size_param{.name = "size",
-                             .type = ParamType::Size,
-                             .required = true,
-                             .help = "bytes, or with a binary unit: 64MiB, 1GiB",
-                             .min = 4096};
   spec.params = {
       {.name = "nqn",
        .type = ParamType::String,
@@ -103,27 +77,15 @@ Kind nvmet_kind() {
        .type = ParamType::Object,
        .required = true,
        .help = "what the namespace serves: file: {path, size} or null_blk: {size}",
-       .fields =
-           {
-               {.name = "file",
-                .type = ParamType::Object,
-                .help = "a file, created with that size (sparse) when absent and then deleted at cleanup",
-                .fields = {{.name = "path",
-                            .type = ParamType::String,
-                            .required = true,
-                            .help = "absolute: /run/nvme-lab.img (not on overlayfs; see the docs)"},
-                           size_param}},
-               {.name = "null_blk",
-                .type = ParamType::Object,
-                .help = "a memory-backed null_blk device of that size (whole MiB), made for the step",
-                .fields = {size_param}},
-               {.name = "nsid",
-                .type = ParamType::Int,
-                .default_value = 1,
-                .help = "the namespace ID",
-                .min = 1,
-                .max = 0xfffffffeLL},
-           }},
+       .fields = with_backing_fields("/run/nvme-lab.img",
+                                     {
+                                         {.name = "nsid",
+                                          .type = ParamType::Int,
+                                          .default_value = 1,
+                                          .help = "the namespace ID",
+                                          .min = 1,
+                                          .max = 0xfffffffeLL},
+                                     })},
       {.name = "port",
        .type = ParamType::Object,
        .required = true,
@@ -187,52 +149,6 @@ namespace {
 //
 // Each names itself with "op", which is the key an entry written before
 // records named themselves is told by (nvmet_record_in_older_entry()).
-
-// configfs's mount, when the step mounted it (identity: its mount ID).
-struct ConfigfsMountRecord {
-  static constexpr std::string_view kOp = "configfs_mount";
-  std::string path;
-  nlohmann::json identity;  // {"mount_id"}
-
-  nlohmann::json to_args() const { return {{"op", kOp}, {"configfs_mount", path}}; }
-  static Result<ConfigfsMountRecord> read(JournalArgs& a) {
-    ConfigfsMountRecord r{a.text("configfs_mount"), a.identity()};
-    if (a.ok() && r.path != sys::kConfigfsPath) a.refuse("configfs_mount", sys::kConfigfsPath);
-    if (!a.ok()) return a.error();
-    return r;
-  }
-};
-
-// A backing file the step created (identity: its device and inode).
-struct BackingFileRecord {
-  static constexpr std::string_view kOp = "file";
-  std::string path;
-  nlohmann::json identity;  // {"dev", "ino"}
-
-  nlohmann::json to_args() const { return {{"op", kOp}, {"file", path}}; }
-  static Result<BackingFileRecord> read(JournalArgs& a) {
-    BackingFileRecord r{a.text("file"), a.identity()};
-    if (a.ok() && !r.path.starts_with("/")) a.refuse("file", "an absolute path");
-    if (!a.ok()) return a.error();
-    return r;
-  }
-};
-
-// A null_blk device the step made (identity: its index).
-struct NullBlkRecord {
-  static constexpr std::string_view kOp = "null_blk";
-  std::string name;
-  nlohmann::json identity;  // {"index"}
-
-  nlohmann::json to_args() const { return {{"op", kOp}, {"null_blk", name}}; }
-  static Result<NullBlkRecord> read(JournalArgs& a) {
-    NullBlkRecord r{a.text("null_blk"), a.identity()};
-    if (a.ok() && (!r.name.starts_with(kNullBlkPrefix) || r.name.size() > 31 || r.name.find('/') != std::string::npos))
-      a.refuse("null_blk", "a null_blk device name of rxerun's");
-    if (!a.ok()) return a.error();
-    return r;
-  }
-};
 
 // The subsystem (identity: its serial's tag, serial_tag()).
 struct SubsystemRecord {
@@ -367,17 +283,6 @@ std::string adrfam_of(const std::string& address) {
   return address.find(':') == std::string::npos ? "ipv4" : "ipv6";
 }
 
-// Mounts configfs when it is not, journalled first with its mount ID.
-Result<void> ensure_configfs(StepContext& ctx) {
-  auto& nvme = ctx.sys().nvme;
-  RXERUN_TRY_ASSIGN(const auto mounted, nvme.configfs_mount());
-  if (mounted) return {};
-  RXERUN_TRY(ctx.will_change(ConfigfsMountRecord{sys::kConfigfsPath, nullptr}.to_args(),
-                             std::string("unmount configfs from ") + sys::kConfigfsPath + " (mounted by this run)"));
-  RXERUN_TRY_ASSIGN(const auto id, nvme.mount_configfs());
-  return ctx.identify({{"mount_id", id}});
-}
-
 // configfs first (loaded, then mounted), then what lives in it: so that
 // cleanup unloads nvmet while the tree is still visible, then unmounts.
 Result<void> load_target_modules(StepContext& ctx, const std::string& transport, bool file,
@@ -392,62 +297,15 @@ Result<void> load_target_modules(StepContext& ctx, const std::string& transport,
   return {};
 }
 
-struct Backing {
-  std::string device;  // what device_path gets
-  std::uint64_t size = 0;
-  bool file_created = false;
-};
-
-Result<Backing> make_file_backing(const Params& file, StepContext& ctx, std::vector<std::string>* hints) {
-  auto& nvme = ctx.sys().nvme;
-  const std::string path = file.str("path");
-  const std::uint64_t size = file.size("size");
-  RXERUN_TRY_ASSIGN(const auto fs, nvme.file_system(path));
-  if (fs == "overlayfs")
-    return make_error(path +
-                          " is on overlayfs, whose files give an nvmet namespace a block size of 0: the host "
-                          "skips such a namespace (docs/kernel-notes.md, \"NVMe over Fabrics\"); put the file on "
-                          "tmpfs (/run, /dev/shm) or a disk's file system",
-                      EINVAL);
-  RXERUN_TRY_ASSIGN(const auto found, nvme.file_id(path));
-  if (found) {
-    if (found->size != size)
-      hints->push_back(path + " was there already with " + std::to_string(found->size) +
-                       " bytes: served as it is (and left in place)");
-    return Backing{path, found->size, false};
-  }
-  RXERUN_TRY(ctx.will_change(BackingFileRecord{path, nullptr}.to_args(), "delete " + path + " (created by this run)"));
-  RXERUN_TRY_ASSIGN(const auto made, nvme.create_file(path, size));
-  RXERUN_TRY(ctx.identify({{"dev", made.dev}, {"ino", made.ino}}));
-  return Backing{path, size, true};
-}
-
-Result<Backing> make_null_blk_backing(const Params& null_blk, StepContext& ctx) {
-  auto& nvme = ctx.sys().nvme;
-  const std::uint64_t size = null_blk.size("size");
-  RXERUN_TRY_ASSIGN(const auto existing, nvme.null_blks());
-  // The lowest free name of ours; the disk is named after it (at most 31 bytes).
-  std::string name;
-  for (unsigned n = 0; name.empty(); ++n) {
-    const std::string candidate = kNullBlkPrefix + std::to_string(n);
-    if (std::none_of(existing.begin(), existing.end(), [&](const sys::NullBlk& b) { return b.name == candidate; }))
-      name = candidate;
-  }
-  RXERUN_TRY(ctx.will_change(NullBlkRecord{name, nullptr}.to_args(), "remove null_blk device " + name));
-  RXERUN_TRY(nvme.add_null_blk(name, size / kMiB));
-  RXERUN_TRY_ASSIGN(const auto now, nvme.null_blks());
-  auto it = std::find_if(now.begin(), now.end(), [&](const sys::NullBlk& b) { return b.name == name; });
-  if (it == now.end() || !it->powered) return make_error("null_blk device " + name + " did not power on", EIO);
-  RXERUN_TRY(ctx.identify({{"index", it->index}}));
-  // devtmpfs makes the node as the disk is added; wait for it all the same.
-  const std::string disk = it->disk.substr(it->disk.rfind('/') + 1);
-  for (;;) {
-    RXERUN_TRY_ASSIGN(const bool there, nvme.block_device(disk));
-    if (there) break;
-    if (ctx.sleep_for(kNvmetPoll) != WaitStatus::Done)
-      return make_error("the block device " + it->disk + " did not appear", ETIMEDOUT);
-  }
-  return Backing{it->disk, size, false};
+// A file on overlayfs gives an nvmet namespace a block size of 0.
+Result<void> refuse_overlayfs(StepContext& ctx, const std::string& path) {
+  RXERUN_TRY_ASSIGN(const auto fs, ctx.sys().nvme.file_system(path));
+  if (fs != "overlayfs") return {};
+  return make_error(path +
+                        " is on overlayfs, whose files give an nvmet namespace a block size of 0: the host "
+                        "skips such a namespace (docs/kernel-notes.md, \"NVMe over Fabrics\"); put the file on "
+                        "tmpfs (/run, /dev/shm) or a disk's file system",
+                    EINVAL);
 }
 
 // Makes the subsystem and records its serial. Its serial; none when a
@@ -588,8 +446,8 @@ StepResult build_target(const Params& params, StepContext& ctx, std::vector<std:
   if (subsystem_named(loaded, nqn)) return subsystem_exists(nqn);
 
   nlohmann::json facts = {{"nqn", nqn}, {"nsid", nsid}};
-  RXERUN_TRY_ASSIGN(const Backing backing, file ? make_file_backing(ns.object("file"), ctx, &hints)
-                                                : make_null_blk_backing(ns.object("null_blk"), ctx));
+  if (file) RXERUN_TRY(refuse_overlayfs(ctx, ns.object("file").str("path")));
+  RXERUN_TRY_ASSIGN(const Backing backing, make_backing(ns, ctx, &hints));
   facts["device"] = backing.device;
   facts["size"] = backing.size;
   facts["file_created"] = backing.file_created;
@@ -729,49 +587,6 @@ Result<nlohmann::json> undo_subsystem(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_null_blk(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, NullBlkRecord::read(a));
-  const std::string& name = record.name;
-  RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.null_blks());
-  auto it = std::find_if(all.begin(), all.end(), [&](const sys::NullBlk& b) { return b.name == name; });
-  if (it == all.end()) return nlohmann::json::object();
-  if (auto index = nvme_identity_number(record.identity, "index"); index && *index != it->index)
-    return make_error("null_blk device " + name + " is another one than this run made (index " +
-                      std::to_string(it->index) + "): left alone");
-  if (auto r = ctx.sys().nvme.remove_null_blk(name); !r && r.error().code != ENOENT) return r.error();
-  return nlohmann::json::object();
-}
-
-Result<nlohmann::json> undo_file(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, BackingFileRecord::read(a));
-  const std::string& path = record.path;
-  RXERUN_TRY_ASSIGN(const auto found, ctx.sys().nvme.file_id(path));
-  if (!found) return nlohmann::json::object();
-  if (record.identity.is_null())
-    // Made, but the run ended before it said which file: one there now may be someone else's.
-    return nlohmann::json{{"left_alone", path + " (the journal does not say which file this run created)"}};
-  const nlohmann::json now = {{"dev", found->dev}, {"ino", found->ino}};
-  if (differs(record.identity, now))
-    return make_error(path + " is another file than the one this run created (device " + std::to_string(found->dev) +
-                      ", inode " + std::to_string(found->ino) + "): left alone");
-  if (auto r = ctx.sys().nvme.remove_file(path); !r && r.error().code != ENOENT) return r.error();
-  return nlohmann::json::object();
-}
-
-Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, ConfigfsMountRecord::read(a));
-  RXERUN_TRY_ASSIGN(const auto mounted, ctx.sys().nvme.configfs_mount());
-  if (!mounted) return nlohmann::json::object();
-  if (auto mount_id = nvme_identity_number(record.identity, "mount_id"); mount_id && *mount_id != *mounted)
-    return nlohmann::json{{"left_alone", std::string("configfs on ") + sys::kConfigfsPath + " (mounted again since)"}};
-  if (auto r = ctx.sys().nvme.unmount_configfs(); !r) {
-    if (r.error().code == EBUSY)
-      return make_error(std::string("configfs on ") + sys::kConfigfsPath + " is in use: left mounted", EBUSY);
-    if (r.error().code != EINVAL) return r.error();
-  }
-  return nlohmann::json::object();
-}
-
 // What still needs the modules of a record: nvmet's subsystems, null_blk's devices.
 Result<std::vector<std::string>> nvmet_users(const ModulesRecord& record, UndoContext& ctx) {
   std::vector<std::string> users;
@@ -783,8 +598,8 @@ Result<std::vector<std::string>> nvmet_users(const ModulesRecord& record, UndoCo
     for (const auto& s : subs) users.push_back("NVMe target subsystem " + s.nqn);
   }
   if (has("null_blk") || has("configfs")) {
-    RXERUN_TRY_ASSIGN(const auto blks, ctx.sys().nvme.null_blks());
-    for (const auto& b : blks) users.push_back("null_blk device " + b.name);
+    RXERUN_TRY_ASSIGN(const auto blks, null_blk_users(ctx));
+    users.insert(users.end(), blks.begin(), blks.end());
   }
   return users;
 }
@@ -810,7 +625,7 @@ const NvmetUndo kNvmetUndos[] = {
     {AllowedHostRecord::kOp, undo_allowed_host},
     {TargetHostRecord::kOp, undo_host},
     {NullBlkRecord::kOp, undo_null_blk},
-    {BackingFileRecord::kOp, undo_file},
+    {BackingFileRecord::kOp, undo_backing_file},
     {ConfigfsMountRecord::kOp, undo_configfs_mount},
     {SubsystemRecord::kOp, undo_subsystem},
 };

@@ -23,6 +23,13 @@ bool is_nvme_kernel_message(std::string_view m) {
   return false;
 }
 
+bool is_srp_kernel_message(std::string_view m) {
+  for (std::string_view p :
+       {"ib_srp", "scsi host", "scsi ", "sd ", "srp", "SRP", "target_core", "TARGET_CORE", "ib_srpt"})
+    if (m.starts_with(p)) return true;
+  return false;
+}
+
 std::uint64_t kernel_log_now() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -91,6 +98,10 @@ std::vector<std::string> rdma_kernel_messages(std::uint64_t since) {
 
 std::vector<std::string> nvme_kernel_messages(std::uint64_t since) {
   return kernel_messages_of(since, is_nvme_kernel_message);
+}
+
+std::vector<std::string> srp_kernel_messages(std::uint64_t since) {
+  return kernel_messages_of(since, is_srp_kernel_message);
 }
 
 std::string RealKernelLog::release() {

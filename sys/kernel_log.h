@@ -20,6 +20,10 @@ bool is_rdma_kernel_message(std::string_view message);
 // Whether a kernel log message came from the NVMe stack (host or target).
 bool is_nvme_kernel_message(std::string_view message);
 
+// Whether a kernel log message came from the SCSI RDMA Protocol's stack
+// (ib_srp, ib_srpt, LIO, the SCSI midlayer and its disks).
+bool is_srp_kernel_message(std::string_view message);
+
 // Now on the kernel log's clock (CLOCK_MONOTONIC, microseconds).
 std::uint64_t kernel_log_now();
 
@@ -46,8 +50,9 @@ std::vector<KernelRecord> kernel_records(std::uint64_t since = 0);
 // The RDMA stack's messages logged at or after `since` (kernel_log_now()'s
 // clock), oldest first, as dmesg prints them: "[   12.345678] rdma_rxe: loaded".
 std::vector<std::string> rdma_kernel_messages(std::uint64_t since = 0);
-// The same for the NVMe stack's messages.
+// The same for the NVMe stack's messages, and for SRP's.
 std::vector<std::string> nvme_kernel_messages(std::uint64_t since = 0);
+std::vector<std::string> srp_kernel_messages(std::uint64_t since = 0);
 
 // The kernel's log as the runner reads it: its clock (to note when each
 // step ran) and its records of a time window.

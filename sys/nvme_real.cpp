@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "base/fd.h"
+#include "sys/kernel_files.h"
 #include "sys/kernel_log.h"
 
 namespace rxerun::sys {
@@ -23,85 +24,6 @@ namespace {
 
 Error nvme_errno_error(const std::string& what, int code) {
   return make_error(what + ": " + std::strerror(code), code);
-}
-
-// An attribute's text without its trailing newline; ENOENT when absent.
-Result<std::string> read_nvme_attr(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return nvme_errno_error("cannot read " + path, errno);
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return nvme_errno_error("cannot read " + path, errno);
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > 65536) break;
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\0')) out.pop_back();
-  return out;
-}
-
-// One write(2) of the whole value, as configfs and sysfs want it.
-Result<void> write_nvme_attr(const std::string& path, const std::string& value) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!fd.valid()) return nvme_errno_error("cannot open " + path, errno);
-  ssize_t n;
-  do n = ::write(fd.get(), value.data(), value.size());
-  while (n < 0 && errno == EINTR);
-  if (n < 0) return nvme_errno_error("writing '" + value + "' to " + path, errno);
-  return {};
-}
-
-Result<void> make_nvme_dir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) != 0) return nvme_errno_error("mkdir " + path, errno);
-  return {};
-}
-
-Result<void> remove_nvme_dir(const std::string& path) {
-  if (::rmdir(path.c_str()) != 0) return nvme_errno_error("rmdir " + path, errno);
-  return {};
-}
-
-Result<void> make_nvme_link(const std::string& target, const std::string& link) {
-  if (::symlink(target.c_str(), link.c_str()) != 0) return nvme_errno_error("ln -s " + target + " " + link, errno);
-  return {};
-}
-
-Result<void> remove_nvme_link(const std::string& link) {
-  if (::unlink(link.c_str()) != 0) return nvme_errno_error("rm " + link, errno);
-  return {};
-}
-
-// The names in a directory, sorted; empty when it does not exist.
-std::vector<std::string> dir_entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") out.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-bool nvme_path_exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-template <class T>
-bool parse_nvme_number(std::string_view text, T* out, int base = 10) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out, base);
-  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
-}
-
-std::string nvme_attr_or_empty(const std::string& path) {
-  auto v = read_nvme_attr(path);
-  return v ? *v : std::string();
 }
 
 // "traddr=10.10.0.1,trsvcid=4420,host_traddr=10.10.0.2" -> its values.
@@ -177,7 +99,7 @@ Result<std::optional<std::uint64_t>> RealNvme::configfs_mount() {
     const auto dash = line.find(" - ");
     if (dash == std::string::npos || line.compare(dash + 3, 9, "configfs ") != 0) continue;
     std::uint64_t n = 0;
-    if (parse_nvme_number(id, &n)) found = n;  // the last one is on top
+    if (parse_unsigned(id, &n)) found = n;  // the last one is on top
   }
   return found;
 }
@@ -201,17 +123,17 @@ Result<std::vector<NvmetSubsystem>> RealNvme::subsystems() {
   for (const auto& nqn : dir_entries(std::string(kConfigfsPath) + "/nvmet/subsystems")) {
     const std::string dir = nvmet_subsystem_dir(nqn);
     NvmetSubsystem s{.nqn = nqn,
-                     .serial = nvme_attr_or_empty(dir + "/attr_serial"),
-                     .allow_any_host = nvme_attr_or_empty(dir + "/attr_allow_any_host") == "1",
+                     .serial = attr_or_empty(dir + "/attr_serial"),
+                     .allow_any_host = attr_or_empty(dir + "/attr_allow_any_host") == "1",
                      .allowed_hosts = dir_entries(dir + "/allowed_hosts")};
     for (const auto& id : dir_entries(dir + "/namespaces")) {
       unsigned nsid = 0;
-      if (!parse_nvme_number(id, &nsid)) continue;
+      if (!parse_unsigned(id, &nsid)) continue;
       const std::string ns = nvmet_namespace_dir(nqn, nsid);
       s.namespaces.push_back({.nsid = nsid,
-                              .device_path = nvme_attr_or_empty(ns + "/device_path"),
-                              .enabled = nvme_attr_or_empty(ns + "/enable") == "1",
-                              .buffered_io = nvme_attr_or_empty(ns + "/buffered_io") == "1"});
+                              .device_path = attr_or_empty(ns + "/device_path"),
+                              .enabled = attr_or_empty(ns + "/enable") == "1",
+                              .buffered_io = attr_or_empty(ns + "/buffered_io") == "1"});
     }
     out.push_back(std::move(s));
   }
@@ -219,15 +141,15 @@ Result<std::vector<NvmetSubsystem>> RealNvme::subsystems() {
 }
 
 Result<void> RealNvme::add_subsystem(const std::string& nqn) {
-  return make_nvme_dir(nvmet_subsystem_dir(nqn));
+  return make_kernel_dir(nvmet_subsystem_dir(nqn));
 }
 
 Result<void> RealNvme::remove_subsystem(const std::string& nqn) {
-  return remove_nvme_dir(nvmet_subsystem_dir(nqn));
+  return remove_kernel_dir(nvmet_subsystem_dir(nqn));
 }
 
 Result<void> RealNvme::set_allow_any_host(const std::string& nqn, bool allow) {
-  return write_nvme_attr(nvmet_subsystem_dir(nqn) + "/attr_allow_any_host", allow ? "1" : "0");
+  return write_attr(nvmet_subsystem_dir(nqn) + "/attr_allow_any_host", allow ? "1" : "0");
 }
 
 Result<std::vector<std::string>> RealNvme::hosts() {
@@ -235,53 +157,53 @@ Result<std::vector<std::string>> RealNvme::hosts() {
 }
 
 Result<void> RealNvme::add_host(const std::string& hostnqn) {
-  return make_nvme_dir(nvmet_host_dir(hostnqn));
+  return make_kernel_dir(nvmet_host_dir(hostnqn));
 }
 
 Result<void> RealNvme::remove_host(const std::string& hostnqn) {
-  return remove_nvme_dir(nvmet_host_dir(hostnqn));
+  return remove_kernel_dir(nvmet_host_dir(hostnqn));
 }
 
 Result<void> RealNvme::allow_host(const std::string& nqn, const std::string& hostnqn) {
-  return make_nvme_link(nvmet_host_dir(hostnqn), nvmet_subsystem_dir(nqn) + "/allowed_hosts/" + hostnqn);
+  return make_kernel_link(nvmet_host_dir(hostnqn), nvmet_subsystem_dir(nqn) + "/allowed_hosts/" + hostnqn);
 }
 
 Result<void> RealNvme::disallow_host(const std::string& nqn, const std::string& hostnqn) {
-  return remove_nvme_link(nvmet_subsystem_dir(nqn) + "/allowed_hosts/" + hostnqn);
+  return remove_kernel_link(nvmet_subsystem_dir(nqn) + "/allowed_hosts/" + hostnqn);
 }
 
 Result<void> RealNvme::add_namespace(const std::string& nqn, unsigned nsid) {
-  return make_nvme_dir(nvmet_namespace_dir(nqn, nsid));
+  return make_kernel_dir(nvmet_namespace_dir(nqn, nsid));
 }
 
 Result<void> RealNvme::set_namespace_device(const std::string& nqn, unsigned nsid, const std::string& path,
                                             bool buffered_io) {
   const std::string dir = nvmet_namespace_dir(nqn, nsid);
-  if (auto r = write_nvme_attr(dir + "/device_path", path); !r) return r;
+  if (auto r = write_attr(dir + "/device_path", path); !r) return r;
   // Older kernels have no buffered_io; it is only written when wanted.
-  if (buffered_io) return write_nvme_attr(dir + "/buffered_io", "1");
+  if (buffered_io) return write_attr(dir + "/buffered_io", "1");
   return {};
 }
 
 Result<void> RealNvme::enable_namespace(const std::string& nqn, unsigned nsid, bool enable) {
-  return write_nvme_attr(nvmet_namespace_dir(nqn, nsid) + "/enable", enable ? "1" : "0");
+  return write_attr(nvmet_namespace_dir(nqn, nsid) + "/enable", enable ? "1" : "0");
 }
 
 Result<void> RealNvme::remove_namespace(const std::string& nqn, unsigned nsid) {
-  return remove_nvme_dir(nvmet_namespace_dir(nqn, nsid));
+  return remove_kernel_dir(nvmet_namespace_dir(nqn, nsid));
 }
 
 Result<std::vector<NvmetPort>> RealNvme::ports() {
   std::vector<NvmetPort> out;
   for (const auto& name : dir_entries(std::string(kConfigfsPath) + "/nvmet/ports")) {
     unsigned id = 0;
-    if (!parse_nvme_number(name, &id)) continue;
+    if (!parse_unsigned(name, &id)) continue;
     const std::string dir = nvmet_port_dir(id);
     out.push_back({.id = id,
-                   .trtype = nvme_attr_or_empty(dir + "/addr_trtype"),
-                   .adrfam = nvme_attr_or_empty(dir + "/addr_adrfam"),
-                   .traddr = nvme_attr_or_empty(dir + "/addr_traddr"),
-                   .trsvcid = nvme_attr_or_empty(dir + "/addr_trsvcid"),
+                   .trtype = attr_or_empty(dir + "/addr_trtype"),
+                   .adrfam = attr_or_empty(dir + "/addr_adrfam"),
+                   .traddr = attr_or_empty(dir + "/addr_traddr"),
+                   .trsvcid = attr_or_empty(dir + "/addr_trsvcid"),
                    .subsystems = dir_entries(dir + "/subsystems")});
   }
   return out;
@@ -289,40 +211,40 @@ Result<std::vector<NvmetPort>> RealNvme::ports() {
 
 Result<void> RealNvme::add_port(const NvmetPort& port) {
   const std::string dir = nvmet_port_dir(port.id);
-  if (auto r = make_nvme_dir(dir); !r) return r;
+  if (auto r = make_kernel_dir(dir); !r) return r;
   for (const auto& [attr, value] : {std::pair{"addr_trtype", port.trtype},
                                     {"addr_adrfam", port.adrfam},
                                     {"addr_traddr", port.traddr},
                                     {"addr_trsvcid", port.trsvcid}})
-    if (auto r = write_nvme_attr(dir + "/" + attr, value); !r) return r;
+    if (auto r = write_attr(dir + "/" + attr, value); !r) return r;
   return {};
 }
 
 Result<void> RealNvme::remove_port(unsigned id) {
-  return remove_nvme_dir(nvmet_port_dir(id));
+  return remove_kernel_dir(nvmet_port_dir(id));
 }
 
 Result<void> RealNvme::link_port(unsigned id, const std::string& nqn) {
-  return make_nvme_link(nvmet_subsystem_dir(nqn), nvmet_port_dir(id) + "/subsystems/" + nqn);
+  return make_kernel_link(nvmet_subsystem_dir(nqn), nvmet_port_dir(id) + "/subsystems/" + nqn);
 }
 
 Result<void> RealNvme::unlink_port(unsigned id, const std::string& nqn) {
-  return remove_nvme_link(nvmet_port_dir(id) + "/subsystems/" + nqn);
+  return remove_kernel_link(nvmet_port_dir(id) + "/subsystems/" + nqn);
 }
 
 Result<std::vector<NullBlk>> RealNvme::null_blks() {
   std::vector<NullBlk> out;
   for (const auto& name : dir_entries(std::string(kConfigfsPath) + "/nullb")) {
     const std::string dir = null_blk_dir(name);
-    if (!nvme_path_exists(dir + "/power")) continue;  // "features" and other files of the tree's top
+    if (!kernel_path_exists(dir + "/power")) continue;  // "features" and other files of the tree's top
     NullBlk n{.name = name};
-    (void)parse_nvme_number(nvme_attr_or_empty(dir + "/index"), &n.index);
-    (void)parse_nvme_number(nvme_attr_or_empty(dir + "/size"), &n.size_mib);
-    n.memory_backed = nvme_attr_or_empty(dir + "/memory_backed") == "1";
-    n.powered = nvme_attr_or_empty(dir + "/power") == "1";
+    (void)parse_unsigned(attr_or_empty(dir + "/index"), &n.index);
+    (void)parse_unsigned(attr_or_empty(dir + "/size"), &n.size_mib);
+    n.memory_backed = attr_or_empty(dir + "/memory_backed") == "1";
+    n.powered = attr_or_empty(dir + "/power") == "1";
     // Recent kernels name the disk after the item (6.1 and 7.3 do); older ones nullb<index>.
     if (n.powered)
-      n.disk = nvme_path_exists("/sys/block/" + name) ? "/dev/" + name : "/dev/nullb" + std::to_string(n.index);
+      n.disk = kernel_path_exists("/sys/block/" + name) ? "/dev/" + name : "/dev/nullb" + std::to_string(n.index);
     out.push_back(std::move(n));
   }
   return out;
@@ -330,17 +252,17 @@ Result<std::vector<NullBlk>> RealNvme::null_blks() {
 
 Result<void> RealNvme::add_null_blk(const std::string& name, std::uint64_t size_mib) {
   const std::string dir = null_blk_dir(name);
-  if (auto r = make_nvme_dir(dir); !r) return r;
-  if (auto r = write_nvme_attr(dir + "/size", std::to_string(size_mib)); !r) return r;
-  if (auto r = write_nvme_attr(dir + "/memory_backed", "1"); !r) return r;
-  return write_nvme_attr(dir + "/power", "1");
+  if (auto r = make_kernel_dir(dir); !r) return r;
+  if (auto r = write_attr(dir + "/size", std::to_string(size_mib)); !r) return r;
+  if (auto r = write_attr(dir + "/memory_backed", "1"); !r) return r;
+  return write_attr(dir + "/power", "1");
 }
 
 Result<void> RealNvme::remove_null_blk(const std::string& name) {
   const std::string dir = null_blk_dir(name);
-  if (nvme_attr_or_empty(dir + "/power") == "1")
-    if (auto r = write_nvme_attr(dir + "/power", "0"); !r) return r;
-  return remove_nvme_dir(dir);
+  if (attr_or_empty(dir + "/power") == "1")
+    if (auto r = write_attr(dir + "/power", "0"); !r) return r;
+  return remove_kernel_dir(dir);
 }
 
 Result<std::optional<FileId>> RealNvme::file_id(const std::string& path) {
@@ -416,8 +338,8 @@ Result<FabricsConnected> RealNvme::connect(const FabricsOptions& options, std::v
   std::stringstream in(answer);
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (item.starts_with("instance=")) have_instance = parse_nvme_number(std::string_view(item).substr(9), &c.instance);
-    if (item.starts_with("cntlid=")) (void)parse_nvme_number(std::string_view(item).substr(7), &c.cntlid);
+    if (item.starts_with("instance=")) have_instance = parse_unsigned(std::string_view(item).substr(9), &c.instance);
+    if (item.starts_with("cntlid=")) (void)parse_unsigned(std::string_view(item).substr(7), &c.cntlid);
   }
   if (!have_instance) return make_error("/dev/nvme-fabrics answered '" + answer + "', not instance=N,cntlid=M", EIO);
   if (kernel_log) *kernel_log = nvme_kernel_messages(since);
@@ -428,18 +350,18 @@ Result<std::vector<FabricsController>> RealNvme::controllers() {
   std::vector<FabricsController> out;
   for (const auto& name : dir_entries("/sys/class/nvme")) {
     unsigned instance = 0;
-    if (!name.starts_with("nvme") || !parse_nvme_number(std::string_view(name).substr(4), &instance)) continue;
+    if (!name.starts_with("nvme") || !parse_unsigned(std::string_view(name).substr(4), &instance)) continue;
     const std::string dir = "/sys/class/nvme/" + name;
     FabricsController c{.instance = instance,
-                        .transport = nvme_attr_or_empty(dir + "/transport"),
-                        .subsysnqn = nvme_attr_or_empty(dir + "/subsysnqn"),
-                        .hostnqn = nvme_attr_or_empty(dir + "/hostnqn"),
-                        .state = nvme_attr_or_empty(dir + "/state")};
-    parse_controller_address(nvme_attr_or_empty(dir + "/address"), &c);
-    (void)parse_nvme_number(nvme_attr_or_empty(dir + "/cntlid"), &c.cntlid);
+                        .transport = attr_or_empty(dir + "/transport"),
+                        .subsysnqn = attr_or_empty(dir + "/subsysnqn"),
+                        .hostnqn = attr_or_empty(dir + "/hostnqn"),
+                        .state = attr_or_empty(dir + "/state")};
+    parse_controller_address(attr_or_empty(dir + "/address"), &c);
+    (void)parse_unsigned(attr_or_empty(dir + "/cntlid"), &c.cntlid);
     for (const auto& entry : dir_entries(dir)) {
       const std::string disk = namespace_disk(entry);
-      if (disk.empty() || !nvme_path_exists("/sys/block/" + disk)) continue;
+      if (disk.empty() || !kernel_path_exists("/sys/block/" + disk)) continue;
       if (std::find(c.block_devices.begin(), c.block_devices.end(), disk) == c.block_devices.end())
         c.block_devices.push_back(disk);
     }
@@ -450,7 +372,7 @@ Result<std::vector<FabricsController>> RealNvme::controllers() {
 
 Result<void> RealNvme::delete_controller(unsigned instance) {
   const std::string path = "/sys/class/nvme/nvme" + std::to_string(instance) + "/delete_controller";
-  return write_nvme_attr(path, "1");
+  return write_attr(path, "1");
 }
 
 Result<bool> RealNvme::block_device(const std::string& name) {

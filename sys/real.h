@@ -15,6 +15,7 @@
 #include "sys/qdisc_rtnl.h"
 #include "sys/rdma_host.h"
 #include "sys/routes_rtnl.h"
+#include "sys/srp_real.h"
 #include "sys/sysctl_proc.h"
 #include "sys/system.h"
 #include "sys/tools_real.h"
@@ -44,9 +45,10 @@ class RealSystem {
   RealVerbs verbs_;
   PcapCaptures captures_;
   RealNvme nvme_;
+  RealSrp srp_;
   RealKernelLog kernel_log_;
-  System system_{clock_, netns_,   interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_,    pinger_,
-                 rdma_,  modules_, routes_,    tools_, verbs_,   captures_, nvme_, kernel_log_};
+  System system_{clock_, netns_,   interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_, pinger_,
+                 rdma_,  modules_, routes_,    tools_, verbs_,   captures_, nvme_, srp_,    kernel_log_};
 };
 
 }  // namespace rxerun::sys

@@ -23,6 +23,7 @@
 #include "sys/qdisc.h"
 #include "sys/rdma.h"
 #include "sys/routes.h"
+#include "sys/srp.h"
 #include "sys/sysctl.h"
 #include "sys/tools.h"
 #include "sys/verbs.h"
@@ -59,6 +60,7 @@ struct System {
   Verbs& verbs;
   Captures& captures;
   Nvme& nvme;
+  Srp& srp;
   KernelLog& kernel_log;         // the runner reads the kernel's reports of the run from it
   Recorder* recorder = nullptr;  // set when planning
 };

@@ -28,9 +28,9 @@ std::optional<StepResult> refuse_other_netns(const StepContext& ctx, std::string
   if (!ctx.step().netns) return std::nullopt;
   StepResult r = StepResult::error(std::string(kind) +
                                    " runs in the initial network namespace only: the kernel's NVMe over Fabrics "
-                                   "RDMA transports open their connections there whatever the caller's; drop "
-                                   "`netns: " +
-                                   *ctx.step().netns + "` and put the target's and the host's addresses there");
+                                   "RDMA transports and its SRP target open their connections there whatever the "
+                                   "caller's; drop `netns: " +
+                                   *ctx.step().netns + "` and put the addresses there");
   return r;
 }
 
@@ -67,6 +67,15 @@ std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity
   const auto& v = identity.at(key);
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0)) return std::nullopt;
   return v.get<std::uint64_t>();
+}
+
+StepResult kernel_refusal(int code, const std::string& what, const std::vector<std::string>& kernel_log,
+                          nlohmann::json facts) {
+  facts["errno"] = errno_symbol(code);
+  facts["error"] = std::string(std::strerror(code));
+  StepResult r = StepResult::fail(what + ": " + std::strerror(code) + " (" + errno_symbol(code) + ")", facts);
+  for (const auto& line : kernel_log) r.hints.push_back("kernel: " + line);
+  return r;
 }
 
 std::string errno_symbol(int code) {

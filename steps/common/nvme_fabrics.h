@@ -1,13 +1,15 @@
 #pragma once
-// What the two NVMe over Fabrics kinds (nvmet, nvme_connect) share: the
+// What the storage kinds (nvmet, nvme_connect, srpt, srp_login) share: the
 // spelling of an NQN, the refusal of a step in another network namespace
-// (the kernel's NVMe-oF RDMA transports live in the initial one), and the
-// name of an errno for facts.
+// (the kernel's NVMe-oF RDMA transports and ib_srpt live in the initial
+// one), the name of an errno for facts, and a refusal of the kernel's as a
+// step's `fail`.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/step.h"
 
@@ -37,5 +39,11 @@ std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity
 
 // "ECONNRESET" for ECONNRESET; the number for one glibc cannot name.
 std::string errno_symbol(int code);
+
+// What the kernel refused (a connect, a login) as `fail`: "WHAT: its words
+// (ERRNO)", facts `errno` and `error` added to `facts`, and the kernel's
+// own lines as hints.
+StepResult kernel_refusal(int code, const std::string& what, const std::vector<std::string>& kernel_log,
+                          nlohmann::json facts);
 
 }  // namespace rxerun::steps

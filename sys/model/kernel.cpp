@@ -10,6 +10,24 @@
 
 namespace rxerun::sys {
 
+std::string echo_into_attr(const std::string& value, const std::string& file) {
+  return "echo " + shell_quote(value) + " > " + shell_quote(file);
+}
+
+Result<void> ModelKernel::act(std::string_view service, std::string_view op, std::string_view arg,
+                              const std::vector<Refusal>& refusals, const std::function<void()>& change,
+                              std::string what, std::string shell) {
+  if (auto f = fault(op, arg)) return *f;
+  const auto refusal = std::find_if(refusals.begin(), refusals.end(), [](const Refusal& r) { return r.when; });
+  if (refusal != refusals.end()) {
+    if (const Error e = make_error(refusal->why, refusal->code); refused(e)) return e;
+  } else {
+    change();
+  }
+  did_anywhere(service, std::move(what), std::move(shell));
+  return {};
+}
+
 void ModelKernel::did(std::string_view service, std::string what, std::string shell) {
   if (!netns.empty() && !shell.empty()) shell = shell_join({"ip", "netns", "exec", netns}) + " " + shell;
   did_anywhere(service, std::move(what), std::move(shell));

@@ -18,6 +18,7 @@
 //   no refusal.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,9 +87,26 @@ class ModelKernel final : public Recorder {
   bool refused(const Error& e) const;
   bool refused(const Result<void>& r) const { return !r && refused(r.error()); }
 
+  // A refusal of the kernel's, when `when` holds.
+  struct Refusal {
+    bool when;
+    int code;
+    std::string why;
+  };
+  // One change of a configfs-like service: the fault script for `op` with
+  // `arg`, then the first refusal that holds, else `change`; logged under
+  // `service` when it went through (or the world is open and the refusal
+  // only says the model does not hold the object).
+  Result<void> act(std::string_view service, std::string_view op, std::string_view arg,
+                   const std::vector<Refusal>& refusals, const std::function<void()>& change, std::string what,
+                   std::string shell);
+
  private:
   std::size_t taken_ = 0;
 };
+
+// `echo VALUE > FILE`, as a person writes a configfs or sysfs attribute.
+std::string echo_into_attr(const std::string& value, const std::string& file);
 
 // A number as sleep(1), ping -i and tc take it: three decimals at most, no
 // trailing zeros ("0.25", "2").

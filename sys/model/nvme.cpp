@@ -12,29 +12,11 @@ namespace rxerun::sys {
 
 namespace {
 
-// `echo VALUE > FILE`, as a person writes an attribute.
-std::string echo_into_attr(const std::string& value, const std::string& file) {
-  return "echo " + shell_quote(value) + " > " + shell_quote(file);
-}
-
 std::string nsid_of(const std::string& nqn, unsigned nsid) {
   return "namespace " + std::to_string(nsid) + " of " + nqn;
 }
 
 }  // namespace
-
-Result<void> ModelNvme::act(const char* op, const std::string& arg, const std::vector<Refusal>& refusals,
-                            const std::function<void()>& change, std::string what, std::string shell) {
-  if (auto f = k_.fault(op, arg)) return *f;
-  const auto refusal = std::find_if(refusals.begin(), refusals.end(), [](const Refusal& r) { return r.when; });
-  if (refusal != refusals.end()) {
-    if (const Error e = make_error(refusal->why, refusal->code); k_.refused(e)) return e;
-  } else {
-    change();
-  }
-  k_.did_anywhere("nvme", std::move(what), std::move(shell));
-  return {};
-}
 
 bool ModelNvme::configfs_mounted() {
   return configfs_mount_id || (k_.open_world && host_configfs && host_configfs());
@@ -417,6 +399,7 @@ Result<bool> ModelNvme::block_device(const std::string& name) {
   if (k_.open_world) return true;
   for (const auto& [item, b] : nullb_dirs)
     if (b.powered && b.disk == "/dev/" + name) return true;
+  if (scsi_disks.count(name)) return true;
   for (const auto& [i, c] : ctrls)
     for (const auto& d : c.block_devices)
       if (d == name) return true;

@@ -87,22 +87,17 @@ class ModelNvme final : public Nvme {
   std::vector<std::string> kernel_log;              // what the kernel logged
   int devices_after = 0;                            // controllers() calls before a new one's devices show
   std::map<std::string, std::string> file_systems;  // path prefix -> file system
+  std::set<std::string> scsi_disks;                 // other block devices: an SRP login's (sys/model/srp.h)
   // Open world: the host's configfs mount and paths.
   std::function<bool()> host_configfs;
   std::function<bool(const std::string&)> host_has;
 
  private:
-  // A refusal of the kernel's, when `when` holds.
-  struct Refusal {
-    bool when;
-    int code;
-    std::string why;
-  };
-  // The fault script, then the first refusal that holds, else the change;
-  // logged when it went through (or the world is open and the refusal only
-  // says the model does not hold the object).
-  Result<void> act(const char* op, const std::string& arg, const std::vector<Refusal>& refusals,
-                   const std::function<void()>& change, std::string what, std::string shell);
+  // ModelKernel::act() under "nvme".
+  Result<void> act(const char* op, const std::string& arg, const std::vector<ModelKernel::Refusal>& refusals,
+                   const std::function<void()>& change, std::string what, std::string shell) {
+    return k_.act("nvme", op, arg, refusals, change, std::move(what), std::move(shell));
+  }
   bool configfs_mounted();
   bool nvmet_visible() { return configfs_mounted() && *modules_.loaded("nvmet"); }
   bool nullb_visible() { return configfs_mounted() && *modules_.loaded("null_blk"); }

@@ -15,6 +15,7 @@
 #include "sys/model/rdma.h"
 #include "sys/model/routes.h"
 #include "sys/model/settings.h"
+#include "sys/model/srp.h"
 #include "sys/model/tools.h"
 #include "sys/model/traffic.h"
 #include "sys/system.h"
@@ -43,9 +44,10 @@ struct ModelSystem {
   ModelVerbs verbs{kernel};
   ModelCaptures captures{kernel};
   ModelNvme nvme{kernel, modules};
+  ModelSrp srp{kernel, modules, nvme, rdma, links};
   ModelKernelLog kernel_log{clock};
-  System system{clock, netns,   interrupt, links, ethtool, sysctl,   nft,  qdiscs,    pinger,
-                rdma,  modules, routes,    tools, verbs,   captures, nvme, kernel_log};
+  System system{clock, netns,   interrupt, links, ethtool, sysctl,   nft,  qdiscs, pinger,
+                rdma,  modules, routes,    tools, verbs,   captures, nvme, srp,    kernel_log};
 };
 
 // `rxerun plan`'s: an open world that reads, and never changes, what the

@@ -19,6 +19,17 @@ FakeSystem::FakeSystem() {
       {"nvmet", {"configfs", "nvme_core"}},
       {"nvmet_rdma", {"nvmet", "configfs", "nvme_core", "rdma_cm", "iw_cm", "ib_cm", "ib_core"}},
       {"null_blk", {"configfs"}},
+      {"target_core_mod", {"configfs"}},
+      {"target_core_file", {"target_core_mod", "configfs"}},
+      {"target_core_iblock", {"target_core_mod", "configfs"}},
+      {"target_core_pscsi", {"target_core_mod", "configfs", "scsi_mod"}},
+      {"target_core_user", {"target_core_mod", "configfs", "uio"}},
+      {"uio", {}},
+      {"ib_srpt", {"target_core_mod", "configfs", "rdma_cm", "iw_cm", "ib_cm", "ib_core"}},
+      {"scsi_mod", {}},
+      {"scsi_transport_srp", {"scsi_mod"}},
+      {"ib_srp", {"scsi_transport_srp", "scsi_mod", "rdma_cm", "iw_cm", "ib_cm", "ib_core"}},
+      {"sd_mod", {"scsi_mod"}},
   };
   modules.known_parameters["null_blk"] = {{"nr_devices", "1"}, {"gb", "250"}};
   kernel_log.release_name = "6.1.0-test-amd64";

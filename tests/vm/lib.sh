@@ -35,6 +35,19 @@ json_field() { /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1
 step_fact() { json_field "$1" "[s['facts'].get('$3') for s in r['steps'] if s['name'] == '$2'][0]"; }
 step_field() { json_field "$1" "[s.get('$3') for s in r['steps'] if s['name'] == '$2'][0]"; }
 # same GOT WANT DESCRIPTION; positive VALUE DESCRIPTION (a number > 0)
+# A guest script's verdicts: its "ok: ..." and "FAIL: ..." lines (in $out)
+# become this test's, under DESCRIPTION; its other lines are shown.
+check_guest() {  # DESCRIPTION
+  echo "$out" | grep -vE '^(ok|FAIL): '
+  while IFS= read -r line; do
+    case $line in
+      "ok: "*) pass "$1: ${line#ok: }" ;;
+      "FAIL: "*) fail "$1: ${line#FAIL: }" ;;
+    esac
+  done <<<"$out"
+  contains "$out" "ok: " "$1: the guest reported"
+}
+
 same() { if [ "$1" = "$2" ]; then pass "$3"; else fail "$3: got '$1', wanted '$2'"; fi; }
 positive() {
   if /usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$1" 2>/dev/null; then pass "$2"; else fail "$2: got '$1'"; fi

@@ -12,16 +12,6 @@ source "$(dirname "$0")/lib.sh"
 guest() {  # KERNEL WHAT
   "$RXERUN" vm exec -q --kernel "$1" --timeout 10m -- /bin/bash tests/data/vm/nvme-guest.sh "$RXERUN" "$2"
 }
-check_guest() {  # DESCRIPTION: turns the guest's ok/FAIL lines into this test's
-  echo "$out" | grep -vE '^(ok|FAIL): '
-  while IFS= read -r line; do
-    case $line in
-      "ok: "*) pass "$1: ${line#ok: }" ;;
-      "FAIL: "*) fail "$1: ${line#FAIL: }" ;;
-    esac
-  done <<<"$out"
-  contains "$out" "ok: " "$1: the guest reported"
-}
 for k in $KERNELS; do
   expect_exit 0 "kernel $k: the NVMe labs in the guest" -- guest "$k" lab
   check_guest "kernel $k"

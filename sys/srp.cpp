@@ -1,0 +1,36 @@
+#include "sys/srp.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include "sys/nvme.h"
+
+namespace rxerun::sys {
+
+std::string lio_dir() {
+  return std::string(kConfigfsPath) + "/target";
+}
+
+std::string srpt_target_dir(const std::string& target) {
+  return lio_dir() + "/srpt/" + target;
+}
+
+std::optional<RdmaPortNames> srpt_port_names(const std::string& gid) {
+  in6_addr a{};
+  if (::inet_pton(AF_INET6, gid.c_str(), &a) != 1) return std::nullopt;
+  std::string hex;
+  for (unsigned char byte : a.s6_addr) hex += fmt::format("{:02x}", byte);
+  std::string guid;
+  for (std::size_t i = 16; i < 32; i += 4) guid += (guid.empty() ? "" : ":") + hex.substr(i, 4);
+  return RdmaPortNames{.guid = guid, .gid = "0x" + hex};
+}
+
+std::string lio_backstore_dir(const std::string& hba, const std::string& name) {
+  return lio_dir() + "/core/" + hba + "/" + name;
+}
+
+std::string srpt_tpg_dir(const std::string& target, const std::string& tpg) {
+  return srpt_target_dir(target) + "/" + tpg;
+}
+
+}  // namespace rxerun::sys
