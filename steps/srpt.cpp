@@ -41,8 +41,7 @@ namespace rxerun::steps {
 
 namespace {
 
-// The TPG the step makes in its target port, and the backstore's name.
-constexpr const char* kSrptTpg = "tpg_1";
+// The backstore's name (in an HBA of the step's own).
 constexpr const char* kBackstoreName = "rxerun";
 
 StepResult run_srpt(const Params& params, StepContext& ctx);
@@ -81,7 +80,7 @@ Kind srpt_kind() {
   };
   spec.facts = {
       {"target", "the target port's name in configfs (srpt/NAME): the RDMA port's GUID, 5054:00ff:fe12:3401"},
-      {"tpg", "the target port's TPG"},
+      {"tpg", "the target port's TPG, named after the backstore's serial: rxerun-1534e4e7d"},
       {"backstore", "LIO's storage object: fileio_0/rxerun or iblock_0/rxerun"},
       {"serial", "the backstore's unit serial, as the kernel made it"},
       {"device", "what backs LUN 0: the file's path or the null_blk disk (/dev/rxerun-nullb0)"},
@@ -107,7 +106,8 @@ namespace {
 
 // ---- the journal's records, one per piece of the target --------------
 
-// The serial the step gives its backstore: "rxerun-" and `tag` in hex.
+// The serial the step gives its backstore, and the name of its TPG:
+// "rxerun-" and `tag` in hex.
 std::string backstore_serial(std::uint64_t tag) {
   return fmt::format("rxerun-{:x}", tag);
 }
@@ -153,16 +153,20 @@ struct CmPortRecord {
   }
 };
 
-// The target port with the step's TPG in it (TPG, LUN and ACLs go with it:
-// each of them is undone by this record, in the kernel's order).
+// The target port with the step's TPG in it (the TPG's LUN and ACLs go
+// with it: each of them is undone by this record, in the kernel's order).
+// The TPG's name is the step's own, which tells it from anybody else's.
 struct SrptTargetRecord {
   static constexpr std::string_view kOp = "target";
   std::string target;
+  std::string tpg;        // "rxerun-1534e4e7d"
   std::string backstore;  // "fileio_0/rxerun": the LUN's
-  nlohmann::json to_args() const { return {{"op", kOp}, {"target", target}, {"backstore", backstore}}; }
+  nlohmann::json to_args() const { return {{"op", kOp}, {"target", target}, {"tpg", tpg}, {"backstore", backstore}}; }
   static Result<SrptTargetRecord> read(JournalArgs& a) {
-    SrptTargetRecord r{a.text("target"), a.text("backstore")};
+    SrptTargetRecord r{a.text("target"), a.text("tpg"), a.text("backstore")};
     if (a.ok() && (r.target.empty() || r.target.find('/') != std::string::npos)) a.refuse("target", "a target name");
+    if (a.ok() && (!r.tpg.starts_with("rxerun-") || r.tpg.find('/') != std::string::npos))
+      a.refuse("tpg", "a TPG name of rxerun's");
     if (!a.ok()) return a.error();
     return r;
   }
@@ -198,21 +202,17 @@ Result<void> load_srpt_modules(StepContext& ctx, bool file, std::vector<std::str
   return {};
 }
 
-// The backstore on the backing, in an HBA of its own (the lowest free index).
-Result<sys::LioBackstore> make_backstore(StepContext& ctx, const Backing& backing, bool file) {
+// The backstore on the backing, in an HBA of its own (the lowest free
+// index), with the step's serial.
+Result<sys::LioBackstore> make_backstore(StepContext& ctx, const Backing& backing, bool file, std::uint64_t tag) {
   auto& srp = ctx.sys().srp;
   const std::string plugin = file ? "fileio" : "iblock";
-  RXERUN_TRY_ASSIGN(const auto existing, srp.backstores());
+  RXERUN_TRY_ASSIGN(const auto existing, srp.hbas());
   std::string hba;
-  for (unsigned n = 0; hba.empty(); ++n) {
-    const std::string candidate = plugin + "_" + std::to_string(n);
-    if (std::none_of(existing.begin(), existing.end(), [&](const sys::LioBackstore& b) { return b.hba == candidate; }))
+  for (unsigned n = 0; hba.empty(); ++n)
+    if (const std::string candidate = plugin + "_" + std::to_string(n);
+        std::find(existing.begin(), existing.end(), candidate) == existing.end())
       hba = candidate;
-  }
-  // The serial is the step's own (the kernel makes none): the steady clock's
-  // nanoseconds, never the same twice on a machine, and the same in every plan.
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(ctx.sys().clock.now().time_since_epoch());
-  const auto tag = static_cast<std::uint64_t>(ns.count());
   const sys::LioBackstore wanted{.hba = hba,
                                  .name = kBackstoreName,
                                  .path = backing.device,
@@ -288,12 +288,17 @@ StepResult build_srpt(const Params& params, StepContext& ctx, std::vector<std::s
   if (std::any_of(before.begin(), before.end(), [&](const sys::SrptTarget& t) { return t.name == target; }))
     return target_exists(target, device);
 
-  nlohmann::json facts = {{"target", target}, {"tpg", kSrptTpg}, {"rdma_cm_port", port}, {"acls", acls}};
+  // The step's own tag (the kernel makes no serial): the steady clock's
+  // nanoseconds, never the same twice on a machine, and the same in every plan.
+  const auto tag = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(ctx.sys().clock.now().time_since_epoch()).count());
+  const std::string tpg = backstore_serial(tag);
+  nlohmann::json facts = {{"target", target}, {"tpg", tpg}, {"rdma_cm_port", port}, {"acls", acls}};
   RXERUN_TRY_ASSIGN(const Backing backing, make_backing(backing_params, ctx, &hints));
   facts["device"] = backing.device;
   facts["size"] = backing.size;
   facts["file_created"] = backing.file_created;
-  RXERUN_TRY_ASSIGN(const auto backstore, make_backstore(ctx, backing, file));
+  RXERUN_TRY_ASSIGN(const auto backstore, make_backstore(ctx, backing, file, tag));
   const std::string store = backstore.hba + "/" + backstore.name;
   facts["backstore"] = store;
   facts["serial"] = backstore.serial;
@@ -301,16 +306,16 @@ StepResult build_srpt(const Params& params, StepContext& ctx, std::vector<std::s
   RXERUN_TRY(ensure_fabric(ctx, port));
   RXERUN_TRY_ASSIGN(const std::string guid, srp.service_guid());
   facts["service_guid"] = guid;
-  RXERUN_TRY(ctx.will_change(SrptTargetRecord{target, store}.to_args(),
+  RXERUN_TRY(ctx.will_change(SrptTargetRecord{target, tpg, store}.to_args(),
                              "remove SRP target port " + target + " with its TPG, LUN and ACLs"));
   if (auto r = srp.add_srpt_target(target); !r) {
     if (r.error().code == EEXIST) return target_exists(target, device);
     return StepResult::error(r.error());
   }
-  RXERUN_TRY(srp.add_tpg(target, kSrptTpg));
-  RXERUN_TRY(srp.add_lun(target, kSrptTpg, {.index = 0, .backstore = store}));
-  for (const auto& name : acls) RXERUN_TRY(srp.add_acl(target, kSrptTpg, name, {0}));
-  RXERUN_TRY(srp.enable_tpg(target, kSrptTpg, true));
+  RXERUN_TRY(srp.add_tpg(target, tpg));
+  RXERUN_TRY(srp.add_lun(target, tpg, {.index = 0, .backstore = store}));
+  for (const auto& name : acls) RXERUN_TRY(srp.add_acl(target, tpg, name, {0}));
+  RXERUN_TRY(srp.enable_tpg(target, tpg, true));
   return StepResult::ok(facts);
 }
 
@@ -332,7 +337,7 @@ Result<nlohmann::json> undo_target(JournalArgs& a, UndoContext& ctx) {
   auto t = std::find_if(all.begin(), all.end(), [&](const sys::SrptTarget& x) { return x.name == record.target; });
   if (t == all.end()) return nlohmann::json::object();
   for (const auto& tpg : t->tpgs) {
-    if (tpg.name != kSrptTpg) continue;
+    if (tpg.name != record.tpg) continue;
     if (tpg.enabled) RXERUN_TRY(srp.enable_tpg(record.target, tpg.name, false));
     for (const auto& acl : tpg.acls)
       if (auto r = srp.remove_acl(record.target, tpg.name, acl.initiator); !r && r.error().code != ENOENT)

@@ -100,6 +100,8 @@ class Srp {
   // --- the target. Empty lists while LIO's tree is not there
   // (target_core_mod not loaded, or configfs not mounted).
   virtual Result<std::vector<LioBackstore>> backstores() = 0;
+  // The HBAs under core/, with or without objects ("fileio_0", "iblock_3").
+  virtual Result<std::vector<std::string>> hbas() = 0;
   // mkdir core/HBA (when absent) and core/HBA/NAME, its control
   // (fd_dev_name/fd_dev_size, or udev_path), its serial, then enable.
   // EEXIST when the name is taken in that HBA.

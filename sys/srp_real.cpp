@@ -79,6 +79,12 @@ Result<std::vector<LioBackstore>> RealSrp::backstores() {
   return out;
 }
 
+Result<std::vector<std::string>> RealSrp::hbas() {
+  auto all = subdirectories(lio_dir() + "/core");
+  std::erase(all, "alua");
+  return all;
+}
+
 Result<void> RealSrp::add_backstore(const LioBackstore& b) {
   const std::string hba_dir = lio_dir() + "/core/" + b.hba;
   if (!kernel_path_exists(hba_dir))

@@ -12,6 +12,7 @@ namespace rxerun::sys {
 class RealSrp final : public Srp {
  public:
   Result<std::vector<LioBackstore>> backstores() override;
+  Result<std::vector<std::string>> hbas() override;
   Result<void> add_backstore(const LioBackstore& backstore) override;
   Result<void> remove_backstore(const std::string& hba, const std::string& name) override;
   Result<bool> srpt_fabric() override;

@@ -70,6 +70,15 @@ Result<std::vector<LioBackstore>> ModelSrp::backstores() {
   return out;
 }
 
+Result<std::vector<std::string>> ModelSrp::hbas() {
+  std::set<std::string> all;
+  if (lio_visible()) {
+    all = empty_hbas;
+    for (const auto& [key, b] : backstore_dirs) all.insert(b.hba);
+  }
+  return std::vector<std::string>(all.begin(), all.end());
+}
+
 Result<void> ModelSrp::add_backstore(const LioBackstore& b) {
   const std::string key = b.hba + "/" + b.name, dir = lio_backstore_dir(b.hba, b.name);
   bool opens = b.plugin() == "fileio" ? (*nvme_.file_id(b.path)).has_value() : *nvme_.block_device(b.path.substr(5));

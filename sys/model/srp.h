@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ class ModelSrp final : public Srp {
       : k_(k), modules_(modules), nvme_(nvme), rdma_(rdma), links_(links) {}
 
   Result<std::vector<LioBackstore>> backstores() override;
+  // Those of backstore_dirs, and empty_hbas.
+  Result<std::vector<std::string>> hbas() override;
   // A fileio object needs its file (one of the model's, or the host's in an
   // open world); an iblock one a powered null_blk disk. The kernel makes its
   // serial at enable.
@@ -67,6 +70,7 @@ class ModelSrp final : public Srp {
   Result<void> logout(const std::string& remote_port) override;
 
   std::map<std::string, LioBackstore> backstore_dirs;  // "HBA/NAME" -> object
+  std::set<std::string> empty_hbas;                    // HBAs without an object (someone's)
   bool fabric = false;                                 // srpt/ is there
   unsigned cm_port = 0;
   std::map<std::string, SrptTarget> targets;  // name -> target port

@@ -84,13 +84,14 @@ TEST_CASE("srpt and srp_login: the target is built, the disk shows, and cleanup 
   REQUIRE(r.exit_code == 0);
   const auto& t = step_named(r, "target");
   CHECK(t.facts.at("target") == kPort);
-  CHECK(t.facts.at("tpg") == "tpg_1");
+  const std::string tpg_name = t.facts.at("tpg");
+  CHECK(tpg_name == t.facts.at("serial"));  // the step's own name: "rxerun-" and its tag
+  CHECK(tpg_name.starts_with("rxerun-"));
   CHECK(t.facts.at("backstore") == "iblock_0/rxerun");
   CHECK(t.facts.at("device") == "/dev/rxerun-nullb0");
   CHECK(t.facts.at("rdma_cm_port") == 5555);
   CHECK(t.facts.at("acls") == nlohmann::json::array({"10.10.0.1"}));
   CHECK(t.facts.at("service_guid") == sys::ModelSrp::kServiceGuid);
-  CHECK(contains(t.facts.at("serial").get<std::string>(), "rxerun-"));
   const auto& i = step_named(r, "initiator");
   CHECK(i.facts.at("disk") == "/dev/sdb");
   CHECK(i.facts.at("size") == 64 * 1024 * 1024);
@@ -111,17 +112,18 @@ TEST_CASE("srpt and srp_login: the target is built, the disk shows, and cleanup 
   const Strings log = srp_log(h.fake);
   CHECK(at(log, "create LIO iblock backstore iblock_0/rxerun on /dev/rxerun-nullb0") <
         at(log, "create SRP target port " + kPort));
-  CHECK(at(log, "enable TPG tpg_1 of " + kPort) == at(log, "log in to the SRP target at 10.10.0.1 port 5555") - 1);
+  CHECK(at(log, "enable TPG " + tpg_name + " of " + kPort) ==
+        at(log, "log in to the SRP target at 10.10.0.1 port 5555") - 1);
 
   h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   CHECK(c.clean());
   CHECK(srp_log(h.fake) == Strings{
                                "log out of SRP remote port port-2:1",
-                               "disable TPG tpg_1 of " + kPort,
+                               "disable TPG " + tpg_name + " of " + kPort,
                                "stop letting initiator 10.10.0.1 log in to " + kPort,
                                "remove LUN 0 of " + kPort,
-                               "remove TPG tpg_1 of " + kPort,
+                               "remove TPG " + tpg_name + " of " + kPort,
                                "remove SRP target port " + kPort,
                                "stop listening on RDMA/CM",
                                "remove the ib_srpt fabric",
@@ -243,6 +245,27 @@ TEST_CASE("srpt and srp_login: what is another one than the run made is left alo
     for (const auto& u : c.undos) reported = reported || contains(u.error, "is another one than this run made");
     CHECK(reported);
     CHECK(h.fake.srp.backstore_dirs.count("iblock_0/rxerun"));
+  }
+  SUBCASE("an empty HBA of someone else's: the backstore goes into the next one, and the empty one stays") {
+    SrpHarness h;
+    h.serving();
+    h.fake.srp.empty_hbas.insert("iblock_0");
+    auto r = h.run(lab(kTarget));
+    REQUIRE(r.exit_code == 0);
+    CHECK(step_named(r, "target").facts.at("backstore") == "iblock_1/rxerun");
+    CHECK(r.cleanup.clean());
+    CHECK(*h.fake.srp.hbas() == Strings{"iblock_0"});
+  }
+  SUBCASE("another TPG in the run's target port: the port stays, with it") {
+    SrpHarness h;
+    auto r = h.run_keep(lab(kTarget));
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(h.fake.srp.add_tpg(kPort, "tpg_1"));
+    auto c = h.cleanup();
+    CHECK(c.clean());
+    REQUIRE(h.fake.srp.targets.count(kPort));
+    REQUIRE(h.fake.srp.targets.at(kPort).tpgs.size() == 1);
+    CHECK(h.fake.srp.targets.at(kPort).tpgs.front().name == "tpg_1");
   }
   SUBCASE("another login under the host number") {
     SrpHarness h;

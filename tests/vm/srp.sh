@@ -6,16 +6,18 @@
 # the rxe counters proving the transfer, a login nobody answers refused
 # with the kernel's reason) and nothing left after cleanup (no login, no
 # disk, no configfs entry, configfs unmounted, the modules this run loaded
-# unloaded); on the newest kernel, rxerun SIGKILLed mid-lab and `rxerun
+# unloaded); on the newest kernel (7.3), the initiator logging in from a
+# network namespace of its own, and rxerun SIGKILLed mid-lab and `rxerun
 # cleanup` leaving nothing.
 source "$(dirname "$0")/lib.sh"
 guest() {  # KERNEL WHAT
   "$RXERUN" vm exec -q --kernel "$1" --timeout 10m -- /bin/bash tests/data/vm/srp-guest.sh "$RXERUN" $2
 }
-# One boot per kernel: the newest one's also kills a run mid-lab.
+# One boot per kernel: the newest one's also logs in from another network
+# namespace (rxe works in any namespace from 7.1 on) and kills a run mid-lab.
 for k in $KERNELS; do
   what=lab
-  [ "$k" = "$NEWEST" ] && what="lab kill"
+  [ "$k" = "$NEWEST" ] && what="lab netns kill"
   expect_exit 0 "kernel $k: the SRP lab in the guest ($what)" -- guest "$k" "$what"
   check_guest "kernel $k"
 done

@@ -2,7 +2,7 @@
 # The guest half of tests/vm/srp.sh, run in the lab VM by `rxerun vm exec`
 # (root, a throwaway kernel state): runs the SRP lab with --host and looks
 # at the kernel afterwards. Prints "ok: ..." and "FAIL: ..." lines.
-# Usage: srp-guest.sh RXERUN WHAT...   (WHAT: lab, kill; in that order)
+# Usage: srp-guest.sh RXERUN WHAT...   (WHAT: lab, netns, kill; in that order)
 RXERUN=$1
 shift
 fail() { echo "FAIL: $*"; }
@@ -51,6 +51,14 @@ ok = f.get("rxe1.sent_pkts", 0) > 100 and f.get("rxe0.sent_pkts", 0) > 100 and f
 print(("ok" if ok else "FAIL") + ": rxe0, rxe1 and the veth carried fio's I/O (rxe1 sent %s, rxe0 sent %s)" % (f.get("rxe1.sent_pkts"), f.get("rxe0.sent_pkts")))
 PY
     residue "after scenarios/srp-rdma.yaml"
+    ;;
+  netns)
+    out=$("$RXERUN" run --host tests/data/vm/srp-netns.yaml 2>&1)
+    code=$?
+    echo "$out" | grep -E '^  (FAIL|ERROR|TIMEOUT)|^cleanup|^PASS|^FAIL'
+    [ "$code" = 0 ] && pass "the initiator in a namespace of its own logs in, and fio verifies" || { fail "tests/data/vm/srp-netns.yaml: exit $code"; echo "$out"; }
+    ip netns list | grep -q rxn-srp && fail "the namespace rxn-srp is left" || pass "the namespace is gone"
+    residue "after the namespaced login"
     ;;
   kill)
     "$RXERUN" run --host tests/data/vm/srp-hang.yaml >/tmp/hang.out 2>&1 &
