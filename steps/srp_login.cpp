@@ -170,7 +170,9 @@ StepResult wait_for_disk(StepContext& ctx, unsigned host, nlohmann::json facts, 
     if (!l) {
       StepResult r =
           StepResult::fail("SCSI host " + std::to_string(host) + " went away before its disk showed up", facts);
-      for (const auto& line : sys::srp_kernel_messages(log_since)) r.hints.push_back("kernel: " + line);
+      for (const auto& record : ctx.sys().kernel_log.records(log_since))
+        if (record.from_kernel() && sys::is_srp_kernel_message(record.message))
+          r.hints.push_back("kernel: " + sys::dmesg_line(record));
       return r;
     }
     if (!l->disks.empty()) {
