@@ -135,17 +135,13 @@ const sys::SrpLogin* host_of(const std::vector<sys::SrpLogin>& all, unsigned hos
 // The address of `device`'s interface to log in from: the first of the
 // target's family.
 Result<std::string> source_of(StepContext& ctx, const std::string& device, const std::string& address) {
-  RXERUN_TRY_ASSIGN(const auto devices, ctx.sys().rdma.soft_devices());
-  auto d = std::find_if(devices.begin(), devices.end(), [&](const sys::SoftDevice& s) { return s.name == device; });
-  if (d == devices.end() || d->netdev.empty())
-    return make_error("RDMA device " + device + " has no interface here: give source", ENODEV);
-  RXERUN_TRY_ASSIGN(const auto cidrs, ctx.sys().links.addresses(d->netdev));
+  RXERUN_TRY_ASSIGN(const auto found, device_addresses(ctx, device));
+  if (!found) return make_error("RDMA device " + device + " has no interface here: give source", ENODEV);
   const bool v6 = address.find(':') != std::string::npos;
-  for (const auto& cidr : cidrs) {
-    const std::string a = cidr.substr(0, cidr.find('/'));
-    if ((a.find(':') != std::string::npos) == v6 && !a.starts_with("fe80")) return a;
-  }
-  return make_error(d->netdev + " (under " + device + ") has no address to log in from: give source", EADDRNOTAVAIL);
+  for (const auto& a : found->addresses)
+    if ((a.find(':') != std::string::npos) == v6) return a;
+  return make_error(found->netdev + " (under " + device + ") has no address to log in from: give source",
+                    EADDRNOTAVAIL);
 }
 
 // The login the kernel refused: `fail`, with the errno and its own words.

@@ -262,17 +262,11 @@ Result<std::string> target_name_of(StepContext& ctx, const std::string& device) 
 // What ib_srpt names the RDMA/CM logins to `device` by: the addresses of its
 // interface (IPv6 link-local ones aside).
 Result<std::vector<std::string>> login_names(StepContext& ctx, const std::string& device) {
-  RXERUN_TRY_ASSIGN(const auto devices, ctx.sys().rdma.soft_devices());
-  auto d = std::find_if(devices.begin(), devices.end(), [&](const sys::SoftDevice& s) { return s.name == device; });
-  if (d == devices.end() || d->netdev.empty())
-    return make_error("RDMA device " + device + " has no interface in the initial namespace", ENODEV);
-  RXERUN_TRY_ASSIGN(const auto cidrs, ctx.sys().links.addresses(d->netdev));
-  std::vector<std::string> names;
-  for (const auto& cidr : cidrs)
-    if (const std::string a = cidr.substr(0, cidr.find('/')); !a.starts_with("fe80")) names.push_back(a);
-  if (names.empty())
-    return make_error(d->netdev + " (under " + device + ") has no address: RDMA/CM logins need one", EADDRNOTAVAIL);
-  return names;
+  RXERUN_TRY_ASSIGN(const auto found, device_addresses(ctx, device));
+  if (!found) return make_error("RDMA device " + device + " has no interface in the initial namespace", ENODEV);
+  if (found->addresses.empty())
+    return make_error(found->netdev + " (under " + device + ") has no address: RDMA/CM logins need one", EADDRNOTAVAIL);
+  return found->addresses;
 }
 
 StepResult build_srpt(const Params& params, StepContext& ctx, std::vector<std::string>& hints) {

@@ -11,8 +11,12 @@ std::string lio_dir() {
   return std::string(kConfigfsPath) + "/target";
 }
 
+std::string srpt_dir() {
+  return lio_dir() + "/srpt";
+}
+
 std::string srpt_target_dir(const std::string& target) {
-  return lio_dir() + "/srpt/" + target;
+  return srpt_dir() + "/" + target;
 }
 
 std::optional<RdmaPortNames> srpt_port_names(const std::string& gid) {

@@ -156,6 +156,7 @@ class Srp {
 
 // Where things sit in configfs (docs/kernel-notes.md, "SRP").
 std::string lio_dir();                                                           // /sys/kernel/config/target
+std::string srpt_dir();                                                          // .../target/srpt
 std::string lio_backstore_dir(const std::string& hba, const std::string& name);  // .../target/core/HBA/NAME
 std::string srpt_target_dir(const std::string& target);                          // .../target/srpt/TARGET
 std::string srpt_tpg_dir(const std::string& target, const std::string& tpg);     // .../target/srpt/TARGET/TPG

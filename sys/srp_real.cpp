@@ -13,9 +13,6 @@ namespace rxerun::sys {
 
 namespace {
 
-std::string srpt_dir() {
-  return lio_dir() + "/srpt";
-}
 const char* const kSrpClassDir = "/sys/class/infiniband_srp";
 const char* const kRemotePortsDir = "/sys/class/srp_remote_ports";
 

@@ -1,9 +1,12 @@
 #include "steps/common/nvme_fabrics.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+
+#include "base/try.h"
 
 namespace rxerun::steps {
 
@@ -67,6 +70,17 @@ std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity
   const auto& v = identity.at(key);
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0)) return std::nullopt;
   return v.get<std::uint64_t>();
+}
+
+Result<std::optional<DeviceAddresses>> device_addresses(StepContext& ctx, const std::string& device) {
+  RXERUN_TRY_ASSIGN(const auto devices, ctx.sys().rdma.soft_devices());
+  auto d = std::find_if(devices.begin(), devices.end(), [&](const sys::SoftDevice& s) { return s.name == device; });
+  if (d == devices.end() || d->netdev.empty()) return std::optional<DeviceAddresses>();
+  RXERUN_TRY_ASSIGN(const auto cidrs, ctx.sys().links.addresses(d->netdev));
+  DeviceAddresses found{.netdev = d->netdev};
+  for (const auto& cidr : cidrs)
+    if (std::string a = cidr.substr(0, cidr.find('/')); !a.starts_with("fe80")) found.addresses.push_back(std::move(a));
+  return std::optional<DeviceAddresses>(std::move(found));
 }
 
 StepResult kernel_refusal(int code, const std::string& what, const std::vector<std::string>& kernel_log,

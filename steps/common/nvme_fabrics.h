@@ -40,6 +40,16 @@ std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity
 // "ECONNRESET" for ECONNRESET; the number for one glibc cannot name.
 std::string errno_symbol(int code);
 
+// An RDMA device's interface in the caller's namespace and its addresses
+// (without their prefix length; IPv6 link-local ones aside): where an SRP
+// target is reached, where an initiator logs in from. nullopt when the
+// device has no interface here.
+struct DeviceAddresses {
+  std::string netdev;
+  std::vector<std::string> addresses;
+};
+Result<std::optional<DeviceAddresses>> device_addresses(StepContext& ctx, const std::string& device);
+
 // What the kernel refused (a connect, a login) as `fail`: "WHAT: its words
 // (ERRNO)", facts `errno` and `error` added to `facts`, and the kernel's
 // own lines as hints.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "sys/kernel_files.h"
 
 namespace rxerun::sys {
 
@@ -30,10 +31,7 @@ std::pair<std::string, unsigned> split_dest(const std::string& dest) {
   if (address.size() > 1 && address.front() == '[' && address.back() == ']')
     address = address.substr(1, address.size() - 2);
   unsigned port = 0;
-  try {
-    port = static_cast<unsigned>(std::stoul(dest.substr(colon + 1)));
-  } catch (...) {
-  }
+  (void)parse_unsigned(dest.substr(colon + 1), &port);
   return {address, port};
 }
 
@@ -134,14 +132,14 @@ Result<void> ModelSrp::add_srpt_fabric() {
       {{!lio_visible(), ENOENT, "no LIO tree"},
        {!srpt_loaded(), ENODEV, "ib_srpt is not loaded"},
        {fabric, EEXIST, "srpt exists"}},
-      [&] { fabric = true; }, "create the ib_srpt fabric in LIO", shell_join({"mkdir", lio_dir() + "/srpt"}));
+      [&] { fabric = true; }, "create the ib_srpt fabric in LIO", shell_join({"mkdir", srpt_dir()}));
 }
 
 Result<void> ModelSrp::remove_srpt_fabric() {
   return k_.act(
       "srp", "srp.remove_srpt_fabric", "",
       {{!fabric, ENOENT, "no srpt fabric"}, {!targets.empty(), ENOTEMPTY, "srpt has target ports"}},
-      [&] { fabric = false, cm_port = 0; }, "remove the ib_srpt fabric", shell_join({"rmdir", lio_dir() + "/srpt"}));
+      [&] { fabric = false, cm_port = 0; }, "remove the ib_srpt fabric", shell_join({"rmdir", srpt_dir()}));
 }
 
 Result<unsigned> ModelSrp::rdma_cm_port() {
@@ -154,7 +152,7 @@ Result<void> ModelSrp::set_rdma_cm_port(unsigned port) {
       "srp", "srp.set_rdma_cm_port", std::to_string(port),
       {{!fabric, ENOENT, "no srpt fabric"}, {port > 65535, EINVAL, "invalid port"}}, [&] { cm_port = port; },
       port ? "listen for SRP logins on RDMA/CM port " + std::to_string(port) : "stop listening on RDMA/CM",
-      echo_into_attr(std::to_string(port), lio_dir() + "/srpt/discovery_auth/rdma_cm_port"));
+      echo_into_attr(std::to_string(port), srpt_dir() + "/discovery_auth/rdma_cm_port"));
 }
 
 Result<std::string> ModelSrp::service_guid() {
