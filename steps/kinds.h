@@ -35,6 +35,8 @@ Kind rule_kind();
 Kind rxe_kind();
 Kind siw_kind();
 Kind sleep_kind();
+Kind nfs_mount_kind();
+Kind nfsd_kind();
 Kind srp_login_kind();
 Kind srpt_kind();
 Kind sysctl_kind();

@@ -30,6 +30,14 @@ bool is_srp_kernel_message(std::string_view m) {
   return false;
 }
 
+bool is_nfs_kernel_message(std::string_view m) {
+  // Module loads' chatter ("RPC: Registered rdma transport module.") says nothing of a mount.
+  if (m.find("egistered ") != std::string_view::npos || m.find("egistering ") != std::string_view::npos) return false;
+  for (std::string_view p : {"NFS", "nfs", "RPC", "rpcrdma", "svcrdma", "lockd"})
+    if (m.starts_with(p)) return true;
+  return false;
+}
+
 std::uint64_t kernel_log_now() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);

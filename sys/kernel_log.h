@@ -24,6 +24,10 @@ bool is_nvme_kernel_message(std::string_view message);
 // (ib_srp, ib_srpt, LIO, the SCSI midlayer and its disks).
 bool is_srp_kernel_message(std::string_view message);
 
+// Whether a kernel log message came from NFS, nfsd or their RPC layer (not
+// a module's registration of a transport or a key type).
+bool is_nfs_kernel_message(std::string_view message);
+
 // Now on the kernel log's clock (CLOCK_MONOTONIC, microseconds).
 std::uint64_t kernel_log_now();
 

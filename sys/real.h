@@ -9,6 +9,7 @@
 #include "sys/kernel_modules.h"
 #include "sys/links_rtnl.h"
 #include "sys/netns.h"
+#include "sys/nfs_real.h"
 #include "sys/nft_lib.h"
 #include "sys/nvme_real.h"
 #include "sys/ping_icmp.h"
@@ -46,9 +47,10 @@ class RealSystem {
   PcapCaptures captures_;
   RealNvme nvme_;
   RealSrp srp_;
+  RealNfs nfs_;
   RealKernelLog kernel_log_;
-  System system_{clock_, netns_,   interrupt_, links_, ethtool_, sysctl_,   nft_,  qdiscs_, pinger_,
-                 rdma_,  modules_, routes_,    tools_, verbs_,   captures_, nvme_, srp_,    kernel_log_};
+  System system_{clock_,   netns_,  interrupt_, links_, ethtool_,  sysctl_, nft_, qdiscs_, pinger_,    rdma_,
+                 modules_, routes_, tools_,     verbs_, captures_, nvme_,   srp_, nfs_,    kernel_log_};
 };
 
 }  // namespace rxerun::sys

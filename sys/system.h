@@ -17,6 +17,7 @@
 #include "sys/links.h"
 #include "sys/modules.h"
 #include "sys/netns.h"
+#include "sys/nfs.h"
 #include "sys/nft.h"
 #include "sys/nvme.h"
 #include "sys/ping.h"
@@ -61,6 +62,7 @@ struct System {
   Captures& captures;
   Nvme& nvme;
   Srp& srp;
+  Nfs& nfs;
   KernelLog& kernel_log;         // the runner reads the kernel's reports of the run from it
   Recorder* recorder = nullptr;  // set when planning
 };

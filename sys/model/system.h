@@ -10,6 +10,7 @@
 #include "sys/model/links.h"
 #include "sys/model/modules.h"
 #include "sys/model/netns.h"
+#include "sys/model/nfs.h"
 #include "sys/model/nft.h"
 #include "sys/model/nvme.h"
 #include "sys/model/rdma.h"
@@ -45,9 +46,10 @@ struct ModelSystem {
   ModelCaptures captures{kernel};
   ModelNvme nvme{kernel, modules};
   ModelSrp srp{kernel, modules, nvme, rdma, links};
+  ModelNfs nfs{kernel, modules, links};
   ModelKernelLog kernel_log{clock};
-  System system{clock, netns,   interrupt, links, ethtool, sysctl,   nft,  qdiscs, pinger,
-                rdma,  modules, routes,    tools, verbs,   captures, nvme, srp,    kernel_log};
+  System system{clock,   netns,  interrupt, links, ethtool,  sysctl, nft, qdiscs, pinger,    rdma,
+                modules, routes, tools,     verbs, captures, nvme,   srp, nfs,    kernel_log};
 };
 
 // `rxerun plan`'s: an open world that reads, and never changes, what the

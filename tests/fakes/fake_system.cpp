@@ -30,6 +30,15 @@ FakeSystem::FakeSystem() {
       {"scsi_transport_srp", {"scsi_mod"}},
       {"ib_srp", {"scsi_transport_srp", "scsi_mod", "rdma_cm", "iw_cm", "ib_cm", "ib_core"}},
       {"sd_mod", {"scsi_mod"}},
+      {"sunrpc", {}},
+      {"auth_rpcgss", {"sunrpc"}},
+      {"rpcsec_gss_krb5", {"auth_rpcgss", "sunrpc"}},
+      {"grace", {}},
+      {"lockd", {"grace", "sunrpc"}},
+      {"nfsd", {"lockd", "grace", "auth_rpcgss", "sunrpc"}},
+      {"nfs", {"lockd", "grace", "sunrpc"}},
+      {"nfsv4", {"nfs", "lockd", "grace", "sunrpc"}},
+      {"rpcrdma", {"sunrpc", "rdma_cm", "iw_cm", "ib_cm", "ib_core"}},
   };
   modules.known_parameters["null_blk"] = {{"nr_devices", "1"}, {"gb", "250"}};
   kernel_log.release_name = "6.1.0-test-amd64";

@@ -91,6 +91,15 @@ if [ -f "$WORK/nvme-siw.json" ]; then
   same "$(fact nvme-siw fio jobs.0.error)" 0 "nvme-siw: fio verified every block"
   same "$(fact nvme-siw nobody-there errno)" ECONNREFUSED "nvme-siw: nobody listening is ECONNREFUSED over iWARP"
 fi
+# NFS over RDMA: the mount runs over RDMA by the kernel's own word, the
+# writes crossed the veth, and the server's directory holds every block.
+for lab in nfs-rdma nfs-siw; do
+  [ -f "$WORK/$lab.json" ] || continue
+  same "$(fact $lab client transport)" rdma "$lab: mountinfo says proto=rdma"
+  positive "$(fact $lab write vB.tx_packets)" "$lab: fio's writes crossed the veth"
+  same "$(fact $lab on-server jobs.0.error)" 0 "$lab: fio verified every block in the server's directory"
+  same "$(fact $lab nobody-there errno)" ECONNREFUSED "$lab: a mount nobody serves is ECONNREFUSED"
+done
 # The capture came back from the lab VM, and an independent dissector
 # (Wireshark's, via tshark) agrees with `rxerun decode` on every packet of
 # it: opcode, QP, PSN, AckReq, RETH and AETH; decode counts what the step
