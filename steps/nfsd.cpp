@@ -273,7 +273,6 @@ Result<std::string> mount_own(StepContext& ctx, const std::string& dir, const st
   return dir;
 }
 
-// nfsd's versions, its RDMA listener, its threads.
 // On a kernel that keeps NFSv4 client records in a directory (6.1), a
 // directory of the step's own: with it nfsd tracks clients, and ends its
 // grace period when asked. Where that directory is, is nfsd's one setting
@@ -292,6 +291,7 @@ Result<void> own_records(StepContext& ctx, const std::string& ctl, const std::st
   return nfs.set_recovery_dir(ctl, dir);
 }
 
+// nfsd's grace period and versions, its RDMA listener, its threads.
 Result<sys::NfsdState> start_nfsd(StepContext& ctx, const std::string& ctl, const sys::NfsdState& before, unsigned port,
                                   unsigned threads, const std::string& tag, bool loaded_nfsd) {
   auto& nfs = ctx.sys().nfs;

@@ -2,7 +2,7 @@
 # The guest half of tests/vm/nfs.sh, run in the lab VM by `rxerun vm exec`
 # (root, a throwaway kernel state): runs the NFS labs with --host and looks
 # at the kernel afterwards. Prints "ok: ..." and "FAIL: ..." lines.
-# Usage: nfs-guest.sh RXERUN WHAT...   (WHAT: lab, netns, kill; in that order)
+# Usage: nfs-guest.sh RXERUN WHAT...   (WHAT: lab, idle, netns, kill; in that order)
 RXERUN=$1
 shift
 fail() { echo "FAIL: $*"; }
@@ -47,6 +47,14 @@ say(s["write"]["duration_s"] < 60, "no 90-second wait for the grace period: fio 
 say(s["on-server"]["facts"].get("jobs.0.read.io_bytes") == 4 << 20, "fio verified 4 MiB in the server's directory")
 PY
     residue "after scenarios/nfs-rdma.yaml"
+    ;;
+  idle)
+    out=$("$RXERUN" run --host tests/data/vm/nfs-idle.yaml 2>&1)
+    code=$?
+    echo "$out" | grep -E '^  (FAIL|ERROR|TIMEOUT)|^cleanup|^PASS|^FAIL'
+    [ "$code" = 0 ] && pass "an export of the lab's own directory, read-only, that nobody mounts" || { fail "tests/data/vm/nfs-idle.yaml: exit $code"; echo "$out"; }
+    [ -e /run/nfs-idle-export ] && fail "the lab's directory is left" || pass "the lab's directory went with its exec step"
+    residue "after the export nobody mounted"
     ;;
   netns)
     out=$("$RXERUN" run --host tests/data/vm/nfs-netns.yaml 2>&1)
