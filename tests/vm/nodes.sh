@@ -1,6 +1,6 @@
 # Two-node labs (docs/nodes.md): two lab VMs booted at once, joined by a
 # wire, each step run by the agent of its node, facts flowing between them;
-# the three shipped two-node labs; a node killed during a step; Ctrl-C,
+# the four shipped two-node labs; a node killed during a step; Ctrl-C,
 # SIGHUP, SIGKILL and a closed pipe. Every run leaves no qemu and no share
 # directory behind.
 source "$(dirname "$0")/lib.sh"
@@ -96,6 +96,20 @@ echo "$out" | grep -E 'nvmet|nvme_connect|fio|PASS|FAIL|ERROR'
 same "$(step_field "$WORK/nvme.json" target node)" a "the target is on node a"
 same "$(step_fact "$WORK/nvme.json" fio jobs.0.read.io_bytes)" 4194304 "fio on node b read back all it wrote"
 no_qemu_left "nvme"
+
+# The shipped NFS lab: nfsd on 6.1 serving 7.3's mount over RDMA, fio's
+# file written on b and verified block by block in a's directory.
+expect_exit 0 "scenarios/two-node-nfs.yaml" -- "$RXERUN" run scenarios/two-node-nfs.yaml --report json:"$WORK/nfs.json"
+echo "$out" | grep -E 'nfsd|nfs_mount|exec|PASS|FAIL|ERROR'
+same "$(step_field "$WORK/nfs.json" server node)" a "nfsd runs on node a"
+same "$(step_field "$WORK/nfs.json" client node)" b "the mount is on node b"
+same "$(step_fact "$WORK/nfs.json" client transport)" rdma "node b's mountinfo says proto=rdma"
+same "$(step_fact "$WORK/nfs.json" client clientaddr)" 10.73.0.2 "the client's address is b's"
+same "$(step_fact "$WORK/nfs.json" write jobs.0.write.io_bytes)" 4194304 "fio on b wrote 4 MiB through the mount"
+same "$(step_fact "$WORK/nfs.json" on-server jobs.0.read.io_bytes)" 4194304 "fio on a verified all 4 MiB in the server's directory"
+positive "$(step_fact "$WORK/nfs.json" after-a rxe0.rcvd_pkts)" "node a's rxe0 received the writes"
+same "$(json_field "$WORK/nfs.json" "r['cleanup']['clean']")" True "cleanup left nothing on either node"
+no_qemu_left "nfs"
 
 # The qemu of node NODE among this run's lab VMs: its share holds the
 # agent's request, which names the node.
