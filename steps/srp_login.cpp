@@ -217,9 +217,11 @@ StepResult log_in(const Params& params, StepContext& ctx, std::vector<std::strin
   if (std::find(ports.begin(), ports.end(), srp_port) == ports.end())
     return StepResult::error("ib_srp offers no port " + srp_port + ": is " + device + " an RDMA device here?");
 
-  const bool v6 = address.find(':') != std::string::npos;
-  const std::string dest = (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
-  const std::string options = "id_ext=" + target_id + ",ioc_guid=" + target_id + ",dest=" + dest + ",src=" + source;
+  // ib_srp reads an IPv6 address only in brackets, in src as in dest.
+  const auto bracketed = [](const std::string& a) { return a.find(':') != std::string::npos ? "[" + a + "]" : a; };
+  const std::string dest = bracketed(address) + ":" + std::to_string(port);
+  const std::string options =
+      "id_ext=" + target_id + ",ioc_guid=" + target_id + ",dest=" + dest + ",src=" + bracketed(source);
   nlohmann::json facts = {{"source", source}, {"target_id", target_id}};
   RXERUN_TRY_ASSIGN(const auto before, srp.logins());
   const LoginRecord record{device, address, port, target_id, nullptr};

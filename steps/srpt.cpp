@@ -260,13 +260,15 @@ Result<std::string> target_name_of(StepContext& ctx, const std::string& device) 
 }
 
 // What ib_srpt names the RDMA/CM logins to `device` by: the addresses of its
-// interface (IPv6 link-local ones aside).
+// interface (IPv6 link-local ones aside), IPv6 ones written in full.
 Result<std::vector<std::string>> login_names(StepContext& ctx, const std::string& device) {
   RXERUN_TRY_ASSIGN(const auto found, device_addresses(ctx, device));
   if (!found) return make_error("RDMA device " + device + " has no interface in the initial namespace", ENODEV);
   if (found->addresses.empty())
     return make_error(found->netdev + " (under " + device + ") has no address: RDMA/CM logins need one", EADDRNOTAVAIL);
-  return found->addresses;
+  std::vector<std::string> names;
+  for (const auto& a : found->addresses) names.push_back(sys::srpt_login_name(a));
+  return names;
 }
 
 StepResult build_srpt(const Params& params, StepContext& ctx, std::vector<std::string>& hints) {

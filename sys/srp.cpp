@@ -29,6 +29,15 @@ std::optional<RdmaPortNames> srpt_port_names(const std::string& gid) {
   return RdmaPortNames{.guid = guid, .gid = "0x" + hex};
 }
 
+std::string srpt_login_name(const std::string& address) {
+  in6_addr a{};
+  if (::inet_pton(AF_INET6, address.c_str(), &a) != 1) return address;
+  std::string full;
+  for (std::size_t i = 0; i < 16; i += 2)
+    full += fmt::format("{}{:02x}{:02x}", i ? ":" : "", a.s6_addr[i], a.s6_addr[i + 1]);
+  return full;
+}
+
 std::string lio_backstore_dir(const std::string& hba, const std::string& name) {
   return lio_dir() + "/core/" + hba + "/" + name;
 }

@@ -75,6 +75,13 @@ struct RdmaPortNames {
 };
 std::optional<RdmaPortNames> srpt_port_names(const std::string& gid);
 
+// The name ib_srpt gives an RDMA/CM login coming in on `address` (its own
+// end's address), which an ACL must carry: an IPv4 address as it is, an
+// IPv6 one in full, eight groups of four hex digits
+// ("fd00:0074:0000:0000:0000:0000:0000:0001"). `address` unchanged when it
+// is no IP address.
+std::string srpt_login_name(const std::string& address);
+
 // A SCSI disk of a login: "sdb", and its size.
 struct SrpDisk {
   std::string name;

@@ -315,13 +315,14 @@ std::string ModelSrp::login_refusal(const std::string& address, unsigned port, c
   for (const auto& [name, t] : targets) {
     if (!names || (name != names->guid && name != names->gid)) continue;
     for (const auto& g : t.tpgs)
-      if (g.enabled && !g.luns.empty() &&
-          std::any_of(g.acls.begin(), g.acls.end(), [&](const SrptAcl& a) { return a.initiator == address; })) {
+      if (g.enabled && !g.luns.empty() && std::any_of(g.acls.begin(), g.acls.end(), [&](const SrptAcl& a) {
+            return a.initiator == srpt_login_name(address);
+          })) {
         *bytes = backstore_bytes(g.luns.front().backstore);
         return "";
       }
   }
-  return "Rejected login for initiator " + address + ": ret = -13.";
+  return "Rejected login for initiator " + srpt_login_name(address) + ": ret = -13.";
 }
 
 std::uint64_t ModelSrp::backstore_bytes(const std::string& key) {
@@ -345,6 +346,10 @@ Result<void> ModelSrp::add_target(const std::string& srp_port, const std::string
   std::uint64_t bytes = 0;
   std::string why = login_refusal(address, port, id_ext, &bytes);
   int code = ECONNRESET;
+  // ib_srp takes an IPv6 address only in brackets: "[fd00::2]".
+  if (const std::string src = o.count("src") ? o.at("src") : "";
+      src.find(':') != std::string::npos && src.front() != '[')
+    why = "bad source parameter '" + src + "'", code = EINVAL;
   for (const auto& [host, l] : login_hosts)
     if (l.id_ext == id_ext && dests_[host] == address) {
       why = "Already connected to target port with id_ext=" + id_ext, code = EEXIST;

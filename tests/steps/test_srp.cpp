@@ -187,6 +187,22 @@ TEST_CASE("srp_login: the kernel's refusals are `fail` with its errno and words,
   }
 }
 
+TEST_CASE("srpt and srp_login over IPv6: the ACL in ib_srpt's full form, the source in brackets") {
+  SrpHarness h;
+  h.fake.links.addrs[""]["vA"] = {"fd00:74::1/64"};
+  h.fake.links.addrs[""]["vB"] = {"fd00:74::2/64"};
+  auto r = h.run(lab(kTarget + "  - name: initiator\n"
+                               "    srp_login: {device: rxe1, address: 'fd00:74::1'}\n"
+                               "    expect: {source: 'fd00:74::2'}\n"));
+  CHECK(r.exit_code == 0);
+  // ib_srpt names the login by its own end's address, written in full.
+  CHECK(step_named(r, "target").facts["acls"] == nlohmann::json::array({"fd00:0074:0000:0000:0000:0000:0000:0001"}));
+  CHECK(contains(join(h.fake.kernel.commands("srp"), "\n"), "dest=[fd00:74::1]:5555,src=[fd00:74::2]"));
+  CHECK(r.cleanup.clean());
+  CHECK(sys::srpt_login_name("10.0.0.1") == "10.0.0.1");
+  CHECK(sys::srpt_login_name("::1") == "0000:0000:0000:0000:0000:0000:0000:0001");
+}
+
 TEST_CASE("srpt: a target port of that name before the run is a clear error, and nothing is changed") {
   SrpHarness h;
   h.serving();

@@ -1,6 +1,6 @@
 # Two-node labs (docs/nodes.md): two lab VMs booted at once, joined by a
 # wire, each step run by the agent of its node, facts flowing between them;
-# the four shipped two-node labs; a node killed during a step; Ctrl-C,
+# the five shipped two-node labs; a node killed during a step; Ctrl-C,
 # SIGHUP, SIGKILL and a closed pipe. Every run leaves no qemu and no share
 # directory behind.
 source "$(dirname "$0")/lib.sh"
@@ -110,6 +110,24 @@ same "$(step_fact "$WORK/nfs.json" on-server jobs.0.read.io_bytes)" 4194304 "fio
 positive "$(step_fact "$WORK/nfs.json" after-a rxe0.rcvd_pkts)" "node a's rxe0 received the writes"
 same "$(json_field "$WORK/nfs.json" "r['cleanup']['clean']")" True "cleanup left nothing on either node"
 no_qemu_left "nfs"
+
+# The shipped SRP-over-siw lab (both nodes 6.1): the login over IPv6 taken
+# (its ACL in ib_srpt's full form), fio verified through the disk, the
+# IPv4 login turned away.
+if awk '/^siw /{on=1; next} on && $2 == "built" {print $1}' <<<"$("$RXERUN" vm status)" | grep -qx 6.1; then
+  expect_exit 0 "scenarios/two-node-srp-siw.yaml" -- "$RXERUN" run scenarios/two-node-srp-siw.yaml \
+    --report json:"$WORK/srp.json"
+  echo "$out" | grep -E 'srpt|srp_login|fio|PASS|FAIL|ERROR'
+  same "$(step_fact "$WORK/srp.json" target acls)" "['10.74.0.1', 'fd00:0074:0000:0000:0000:0000:0000:0001']" \
+    "the target's ACLs: a's addresses, the IPv6 one in full"
+  same "$(step_fact "$WORK/srp.json" initiator size)" 33554432 "node b's SCSI disk is the 32 MiB LUN"
+  same "$(step_fact "$WORK/srp.json" fio jobs.0.read.io_bytes)" 2097152 "fio on b read back all it wrote"
+  same "$(step_fact "$WORK/srp.json" over-ipv4 errno)" ECONNRESET "the IPv4 login is turned away"
+  same "$(json_field "$WORK/srp.json" "r['cleanup']['clean']")" True "cleanup left nothing on either node"
+  no_qemu_left "srp over siw"
+else
+  fail "kernel 6.1 with siw is not prepared: the SRP-over-siw lab is not run"
+fi
 
 # The qemu of node NODE among this run's lab VMs: its share holds the
 # agent's request, which names the node.
