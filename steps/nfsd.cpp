@@ -314,7 +314,10 @@ Result<sys::NfsdState> start_nfsd(StepContext& ctx, const std::string& ctl, cons
   RXERUN_TRY(ctx.identify(identity));
   if (auto r = nfs.add_listener(ctl, "rdma", port); !r) {
     if (r.error().code == EADDRINUSE)
-      return make_error("port " + std::to_string(port) + " is taken for RDMA in this namespace: give another port",
+      return make_error("the kernel could not listen for RDMA on port " + std::to_string(port) +
+                            ": it is taken in this namespace (give another port), or, with siw devices in several "
+                            "namespaces, siw could not listen on one of them (docs/kernel-notes.md, \"NFS over "
+                            "RDMA\")",
                         EADDRINUSE);
     return r.error();
   }
