@@ -1,6 +1,7 @@
 # Two-node labs (docs/nodes.md): two lab VMs booted at once, joined by a
 # wire, each step run by the agent of its node, facts flowing between them;
-# the five shipped two-node labs; a node killed during a step; Ctrl-C,
+# the five shipped two-node labs; SRP over rxe and NFS over siw across two
+# nodes; a node killed during a step; Ctrl-C,
 # SIGHUP, SIGKILL and a closed pipe. Every run leaves no qemu and no share
 # directory behind.
 source "$(dirname "$0")/lib.sh"
@@ -125,9 +126,23 @@ if awk '/^siw /{on=1; next} on && $2 == "built" {print $1}' <<<"$("$RXERUN" vm s
   same "$(step_fact "$WORK/srp.json" over-ipv4 errno)" ECONNRESET "the IPv4 login is turned away"
   same "$(json_field "$WORK/srp.json" "r['cleanup']['clean']")" True "cleanup left nothing on either node"
   no_qemu_left "srp over siw"
+  # NFS over siw across two machines (the shipped siw lab is one namespace).
+  expect_exit 0 "NFS over siw, two nodes" -- "$RXERUN" run tests/vm/nodes/two-node-nfs-siw.yaml \
+    --report json:"$WORK/nfs-siw.json"
+  same "$(step_fact "$WORK/nfs-siw.json" client transport)" rdma "NFS over siw: node b's mount is over RDMA"
+  same "$(step_fact "$WORK/nfs-siw.json" on-server jobs.0.read.io_bytes)" 2097152 "NFS over siw: a verified all of b's file"
+  no_qemu_left "nfs over siw"
 else
-  fail "kernel 6.1 with siw is not prepared: the SRP-over-siw lab is not run"
+  fail "kernel 6.1 with siw is not prepared: the siw labs across two nodes are not run"
 fi
+
+# SRP over rxe across two machines (target on 6.1, login from 7.3).
+expect_exit 0 "SRP over rxe, two nodes" -- "$RXERUN" run tests/vm/nodes/two-node-srp-rxe.yaml \
+  --report json:"$WORK/srp-rxe.json"
+same "$(step_field "$WORK/srp-rxe.json" initiator node)" b "SRP over rxe: the login is on node b"
+same "$(step_fact "$WORK/srp-rxe.json" fio jobs.0.read.io_bytes)" 2097152 "SRP over rxe: fio on b read back all it wrote"
+positive "$(step_fact "$WORK/srp-rxe.json" fio rxe0.rcvd_pkts)" "SRP over rxe: b's rxe0 received the target's data"
+no_qemu_left "srp over rxe"
 
 # The qemu of node NODE among this run's lab VMs: its share holds the
 # agent's request, which names the node.
