@@ -312,17 +312,17 @@ std::string ModelSrp::login_refusal(const std::string& address, unsigned port, c
   const auto names = gids && !gids->empty() ? srpt_port_names(gids->front().gid) : std::nullopt;
   if (id_ext != kServiceGuid && "0x" + id_ext != kServiceGuid)
     return "rejected SRP_LOGIN_REQ because it has an invalid target port identifier";
+  const std::string login_name = srpt_login_name(address);  // what ib_srpt matches the ACLs against
   for (const auto& [name, t] : targets) {
     if (!names || (name != names->guid && name != names->gid)) continue;
     for (const auto& g : t.tpgs)
-      if (g.enabled && !g.luns.empty() && std::any_of(g.acls.begin(), g.acls.end(), [&](const SrptAcl& a) {
-            return a.initiator == srpt_login_name(address);
-          })) {
+      if (g.enabled && !g.luns.empty() &&
+          std::any_of(g.acls.begin(), g.acls.end(), [&](const SrptAcl& a) { return a.initiator == login_name; })) {
         *bytes = backstore_bytes(g.luns.front().backstore);
         return "";
       }
   }
-  return "Rejected login for initiator " + srpt_login_name(address) + ": ret = -13.";
+  return "Rejected login for initiator " + login_name + ": ret = -13.";
 }
 
 std::uint64_t ModelSrp::backstore_bytes(const std::string& key) {
