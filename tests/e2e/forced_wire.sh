@@ -2,7 +2,8 @@
 # of docs/kernel-notes.md in a namespace this script makes. ping -I vA fails while
 # traffic loops back, passes once the routes and rules are in; then the
 # namespace's rule set, routes and accept_local are exactly as before, also
-# after Ctrl-C and after SIGKILL + `rxerun cleanup`. `ip` is the observer.
+# after Ctrl-C and after SIGKILL + `rxerun cleanup`. The same for the IPv6
+# wire (tests/data/e2e/forced-wire6.yaml). `ip` is the observer.
 source "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "SKIPPED: needs root (CAP_NET_ADMIN); CI runs it as root"; exit 77; }
 
@@ -18,11 +19,14 @@ state() {
   ip -n "$NS" -d rule show
   ip -n "$NS" -d -6 rule show
   ip -n "$NS" route show table all
+  ip -n "$NS" -6 route show table all
   ip -n "$NS" -o link show | awk -F': ' '{print $2}'
   ip netns exec "$NS" cat /proc/sys/net/ipv4/conf/all/accept_local
 }
 before=$(state)
 contains "$before" "0:	from all lookup local proto kernel" "the namespace starts with the kernel's local rule at pref 0"
+[ "$(grep -c "^0:	from all lookup local proto kernel" <<<"$before")" = 2 ] \
+  && pass "for IPv4 and for IPv6" || fail "the local rules before: $before"
 
 same_as_before() {
   local now
@@ -74,4 +78,20 @@ expect_exit 0 "rxerun cleanup after SIGKILL" -- "$RXERUN" cleanup "$SCENARIO"
 same_as_before "after SIGKILL + cleanup"
 expect_exit 0 "a second cleanup has nothing to do" -- "$RXERUN" cleanup "$SCENARIO"
 contains "$out" "nothing to undo" "the second cleanup says so"
+
+# The IPv6 wire: no reply while looped back, a reply across the veth once
+# IPv6's local table is moved behind the rules, and everything put back.
+expect_exit 0 "the IPv6 forced wire passes" -- "$RXERUN" run tests/data/e2e/forced-wire6.yaml \
+  --report json:"$WORK/r6.json"
+expect_exit 0 "IPv6: ping failed before, crossed vB after, cleanup was clean" -- /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+st = {s["name"]: s for s in r["steps"]}
+assert st["looped"]["outcome"] == "fail" and st["looped"]["facts"]["received"] == 0, st["looped"]
+assert st["wired"]["facts"]["received"] >= 1, st["wired"]
+assert st["wire"]["facts"]["vB.rx_packets"] >= 2, st["wire"]
+assert st["no-local-0"]["facts"]["family"] == "inet6", st["no-local-0"]
+assert r["cleanup"]["clean"], r["cleanup"]
+' "$WORK/r6.json"
+same_as_before "after the IPv6 run"
 finish

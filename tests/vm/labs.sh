@@ -91,6 +91,14 @@ if [ -f "$WORK/nvme-siw.json" ]; then
   same "$(fact nvme-siw fio jobs.0.error)" 0 "nvme-siw: fio verified every block"
   same "$(fact nvme-siw nobody-there errno)" ECONNREFUSED "nvme-siw: nobody listening is ECONNREFUSED over iWARP"
 fi
+# SRP over siw, on the IPv6 forced wire: fio's I/O crossed the veth and
+# not lo, and a login nobody serves was refused by TCP.
+if [ -f "$WORK/srp-siw.json" ]; then
+  positive "$(fact srp-siw wire vB.tx_packets)" "srp-siw: fio's I/O crossed the veth"
+  same "$(fact srp-siw wire lo.tx_packets)" 0 "srp-siw: and nothing went through lo"
+  same "$(fact srp-siw fio jobs.0.error)" 0 "srp-siw: fio verified every block"
+  same "$(fact srp-siw nobody-there errno)" ECONNREFUSED "srp-siw: a login nobody serves is ECONNREFUSED over iWARP"
+fi
 # NFS over RDMA: the mount runs over RDMA by the kernel's own word, the
 # writes crossed the veth, and the server's directory holds every block.
 for lab in nfs-rdma nfs-siw; do
