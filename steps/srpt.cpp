@@ -246,7 +246,15 @@ Result<void> ensure_fabric(StepContext& ctx, unsigned port) {
                       EBUSY);
   RXERUN_TRY(ctx.will_change(CmPortRecord{port}.to_args(), "stop ib_srpt listening on RDMA/CM port " +
                                                                std::to_string(port) + " when no target is left"));
-  return srp.set_rdma_cm_port(port);
+  if (auto r = srp.set_rdma_cm_port(port); !r) {
+    if (r.error().code == EADDRINUSE)
+      return make_error("the kernel could not listen for SRP logins on RDMA/CM port " + std::to_string(port) +
+                            ": another listener has it (give another rdma_cm_port), or a siw device is in another "
+                            "network namespace and siw cannot listen on it (docs/kernel-notes.md, \"SRP\")",
+                        EADDRINUSE);
+    return r.error();
+  }
+  return {};
 }
 
 // The target port named after `device`'s port 1: its GUID form.

@@ -148,9 +148,16 @@ Result<unsigned> ModelSrp::rdma_cm_port() {
 }
 
 Result<void> ModelSrp::set_rdma_cm_port(unsigned port) {
+  // ib_srpt listens on every RDMA device; siw cannot make that listener on
+  // a device whose netdev is in another network namespace.
+  const bool siw_elsewhere = std::any_of(rdma_.devices.begin(), rdma_.devices.end(),
+                                         [](const auto& d) { return d.type == kSiwType && !d.netns.empty(); });
   return k_.act(
       "srp", "srp.set_rdma_cm_port", std::to_string(port),
-      {{!fabric, ENOENT, "no srpt fabric"}, {port > 65535, EINVAL, "invalid port"}}, [&] { cm_port = port; },
+      {{!fabric, ENOENT, "no srpt fabric"},
+       {port > 65535, EINVAL, "invalid port"},
+       {port != 0 && siw_elsewhere, EADDRINUSE, "cma_listen_on_dev, error -98"}},
+      [&] { cm_port = port; },
       port ? "listen for SRP logins on RDMA/CM port " + std::to_string(port) : "stop listening on RDMA/CM",
       echo_into_attr(std::to_string(port), srpt_dir() + "/discovery_auth/rdma_cm_port"));
 }

@@ -203,6 +203,35 @@ TEST_CASE("srpt and srp_login over IPv6: the ACL in ib_srpt's full form, the sou
   CHECK(sys::srpt_login_name("::1") == "0000:0000:0000:0000:0000:0000:0000:0001");
 }
 
+TEST_CASE("srpt: with a siw device in another namespace the kernel cannot listen, and the error says why") {
+  const std::string target =
+      "  - name: target\n"
+      "    srpt: {device: siw0, backing: {null_blk: {size: 64MiB}}}\n";
+  auto siw_lab = [](SrpHarness& h, const std::string& netns_b) {
+    h.fake.modules.live.insert("siw");
+    if (!netns_b.empty()) {  // vB moved there, as a veth's peer
+      h.fake.netns.existing.insert(netns_b);
+      h.fake.links.add_host_link(netns_b, {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
+    }
+    h.fake.rdma.devices = {{.index = 1, .name = "siw0", .netdev = "vA", .type = sys::kSiwType},
+                           {.index = 2, .name = "siw1", .netns = netns_b, .netdev = "vB", .type = sys::kSiwType}};
+  };
+  SrpHarness h;
+  siw_lab(h, "nsb");
+  auto r = h.run(lab(target));
+  CHECK(r.exit_code == 3);
+  const std::string message = step_named(r, "target").message;
+  CHECK(contains(message, "could not listen for SRP logins on RDMA/CM port 5555"));
+  CHECK(contains(message, "a siw device is in another network namespace"));
+  CHECK(at(srp_log(h.fake), "listen for SRP logins on RDMA/CM port 5555") == -1);
+  CHECK(r.cleanup.clean());
+  CHECK(h.fake.srp.targets.empty());
+  // Both in one namespace, as on the forced wire: it listens.
+  SrpHarness one;
+  siw_lab(one, "");
+  CHECK(one.run(lab(target)).exit_code == 0);
+}
+
 TEST_CASE("srpt: a target port of that name before the run is a clear error, and nothing is changed") {
   SrpHarness h;
   h.serving();
