@@ -20,6 +20,7 @@
 
 #include "base/try.h"
 #include "engine/step.h"
+#include "steps/common/identity.h"
 #include "steps/common/journal_record.h"
 #include "steps/common/modules.h"
 #include "steps/common/nvme_fabrics.h"
@@ -162,10 +163,7 @@ StepResult mount_it(const Params& params, StepContext& ctx, std::vector<std::str
                            {.name = "rpcsec_gss_krb5", .optional = true, .missing = "Kerberos for NFS"}},
                           "once no NFS mount is left", &hints));
   std::string mountpoint = params.has("mountpoint") ? params.str("mountpoint") : "";
-  if (mountpoint.empty())
-    mountpoint = fmt::format(
-        "/run/rxerun-nfs-mnt-{:x}",
-        std::chrono::duration_cast<std::chrono::nanoseconds>(ctx.sys().clock.now().time_since_epoch()).count());
+  if (mountpoint.empty()) mountpoint = fmt::format("/run/rxerun-nfs-mnt-{:x}", step_tag(ctx.sys()));
   RXERUN_TRY_ASSIGN(const bool there, nfs.is_dir(mountpoint));
   if (!there) {
     RXERUN_TRY(ctx.will_change(MountDirRecord{mountpoint}.to_args(), "remove directory " + mountpoint));
@@ -217,12 +215,7 @@ Result<nlohmann::json> undo_mount_dir(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_nfs_mount(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string op = record_op(a, {NfsMountRecord::kOp, MountDirRecord::kOp, ModulesRecord::kOp}, {});
-  if (op == NfsMountRecord::kOp) return undo_mount(a, ctx);
-  if (op == MountDirRecord::kOp) return undo_mount_dir(a, ctx);
-  if (op != ModulesRecord::kOp) return a.error();
+Result<nlohmann::json> undo_nfs_mount_modules(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto modules, ModulesRecord::read(a));
   return unload_modules(modules, ctx, [](UndoContext& c) -> Result<std::vector<std::string>> {
     RXERUN_TRY_ASSIGN(const auto mounts, c.sys().nfs.mounts());
@@ -231,6 +224,15 @@ Result<nlohmann::json> undo_nfs_mount(const nlohmann::json& args, UndoContext& c
       if (m.fstype == "nfs4" || m.fstype == "nfs") users.push_back("NFS mount " + m.mountpoint);
     return users;
   });
+}
+
+const RecordUndo kNfsMountUndos[] = {{NfsMountRecord::kOp, undo_mount},
+                                     {MountDirRecord::kOp, undo_mount_dir},
+                                     {ModulesRecord::kOp, undo_nfs_mount_modules}};
+
+Result<nlohmann::json> undo_nfs_mount(const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  return dispatch_undo(a, ctx, kNfsMountUndos);
 }
 
 }  // namespace

@@ -242,11 +242,6 @@ struct ExportRecord {
 
 // ---- run ----------------------------------------------------------------
 
-std::string tag_of(StepContext& ctx) {
-  return fmt::format(
-      "{:x}", std::chrono::duration_cast<std::chrono::nanoseconds>(ctx.sys().clock.now().time_since_epoch()).count());
-}
-
 StepResult nfsd_runs(const sys::NfsdState& state) {
   std::string listeners;
   for (const auto& l : state.listeners) listeners += (listeners.empty() ? "" : ", ") + l;
@@ -352,7 +347,7 @@ StepResult serve(const Params& params, StepContext& ctx, std::vector<std::string
   const bool loaded_nfsd = std::find(loaded.begin(), loaded.end(), "nfsd") != loaded.end();
   // nfsd's filesystem, mounted here, is this namespace's (and keeps nfsd
   // running: the kernel stops it with the last mount).
-  const std::string tag = tag_of(ctx);
+  const std::string tag = fmt::format("{:x}", step_tag(ctx.sys()));
   RXERUN_TRY_ASSIGN(const std::string ctl, mount_own(ctx, "/run/rxerun-nfsd-" + tag, "nfsd", ""));
   RXERUN_TRY_ASSIGN(const auto before, nfs.nfsd(ctl));
   if (before.running()) return nfsd_runs(before);
@@ -521,11 +516,7 @@ Result<nlohmann::json> undo_nfsd_modules(JournalArgs& a, UndoContext& ctx) {
   return unload_modules(record, ctx, {});
 }
 
-struct NfsdUndo {
-  std::string_view op;
-  Result<nlohmann::json> (*undo)(JournalArgs&, UndoContext&);
-};
-const NfsdUndo kNfsdUndos[] = {
+const RecordUndo kNfsdUndos[] = {
     {ModulesRecord::kOp, undo_nfsd_modules}, {DirRecord::kOp, undo_dir},       {MountRecord::kOp, undo_own_mount},
     {RecoveryRecord::kOp, undo_recovery},    {GraceRecord::kOp, undo_grace},   {VersionsRecord::kOp, undo_versions},
     {NfsdRecord::kOp, undo_nfsd_started},    {ExportRecord::kOp, undo_export},
@@ -533,12 +524,7 @@ const NfsdUndo kNfsdUndos[] = {
 
 Result<nlohmann::json> undo_nfsd(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);
-  std::vector<std::string_view> ops;
-  for (const auto& u : kNfsdUndos) ops.push_back(u.op);
-  const std::string op = record_op(a, ops, {});
-  for (const auto& u : kNfsdUndos)
-    if (op == u.op) return u.undo(a, ctx);
-  return a.error();
+  return dispatch_undo(a, ctx, kNfsdUndos);
 }
 
 }  // namespace

@@ -613,11 +613,7 @@ Result<nlohmann::json> undo_nvmet_modules(JournalArgs& a, UndoContext& ctx) {
 // of the object it names, which tells an entry without "op" (an older
 // journal): its record is the first of these whose op it has as a key.
 // Several records carry "subsystem", so the order matters.
-struct NvmetUndo {
-  std::string_view op;
-  Result<nlohmann::json> (*undo)(JournalArgs&, UndoContext&);
-};
-const NvmetUndo kNvmetUndos[] = {
+const RecordUndo kNvmetUndos[] = {
     {ModulesRecord::kOp, undo_nvmet_modules},
     {PortLinkRecord::kOp, undo_port_link},
     {NvmetPortRecord::kOp, undo_port},
@@ -633,11 +629,8 @@ const NvmetUndo kNvmetUndos[] = {
 Result<nlohmann::json> undo_nvmet(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);
   std::string_view older;  // an entry without "op": the record its keys say
-  std::vector<std::string_view> ops;
-  for (const auto& u : kNvmetUndos) {
+  for (const auto& u : kNvmetUndos)
     if (older.empty() && a.has(u.op)) older = u.op;
-    ops.push_back(u.op);
-  }
   if (!a.has("op") && older.empty()) {
     if (!a.ok()) return a.error();
     return make_error("journal entry" + (ctx.step().empty() ? std::string() : " for step " + ctx.step()) + " holds " +
@@ -645,10 +638,7 @@ Result<nlohmann::json> undo_nvmet(const nlohmann::json& args, UndoContext& ctx) 
                       ", not an nvmet change (port_link, port, namespace, allowed_host, host, subsystem, null_blk, "
                       "file, configfs_mount or modules): not acting on it");
   }
-  const std::string op = record_op(a, ops, older);
-  for (const auto& u : kNvmetUndos)
-    if (op == u.op) return u.undo(a, ctx);
-  return a.error();  // record_op refused the op
+  return dispatch_undo(a, ctx, kNvmetUndos, older);
 }
 
 }  // namespace

@@ -282,16 +282,22 @@ Result<std::vector<std::string>> srp_login_users(UndoContext& ctx) {
 }
 
 // Two records: the modules the step loaded, and the login.
-Result<nlohmann::json> undo_srp_login(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string op = record_op(a, {LoginRecord::kOp, ModulesRecord::kOp}, {});
-  if (op == LoginRecord::kOp) {
-    RXERUN_TRY_ASSIGN(const auto login, LoginRecord::read(a));
-    return undo_login(login, ctx);
-  }
-  if (op != ModulesRecord::kOp) return a.error();
+Result<nlohmann::json> undo_login_record(JournalArgs& a, UndoContext& ctx) {
+  RXERUN_TRY_ASSIGN(const auto login, LoginRecord::read(a));
+  return undo_login(login, ctx);
+}
+
+Result<nlohmann::json> undo_srp_login_modules(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto modules, ModulesRecord::read(a));
   return unload_modules(modules, ctx, srp_login_users);
+}
+
+const RecordUndo kSrpLoginUndos[] = {{LoginRecord::kOp, undo_login_record},
+                                     {ModulesRecord::kOp, undo_srp_login_modules}};
+
+Result<nlohmann::json> undo_srp_login(const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  return dispatch_undo(a, ctx, kSrpLoginUndos);
 }
 
 }  // namespace

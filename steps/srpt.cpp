@@ -292,10 +292,7 @@ StepResult build_srpt(const Params& params, StepContext& ctx, std::vector<std::s
   if (std::any_of(before.begin(), before.end(), [&](const sys::SrptTarget& t) { return t.name == target; }))
     return target_exists(target, device);
 
-  // The step's own tag (the kernel makes no serial): the steady clock's
-  // nanoseconds, never the same twice on a machine, and the same in every plan.
-  const auto tag = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(ctx.sys().clock.now().time_since_epoch()).count());
+  const std::uint64_t tag = step_tag(ctx.sys());  // the kernel makes no serial
   const std::string tpg = backstore_serial(tag);
   nlohmann::json facts = {{"target", target}, {"tpg", tpg}, {"rdma_cm_port", port}, {"acls", acls}};
   RXERUN_TRY_ASSIGN(const Backing backing, make_backing(backing_params, ctx, &hints));
@@ -426,11 +423,7 @@ Result<nlohmann::json> undo_srpt_modules(JournalArgs& a, UndoContext& ctx) {
   return unload_modules(record, ctx, [&](UndoContext& c) { return srpt_users(record, c); });
 }
 
-struct SrptUndo {
-  std::string_view op;
-  Result<nlohmann::json> (*undo)(JournalArgs&, UndoContext&);
-};
-const SrptUndo kSrptUndos[] = {
+const RecordUndo kSrptUndos[] = {
     {ModulesRecord::kOp, undo_srpt_modules},     {SrptTargetRecord::kOp, undo_target},
     {CmPortRecord::kOp, undo_cm_port},           {FabricRecord::kOp, undo_fabric},
     {BackstoreRecord::kOp, undo_backstore},      {NullBlkRecord::kOp, undo_null_blk},
@@ -439,12 +432,7 @@ const SrptUndo kSrptUndos[] = {
 
 Result<nlohmann::json> undo_srpt(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);
-  std::vector<std::string_view> ops;
-  for (const auto& u : kSrptUndos) ops.push_back(u.op);
-  const std::string op = record_op(a, ops, {});
-  for (const auto& u : kSrptUndos)
-    if (op == u.op) return u.undo(a, ctx);
-  return a.error();  // record_op refused the op
+  return dispatch_undo(a, ctx, kSrptUndos);
 }
 
 }  // namespace

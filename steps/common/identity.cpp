@@ -1,5 +1,7 @@
 #include "steps/common/identity.h"
 
+#include <chrono>
+
 #include "base/try.h"
 
 namespace rxerun::steps {
@@ -21,6 +23,11 @@ std::string identity_text(const nlohmann::json& id) {
 }
 
 }  // namespace
+
+std::uint64_t step_tag(sys::System& sys) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(sys.clock.now().time_since_epoch()).count());
+}
 
 Result<nlohmann::json> link_identity(sys::System& sys, const sys::LinkInfo& link) {
   RXERUN_TRY_ASSIGN(const std::uint64_t inode, sys.netns.current_inode());

@@ -13,6 +13,7 @@
 // the change and identify()) is not compared: the undo then relies on the
 // name and the mark, as before.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,12 @@ Result<nlohmann::json> link_identity(sys::System& sys, const sys::LinkInfo& link
 Result<nlohmann::json> link_identity(sys::System& sys, const std::string& dev);
 // {"netns_inode"} of the calling thread's namespace.
 Result<nlohmann::json> netns_identity(sys::System& sys);
+
+// A step's own tag, for what it names when the kernel gives no identity
+// (a TPG, a backstore's serial, a mount point, nfsd's directories): the
+// steady clock's nanoseconds, never the same twice on a machine, and the
+// same in every plan (the model's clock stands still).
+std::uint64_t step_tag(sys::System& sys);
 
 // Whether `recorded` and `now` name different objects: some key has a
 // non-zero value in both, and they differ.

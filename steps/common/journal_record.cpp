@@ -16,4 +16,14 @@ std::string record_op(JournalArgs& a, const std::vector<std::string_view>& ops, 
   return {};
 }
 
+Result<nlohmann::json> dispatch_undo(JournalArgs& a, UndoContext& ctx, std::span<const RecordUndo> table,
+                                     std::string_view inferred) {
+  std::vector<std::string_view> ops;
+  for (const auto& u : table) ops.push_back(u.op);
+  const std::string op = record_op(a, ops, inferred);
+  for (const auto& u : table)
+    if (op == u.op) return u.undo(a, ctx);
+  return a.error();  // record_op refused the op
+}
+
 }  // namespace rxerun::steps

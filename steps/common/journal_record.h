@@ -6,7 +6,8 @@
 //
 //   {"op":"port_link","port_link":1,"subsystem":"nqn.2026-01.io.rxerun:lab",...}
 //
-// A kind that journals several records (nvmet) undoes each as its op says;
+// A kind that journals several records (nvmet) undoes each as its op says
+// (dispatch_undo() over a table of RecordUndo);
 // an op the kind does not write is refused, never guessed. A journal
 // written before records named themselves has no "op": such an entry's
 // record is told by its keys, as the version that wrote it did.
@@ -26,6 +27,7 @@
 // a record reads it with a.identity() whether the step wrote it or the
 // journal added it.
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +46,19 @@ namespace rxerun::steps {
 // not a string, or names no record of `ops`; no "op" and nothing inferred)
 // it is recorded in `a` and "" returned.
 std::string record_op(JournalArgs& a, const std::vector<std::string_view>& ops, std::string_view inferred);
+
+// The undo of one record of a kind that writes several: its op, and what
+// undoes it.
+struct RecordUndo {
+  std::string_view op;
+  Result<nlohmann::json> (*undo)(JournalArgs&, UndoContext&);
+};
+
+// Undoes the entry `a` holds with the undo `table` gives its op (read by
+// record_op() over the table's ops, `inferred` for an entry without one);
+// an op the table lacks is `a`'s error.
+Result<nlohmann::json> dispatch_undo(JournalArgs& a, UndoContext& ctx, std::span<const RecordUndo> table,
+                                     std::string_view inferred = {});
 
 // Reads an entry of a kind that writes one record, R: an "op" other than
 // R's is refused.
