@@ -87,7 +87,9 @@ Kind srpt_kind() {
       {"size", "the backing's size in bytes"},
       {"file_created", "whether the step created the backing file (cleanup deletes only such a file)"},
       {"rdma_cm_port", "the RDMA/CM port ib_srpt listens on"},
-      {"acls", "the ACLs' names: the addresses of the device's interface, which RDMA/CM logins are named by"},
+      {"acls",
+       "the ACLs' names: the addresses of the device's interface, which RDMA/CM logins are named by "
+       "(IPv6 ones written in full, fd00:0010:0000:0000:0000:0000:0000:0001)"},
       {"service_guid", "ib_srpt's identifier: what an initiator gives as target_id"},
       {.name = "left_alone",
        .help = "at its revert: what it set that is still in use and was left (the RDMA/CM port, the fabric)",

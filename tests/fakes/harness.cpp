@@ -1,11 +1,25 @@
 #include "fakes/harness.h"
 
+#include <algorithm>
+
 #include "steps/kinds.h"
 
 namespace rxerun::fakes {
 
 Harness::Harness() : ScenarioHarness(Registry(steps::all_kinds())) {}
 Harness::Harness(Registry r) : ScenarioHarness(std::move(r)) {}
+
+std::vector<std::string> service_log(const FakeSystem& f, std::string_view service) {
+  std::vector<std::string> out;
+  for (const auto& a : f.kernel.actions)
+    if (a.service == service) out.push_back(a.what);
+  return out;
+}
+
+long position(const std::vector<std::string>& log, std::string_view entry) {
+  auto it = std::find(log.begin(), log.end(), entry);
+  return it == log.end() ? -1 : it - log.begin();
+}
 
 RxePairHarness::RxePairHarness() {
   fake.tools.clock = &fake.clock;

@@ -11,6 +11,9 @@
 //   CHECK(h.fake.links.find("", "eth0")->mtu == 1500);  // cleanup restored it
 
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "fakes/fake_kinds.h"
 #include "fakes/fake_system.h"
@@ -27,6 +30,12 @@ struct Harness : testing::ScenarioHarness {
  protected:
   sys::System& system() override { return fake.system; }
 };
+
+// What the run did to one kernel service ("nvme", "srp", "nfs", ...), in
+// words, in order.
+std::vector<std::string> service_log(const FakeSystem& f, std::string_view service);
+// Where `entry` is in such a log; -1 when absent.
+long position(const std::vector<std::string>& log, std::string_view entry);
 
 // The setting of the RDMA traffic kinds' tests (rping, perftest, verbs): two
 // namespaces a and b joined by vA (in a) and vB (in b), both up, rxe0 on vA

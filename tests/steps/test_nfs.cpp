@@ -17,22 +17,12 @@
 #include "fakes/harness.h"
 
 using namespace rxerun;
+using fakes::position;
+using fakes::service_log;
 using fakes::step_named;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-Strings nfs_log(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto& a : f.kernel.actions)
-    if (a.service == "nfs") out.push_back(a.what);
-  return out;
-}
-
-long at(const Strings& log, const std::string& entry) {
-  auto it = std::find(log.begin(), log.end(), entry);
-  return it == log.end() ? -1 : it - log.begin();
-}
 
 std::string first_diagnostic(fakes::Harness& h, const std::string& yaml) {
   const std::string all = h.diagnostics(yaml);
@@ -97,32 +87,32 @@ TEST_CASE("nfsd and nfs_mount: served over RDMA, mounted, and taken apart in rev
   auto& nfs = h.fake.nfs;
   CHECK(nfs.namespaces.at("").clients.at("10.10.0.2") == domain);
   for (const char* m : {"nfsd", "rpcrdma", "nfsv4", "rpcsec_gss_krb5"}) CHECK_MESSAGE(h.fake.modules.live.count(m), m);
-  const Strings log = nfs_log(h.fake);
+  const Strings log = service_log(h.fake, "nfs");
   // The listener before the threads (which start nfsd), the export once it runs, the mount last.
-  CHECK(at(log, "offer NFS versions -2 -3 +4 +4.1 +4.2") < at(log, "let nfsd listen on rdma 20049"));
-  CHECK(at(log, "let nfsd listen on rdma 20049") < at(log, "start nfsd with 4 threads"));
-  CHECK(at(log, "start nfsd with 4 threads") < at(log, "let 10.10.0.2 into " + domain));
-  CHECK(at(log, "export " + dir + " to " + domain + " as its NFSv4 root") == long(log.size()) - 3);
+  CHECK(position(log, "offer NFS versions -2 -3 +4 +4.1 +4.2") < position(log, "let nfsd listen on rdma 20049"));
+  CHECK(position(log, "let nfsd listen on rdma 20049") < position(log, "start nfsd with 4 threads"));
+  CHECK(position(log, "start nfsd with 4 threads") < position(log, "let 10.10.0.2 into " + domain));
+  CHECK(position(log, "export " + dir + " to " + domain + " as its NFSv4 root") == long(log.size()) - 3);
   CHECK(log.back() == "mount 10.10.0.1:/ on /mnt/lab");
 
   h.fake.kernel.actions.clear();
   auto cl = h.cleanup();
   CHECK(cl.clean());
-  CHECK(nfs_log(h.fake) == Strings{
-                               "unmount /mnt/lab",
-                               "remove directory /mnt/lab",
-                               "withdraw the export of " + dir + " to " + domain,
-                               "forget client 10.10.0.2",
-                               "stop nfsd",
-                               "offer NFS versions +3 +4 +4.1 +4.2",
-                               "give nfsd a grace period of 90 s",
-                               "keep nfsd's client records in /var/lib/nfs/v4recovery",
-                               "remove directory " + records,
-                               "unmount " + dir,
-                               "remove directory " + dir,
-                               "unmount " + ctl,
-                               "remove directory " + ctl,
-                           });
+  CHECK(service_log(h.fake, "nfs") == Strings{
+                                          "unmount /mnt/lab",
+                                          "remove directory /mnt/lab",
+                                          "withdraw the export of " + dir + " to " + domain,
+                                          "forget client 10.10.0.2",
+                                          "stop nfsd",
+                                          "offer NFS versions +3 +4 +4.1 +4.2",
+                                          "give nfsd a grace period of 90 s",
+                                          "keep nfsd's client records in /var/lib/nfs/v4recovery",
+                                          "remove directory " + records,
+                                          "unmount " + dir,
+                                          "remove directory " + dir,
+                                          "unmount " + ctl,
+                                          "remove directory " + ctl,
+                                      });
   CHECK(nfs.mount_table.empty());
   CHECK(nfs.dirs.empty());
   CHECK(nfs.namespaces.at("").clients.empty());
@@ -138,7 +128,7 @@ TEST_CASE("nfsd: a namespace whose nfsd runs already is left untouched") {
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "server").message, "nfsd runs in this network namespace already (8 threads"));
   // Only its look: nfsd's filesystem mounted and unmounted again (the host's mount keeps nfsd).
-  const Strings log = nfs_log(h.fake);
+  const Strings log = service_log(h.fake, "nfs");
   CHECK(std::none_of(log.begin(), log.end(),
                      [](const std::string& s) { return contains(s, "nfsd") && !contains(s, "/run/rxerun-nfsd-"); }));
   CHECK(h.fake.nfs.namespaces.at("").nfsd.threads == 8);

@@ -14,18 +14,11 @@
 #include "steps/common/nvme_fabrics.h"
 
 using namespace rxerun;
+using fakes::service_log;
 using fakes::step_named;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-// What the run did to NVMe over Fabrics, in words, in order.
-Strings nvme_log(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto& a : f.kernel.actions)
-    if (a.service == "nvme") out.push_back(a.what);
-  return out;
-}
 
 const std::string kNqn = "nqn.2026-01.io.rxerun:lab";
 
@@ -61,15 +54,15 @@ TEST_CASE("nvme_connect: connects, waits for the namespace's block device, and c
   CHECK(s.facts.at("changed") == true);
   CHECK(h.fake.clock.waits == std::vector<Duration>(3, Duration{50}));
   CHECK(h.fake.modules.live.count("nvme_rdma"));
-  CHECK(std::ranges::count(nvme_log(h.fake), "connect to NVMe subsystem " + kNqn + " over rdma at 10.10.0.1:4420") ==
-        1);
+  CHECK(std::ranges::count(service_log(h.fake, "nvme"),
+                           "connect to NVMe subsystem " + kNqn + " over rdma at 10.10.0.1:4420") == 1);
 
   h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   CHECK(c.clean());
   REQUIRE(c.undos.size() >= 2);
   CHECK(c.undos[0].summary == "disconnect the NVMe controller of " + kNqn + " at rdma 10.10.0.1 service 4420");
-  CHECK(nvme_log(h.fake).front() == "disconnect NVMe controller nvme0");  // before the target comes apart
+  CHECK(service_log(h.fake, "nvme").front() == "disconnect NVMe controller nvme0");  // before the target comes apart
   CHECK(h.fake.nvme.ctrls.empty());
   CHECK_FALSE(h.fake.modules.live.count("nvme_rdma"));
   CHECK(h.cleanup().undos.empty());
@@ -129,7 +122,8 @@ TEST_CASE("nvme_connect: a live controller for the subsystem is adopted and left
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "again").facts.at("changed") == false);
   CHECK(step_named(r, "again").facts.at("controller") == "nvme0");
-  CHECK(std::ranges::count_if(nvme_log(h.fake), [](const std::string& e) { return e.starts_with("connect "); }) == 1);
+  CHECK(std::ranges::count_if(service_log(h.fake, "nvme"),
+                              [](const std::string& e) { return e.starts_with("connect "); }) == 1);
   CHECK(r.cleanup.clean());
 }
 

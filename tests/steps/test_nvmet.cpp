@@ -15,18 +15,12 @@
 #include "fakes/harness.h"
 
 using namespace rxerun;
+using fakes::position;
+using fakes::service_log;
 using fakes::step_named;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-// What the run did to NVMe over Fabrics, in words, in order.
-Strings nvme_log(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto& a : f.kernel.actions)
-    if (a.service == "nvme") out.push_back(a.what);
-  return out;
-}
 
 const std::string kNqn = "nqn.2026-01.io.rxerun:lab";
 
@@ -51,12 +45,6 @@ std::vector<std::string> summaries(const CleanupReport& c) {
   std::vector<std::string> out;
   for (const auto& u : c.undos) out.push_back(u.summary);
   return out;
-}
-
-// Where `entry` is in the fake's log; -1 when absent.
-long at(const Strings& log, const std::string& entry) {
-  auto it = std::find(log.begin(), log.end(), entry);
-  return it == log.end() ? -1 : it - log.begin();
 }
 
 // The first diagnostic, without the newline that ends each.
@@ -93,12 +81,12 @@ TEST_CASE("nvmet: builds the target on null_blk, and cleanup takes it apart in r
 
   // Each piece was journalled before it was made: the mount first (after
   // configfs itself), the link last.
-  const Strings log = nvme_log(h.fake);
+  const Strings log = service_log(h.fake, "nvme");
   CHECK(log.front() == "mount configfs on /sys/kernel/config");
   CHECK(log.back() == "offer " + kNqn + " on port 1 (the port listens)");
-  CHECK(at(log, "create null_blk device rxerun-nullb0 of 64 MiB, memory-backed") <
-        at(log, "create NVMe target subsystem " + kNqn));
-  CHECK(at(log, "enable namespace 1 of " + kNqn) < at(log, "create NVMe target port 1"));
+  CHECK(position(log, "create null_blk device rxerun-nullb0 of 64 MiB, memory-backed") <
+        position(log, "create NVMe target subsystem " + kNqn));
+  CHECK(position(log, "enable namespace 1 of " + kNqn) < position(log, "create NVMe target port 1"));
 
   h.fake.kernel.actions.clear();
   auto c = h.cleanup();
@@ -117,15 +105,15 @@ TEST_CASE("nvmet: builds the target on null_blk, and cleanup takes it apart in r
   CHECK(contains(undone[6], "nvmet_rdma"));
   CHECK(undone[7] == "unmount configfs from /sys/kernel/config (mounted by this run)");
   CHECK(contains(undone[8], "configfs"));
-  CHECK(nvme_log(h.fake) == Strings{
-                                "withdraw " + kNqn + " from port 1",
-                                "remove NVMe target port 1",
-                                "disable namespace 1 of " + kNqn,
-                                "remove namespace 1 of " + kNqn,
-                                "remove NVMe target subsystem " + kNqn,
-                                "remove null_blk device rxerun-nullb0",
-                                "unmount configfs from /sys/kernel/config",
-                            });
+  CHECK(service_log(h.fake, "nvme") == Strings{
+                                           "withdraw " + kNqn + " from port 1",
+                                           "remove NVMe target port 1",
+                                           "disable namespace 1 of " + kNqn,
+                                           "remove namespace 1 of " + kNqn,
+                                           "remove NVMe target subsystem " + kNqn,
+                                           "remove null_blk device rxerun-nullb0",
+                                           "unmount configfs from /sys/kernel/config",
+                                       });
   CHECK(nvme.subsys_dirs.empty());
   CHECK(nvme.port_dirs.empty());
   CHECK(nvme.nullb_dirs.empty());
@@ -141,7 +129,7 @@ TEST_CASE("nvmet: a file backing is created with its size, and deleted at cleanu
     REQUIRE(r.exit_code == 0);
     CHECK(step_named(r, "target").facts.at("file_created") == true);
     CHECK(step_named(r, "target").facts.at("device") == "/run/lab.img");
-    CHECK(std::ranges::count(nvme_log(h.fake), "create /run/lab.img (33554432 bytes, sparse)") == 1);
+    CHECK(std::ranges::count(service_log(h.fake, "nvme"), "create /run/lab.img (33554432 bytes, sparse)") == 1);
     CHECK(r.cleanup.clean());
     CHECK(h.fake.nvme.files.empty());
   }
@@ -178,7 +166,7 @@ TEST_CASE("nvmet: a file system without O_DIRECT makes the namespace buffered, o
     auto r = h.run(kFile);
     REQUIRE(r.exit_code == 0);
     CHECK(step_named(r, "target").facts.at("buffered_io") == true);
-    CHECK(at(nvme_log(h.fake), "read and write it through the page cache") >= 0);
+    CHECK(position(service_log(h.fake, "nvme"), "read and write it through the page cache") >= 0);
     CHECK(r.cleanup.clean());
   }
   SUBCASE("overlayfs") {
@@ -201,7 +189,7 @@ TEST_CASE("nvmet: a subsystem of that NQN before the run is a clear error, and n
   auto r = h.run(kNullBlk);
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "NVMe target subsystem " + kNqn + " exists already"));
-  CHECK(nvme_log(h.fake).empty());
+  CHECK(service_log(h.fake, "nvme").empty());
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.nvme.subsys_dirs.count(kNqn));
 }
@@ -240,10 +228,10 @@ TEST_CASE("nvmet: hosts are made and allowed, and only those the run made are re
   auto c = h.cleanup();
   CHECK(c.clean());
   CHECK(h.fake.nvme.host_dirs == std::set<std::string>{"nqn.host:old"});
-  CHECK(at(nvme_log(h.fake), "stop allowing host nqn.host:new in " + kNqn) <
-        at(nvme_log(h.fake), "remove NVMe target host nqn.host:new"));
-  CHECK(at(nvme_log(h.fake), "remove NVMe target host nqn.host:new") <
-        at(nvme_log(h.fake), "remove NVMe target subsystem " + kNqn));
+  CHECK(position(service_log(h.fake, "nvme"), "stop allowing host nqn.host:new in " + kNqn) <
+        position(service_log(h.fake, "nvme"), "remove NVMe target host nqn.host:new"));
+  CHECK(position(service_log(h.fake, "nvme"), "remove NVMe target host nqn.host:new") <
+        position(service_log(h.fake, "nvme"), "remove NVMe target subsystem " + kNqn));
 }
 
 TEST_CASE("nvmet: a port with that address is shared, and stays at cleanup") {
@@ -304,7 +292,7 @@ TEST_CASE("nvmet: in a network namespace it is an error before anything changes"
   auto r = h.run(target("{null_blk: {size: 64MiB}}", "    netns: lab\n"));
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "initial network namespace only"));
-  CHECK(nvme_log(h.fake).empty());
+  CHECK(service_log(h.fake, "nvme").empty());
   CHECK(h.fake.modules.live.empty());
 }
 

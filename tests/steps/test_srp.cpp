@@ -16,23 +16,12 @@
 #include "fakes/harness.h"
 
 using namespace rxerun;
+using fakes::position;
+using fakes::service_log;
 using fakes::step_named;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-// What the run did to SRP, in words, in order.
-Strings srp_log(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto& a : f.kernel.actions)
-    if (a.service == "srp") out.push_back(a.what);
-  return out;
-}
-
-long at(const Strings& log, const std::string& entry) {
-  auto it = std::find(log.begin(), log.end(), entry);
-  return it == log.end() ? -1 : it - log.begin();
-}
 
 // The lab of every test: vA (10.10.0.1) and vB (10.10.0.2) up in rxerun's
 // namespace, rxe0 over vA and rxe1 over vB, rdma_rxe loaded (by an earlier
@@ -109,26 +98,26 @@ TEST_CASE("srpt and srp_login: the target is built, the disk shows, and cleanup 
   for (const char* m : {"ib_srpt", "ib_srp", "sd_mod", "target_core_iblock", "target_core_user", "null_blk"})
     CHECK_MESSAGE(h.fake.modules.live.count(m), m);
   // The backstore before the target port that exports it, the TPG enabled last.
-  const Strings log = srp_log(h.fake);
-  CHECK(at(log, "create LIO iblock backstore iblock_0/rxerun on /dev/rxerun-nullb0") <
-        at(log, "create SRP target port " + kPort));
-  CHECK(at(log, "enable TPG " + tpg_name + " of " + kPort) ==
-        at(log, "log in to the SRP target at 10.10.0.1 port 5555") - 1);
+  const Strings log = service_log(h.fake, "srp");
+  CHECK(position(log, "create LIO iblock backstore iblock_0/rxerun on /dev/rxerun-nullb0") <
+        position(log, "create SRP target port " + kPort));
+  CHECK(position(log, "enable TPG " + tpg_name + " of " + kPort) ==
+        position(log, "log in to the SRP target at 10.10.0.1 port 5555") - 1);
 
   h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   CHECK(c.clean());
-  CHECK(srp_log(h.fake) == Strings{
-                               "log out of SRP remote port port-2:1",
-                               "disable TPG " + tpg_name + " of " + kPort,
-                               "stop letting initiator 10.10.0.1 log in to " + kPort,
-                               "remove LUN 0 of " + kPort,
-                               "remove TPG " + tpg_name + " of " + kPort,
-                               "remove SRP target port " + kPort,
-                               "stop listening on RDMA/CM",
-                               "remove the ib_srpt fabric",
-                               "remove LIO backstore iblock_0/rxerun",
-                           });
+  CHECK(service_log(h.fake, "srp") == Strings{
+                                          "log out of SRP remote port port-2:1",
+                                          "disable TPG " + tpg_name + " of " + kPort,
+                                          "stop letting initiator 10.10.0.1 log in to " + kPort,
+                                          "remove LUN 0 of " + kPort,
+                                          "remove TPG " + tpg_name + " of " + kPort,
+                                          "remove SRP target port " + kPort,
+                                          "stop listening on RDMA/CM",
+                                          "remove the ib_srpt fabric",
+                                          "remove LIO backstore iblock_0/rxerun",
+                                      });
   CHECK(srp.targets.empty());
   CHECK(srp.backstore_dirs.empty());
   CHECK(srp.login_hosts.empty());
@@ -223,7 +212,7 @@ TEST_CASE("srpt: with a siw device in another namespace the kernel cannot listen
   const std::string message = step_named(r, "target").message;
   CHECK(contains(message, "could not listen for SRP logins on RDMA/CM port 5555"));
   CHECK(contains(message, "a siw device is in another network namespace"));
-  CHECK(at(srp_log(h.fake), "listen for SRP logins on RDMA/CM port 5555") == -1);
+  CHECK(position(service_log(h.fake, "srp"), "listen for SRP logins on RDMA/CM port 5555") == -1);
   CHECK(r.cleanup.clean());
   CHECK(h.fake.srp.targets.empty());
   // Both in one namespace, as on the forced wire: it listens.
@@ -241,7 +230,7 @@ TEST_CASE("srpt: a target port of that name before the run is a clear error, and
   auto t = h.run(lab(kTarget));
   CHECK(t.exit_code == 3);
   CHECK(contains(step_named(t, "target").message, "SRP target port " + kPort + " (of rxe0) exists already"));
-  CHECK(srp_log(h.fake).empty());
+  CHECK(service_log(h.fake, "srp").empty());
   CHECK(srp.targets.count(kPort));
 }
 
@@ -332,7 +321,7 @@ TEST_CASE("srpt: in a network namespace it is an error before anything changes")
                 "    netns: lab\n"));
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "initial network namespace only"));
-  CHECK(srp_log(h.fake).empty());
+  CHECK(service_log(h.fake, "srp").empty());
 }
 
 TEST_CASE("srpt and srp_login: bad input is refused at FILE:LINE:COL") {
