@@ -53,19 +53,40 @@ std::optional<Outcome> ExpectReader::outcome_of(const YAML::Node& v) {
   return std::nullopt;
 }
 
+std::optional<nlohmann::json> ExpectReader::expanded_value(const YAML::Node& v) {
+  nlohmann::json written = plain_scalar(v);
+  if (!written.is_string()) return written;
+  auto s = vars_.expand(written.get<std::string>(), mark_of(v), "a matcher");
+  if (!s) return std::nullopt;
+  return nlohmann::json(*s);
+}
+
 void ExpectReader::read_fact(StepSpec& step, const std::string& fact, const YAML::Node& fact_key, const YAML::Node& v) {
   if (!step.kind.empty()) steps_.check_fact(step, fact, mark_of(fact_key), "");
-  if (!v.IsScalar()) {
+  if (!v.IsScalar() && !v.IsSequence()) {
     std::string why;
-    (void)parse_matcher(v.IsNull() ? nlohmann::json() : nlohmann::json::array(), &why);
+    (void)parse_matcher(v.IsNull() ? nlohmann::json() : nlohmann::json::object(), &why);
     sink_.error(v.IsNull() ? fact_key : v, fmt::format("fact '{}': {}", excerpt(fact), why));
     return;
   }
-  nlohmann::json written = plain_scalar(v);
-  if (written.is_string()) {
-    auto s = vars_.expand(written.get<std::string>(), mark_of(v), "a matcher");
-    if (!s) return;
-    written = *s;
+  nlohmann::json written;
+  if (v.IsSequence()) {  // a list fact's items, each a plain value
+    written = nlohmann::json::array();
+    for (const auto& item : v) {
+      if (!item.IsScalar()) {
+        sink_.error(item, fmt::format("fact '{}': a list matcher holds plain values (each item equal to the "
+                                      "fact's), got {} in it",
+                                      excerpt(fact), type_name(item)));
+        return;
+      }
+      auto value = expanded_value(item);
+      if (!value) return;
+      written.push_back(std::move(*value));
+    }
+  } else {
+    auto value = expanded_value(v);
+    if (!value) return;
+    written = std::move(*value);
   }
   std::string why;
   auto matcher = parse_matcher(written, &why);

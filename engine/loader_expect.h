@@ -23,6 +23,9 @@ class ExpectReader {
 
  private:
   std::optional<Outcome> outcome_of(const YAML::Node& v);
+  // A plain value as written, a string with its variables expanded; nullopt
+  // after an error.
+  std::optional<nlohmann::json> expanded_value(const YAML::Node& v);
   void read_fact(StepSpec& step, const std::string& fact, const YAML::Node& fact_key, const YAML::Node& v);
 
   Variables& vars_;

@@ -1,7 +1,7 @@
 // Fact matchers as written in `expect:` ("> 0", "~ ^ACT", a plain value) and
 // their evaluation against what a step reported.
 
-#include <fmt/format.h>
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -83,6 +83,8 @@ std::string shown(const nlohmann::json& v) {
 }
 
 bool values_equal(const nlohmann::json& a, const nlohmann::json& b) {
+  if (b.is_array())
+    return a.is_array() && a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), values_equal);
   auto x = as_number(a);
   auto y = as_number(b);
   if (x && y) return *x == *y;
@@ -185,10 +187,20 @@ std::optional<Matcher> parse_matcher(const nlohmann::json& written, std::string*
     *error = "a matcher needs a value: a plain value, or a string such as \"> 0\" or \"~ REGEX\"";
     return std::nullopt;
   }
-  if (written.is_array() || written.is_object()) {
-    *error = fmt::format("a matcher is a single value or a string such as \"> 0\", got a {}",
-                         written.is_array() ? "list" : "mapping");
+  if (written.is_object()) {
+    *error = "a matcher is a value, a list of values or a string such as \"> 0\", got a mapping";
     return std::nullopt;
+  }
+  if (written.is_array()) {  // a list fact, equal item by item
+    for (const auto& item : written)
+      if (item.is_null() || item.is_array() || item.is_object()) {
+        *error = fmt::format("a list matcher holds plain values (each item equal to the fact's), got {}",
+                             item.is_null()    ? "an empty item"
+                             : item.is_array() ? "a list in it"
+                                               : "a mapping in it");
+        return std::nullopt;
+      }
+    return plain_matcher(written);
   }
   if (!written.is_string()) return plain_matcher(written);
   const std::string_view whole = written.get_ref<const std::string&>();

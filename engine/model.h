@@ -27,7 +27,8 @@ std::string_view to_string(KernelHealthPolicy p);
 std::optional<KernelHealthPolicy> parse_kernel_health_policy(std::string_view text);
 
 // A fact matcher: a plain value (equal), "> 0", ">= 100", "< 5", "<= 5",
-// "!= 0", "== x", "~ REGEX", "!~ REGEX" (base/regex.h).
+// "!= 0", "== x", "~ REGEX", "!~ REGEX" (base/regex.h), or a list of plain
+// values (a list fact equal to it, item by item, in order).
 struct Matcher {
   enum class Op { Eq, Ne, Gt, Ge, Lt, Le, Match, NoMatch };
   Op op = Op::Eq;

@@ -266,8 +266,12 @@ TEST_CASE("loader: expect errors") {
   CHECK(error(step + "{slept_ms: \"> abc\"}\n") ==
         "t.yaml:3:24: fact 'slept_ms': matcher '> abc': '>' needs a number, got 'abc' (write '== > abc' to compare "
         "as text)");
-  CHECK(error(step + "{slept_ms: [1]}\n") ==
-        "t.yaml:3:24: fact 'slept_ms': a matcher is a single value or a string such as \"> 0\", got a list");
+  CHECK(error(step + "{slept_ms: {a: 1}}\n") ==
+        "t.yaml:3:24: fact 'slept_ms': a matcher is a value, a list of values or a string such as \"> 0\", got a "
+        "mapping");
+  CHECK(error(step + "{slept_ms: [1, [2]]}\n") ==
+        "t.yaml:3:28: fact 'slept_ms': a list matcher holds plain values (each item equal to the fact's), got a list "
+        "in it");
   CHECK(error(step + "{outcome: maybe}\n") == "t.yaml:3:23: expected outcome must be ok, fail or timeout, got 'maybe'");
   CHECK(error("steps:\n  - block: {proto: udp}\n    expect: {sent: 1}\n") ==
         "t.yaml:3:14: unknown fact 'sent' for 'block'; it reports packets, bytes");

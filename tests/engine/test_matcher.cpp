@@ -127,8 +127,21 @@ TEST_CASE("matcher: parse errors") {
   CHECK(parse_error(json("~  ")) == "matcher '~' has no operand");
   CHECK(parse_error(json("==")) == "matcher '==' has no operand");
   CHECK(parse_error(json(nullptr)).starts_with("a matcher needs a value"));
-  CHECK(parse_error(json::array()).ends_with("got a list"));
+  CHECK(parse_error(json::array({1, json::array({2})})).ends_with("got a list in it"));
+  CHECK(parse_error(json::array({1, json::object()})).ends_with("got a mapping in it"));
+  CHECK(parse_error(json::array({nullptr})).ends_with("got an empty item"));
   CHECK(parse_error(json::object()).ends_with("got a mapping"));
+}
+
+TEST_CASE("matcher: a list fact equals a list, item by item and in order") {
+  const json acls = json::array({"10.10.0.1", "fd00:0010:0000:0000:0000:0000:0000:0001"});
+  CHECK(holds(acls, acls));
+  CHECK(holds(json::array({1, "2"}), json::array({"1", 2})));  // each item as a plain value
+  CHECK(holds(json::array(), json::array()));
+  CHECK_FALSE(holds(acls, json::array({"10.10.0.1"})));                  // one missing
+  CHECK_FALSE(holds(json::array({"a", "b"}), json::array({"b", "a"})));  // order counts
+  CHECK_FALSE(holds(json::array({"a"}), json("a")));                     // not a list
+  CHECK(why(json::array({"a", "b"}), json::array({"a"})) == "[\"a\"] is not [\"a\",\"b\"]");
 }
 
 TEST_CASE("matcher: a pattern past 512 characters is refused, deep or repeated ones compile") {
