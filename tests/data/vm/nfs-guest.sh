@@ -67,7 +67,8 @@ PY
   kill)
     "$RXERUN" run --host tests/data/vm/nfs-hang.yaml >/tmp/hang.out 2>&1 &
     pid=$!
-    for _ in $(seq 600); do grep -q 'hold' /tmp/hang.out && break; sleep 0.1; done
+    # The step before the hold has ended (a step's line shows when it ends).
+    for _ in $(seq 600); do grep -q ' written ' /tmp/hang.out && break; sleep 0.1; done
     grep -q ' nfs4 ' /proc/mounts && pass "the lab is up (an NFS mount)" || { fail "the lab did not come up"; cat /tmp/hang.out; }
     kill -KILL $pid
     wait $pid 2>/dev/null

@@ -63,7 +63,8 @@ PY
   kill)
     "$RXERUN" run --host tests/data/vm/srp-hang.yaml >/tmp/hang.out 2>&1 &
     pid=$!
-    for _ in $(seq 600); do grep -q 'hold' /tmp/hang.out && break; sleep 0.1; done
+    # The step before the hold has ended (a step's line shows when it ends).
+    for _ in $(seq 600); do grep -q ' logged-in ' /tmp/hang.out && break; sleep 0.1; done
     disks=$(ls /sys/class/scsi_disk 2>/dev/null)
     [ -n "$disks" ] && pass "the lab is up (SCSI disk $disks)" || { fail "the lab did not come up"; cat /tmp/hang.out; }
     [ -d /sys/kernel/config/target/srpt ] && pass "srpt is in configfs" || fail "no srpt in configfs"
