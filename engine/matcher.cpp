@@ -1,6 +1,7 @@
 // Fact matchers as written in `expect:` ("> 0", "~ ^ACT", a plain value) and
 // their evaluation against what a step reported.
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
 #include <cerrno>

@@ -8,7 +8,8 @@
 // device that holds the address listens on that RDMA/CM port, knows the
 // initiator's address in an ACL, and the login names ib_srpt's service
 // GUID; and ib_srpt's RDMA/CM port, which cannot be set while a siw device
-// is in another network namespace (EADDRINUSE). Each change is logged as the shell command a person would type.
+// is in another network namespace (EADDRINUSE). Each change is logged as
+// the shell command a person would type.
 
 #include <cstdint>
 #include <map>
