@@ -1,5 +1,6 @@
 // The model's sysctls, root qdiscs and nftables (sys/model/settings.h,
-// sys/model/nft.h), the stand-in of plan and tests.
+// sys/model/nft.h) and nvmet's tree (sys/model/nvme.h), the stand-in of
+// plan and tests.
 
 #include <doctest/doctest.h>
 
@@ -69,4 +70,21 @@ TEST_CASE("sys.model.nft: handles as the kernel numbers them, and a chain with r
   REQUIRE(m.nft.delete_table("inet", "rxerun-t"));
   CHECK(m.nft.tables.empty());
   CHECK(m.kernel.commands("nft")[4] == "nft 'add rule inet rxerun-t input udp dport 4791 counter drop comment \"c\"'");
+}
+
+TEST_CASE("sys.model.nvme: a subsystem a port links cannot go, nor the port while it links one") {
+  sys::ModelSystem m;
+  m.modules.live = {"configfs", "nvmet", "nvmet_rdma"};
+  REQUIRE(m.nvme.mount_configfs());
+  const std::string nqn = "nqn.2026-01.io.rxerun:model";
+  REQUIRE(m.nvme.add_subsystem(nqn));
+  REQUIRE(m.nvme.add_port({.id = 1, .trtype = "rdma", .adrfam = "ipv4", .traddr = "10.10.0.1", .trsvcid = "4420"}));
+  REQUIRE(m.nvme.link_port(1, nqn));
+  CHECK(m.nvme.remove_subsystem(nqn).error().code == EBUSY);
+  CHECK(m.nvme.remove_port(1).error().code == ENOTEMPTY);
+  REQUIRE(m.nvme.unlink_port(1, nqn));
+  REQUIRE(m.nvme.remove_subsystem(nqn));
+  REQUIRE(m.nvme.remove_port(1));
+  CHECK(m.nvme.subsys_dirs.empty());
+  CHECK(m.nvme.port_dirs.empty());
 }
