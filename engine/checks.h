@@ -35,5 +35,8 @@ std::optional<nlohmann::json> exact_integer(std::string_view text);
 // Parses a matcher as written in `expect:` (a plain value, "> 0", "~ re", ...).
 // nullopt with `error` set when it cannot be parsed (bad regex, no operand).
 std::optional<Matcher> parse_matcher(const nlohmann::json& written, std::string* error);
+// Why a list matcher is refused for one of its items: `got` says what the
+// item is ("a list", "a mapping", ...).
+std::string list_matcher_item_error(std::string_view got);
 
 }  // namespace rxerun

@@ -74,9 +74,7 @@ void ExpectReader::read_fact(StepSpec& step, const std::string& fact, const YAML
     written = nlohmann::json::array();
     for (const auto& item : v) {
       if (!item.IsScalar()) {
-        sink_.error(item, fmt::format("fact '{}': a list matcher holds plain values (each item equal to the "
-                                      "fact's), got {} in it",
-                                      excerpt(fact), type_name(item)));
+        sink_.error(item, fmt::format("fact '{}': {}", excerpt(fact), list_matcher_item_error(type_name(item))));
         return;
       }
       auto value = expanded_value(item);

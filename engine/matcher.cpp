@@ -195,10 +195,7 @@ std::optional<Matcher> parse_matcher(const nlohmann::json& written, std::string*
   if (written.is_array()) {  // a list fact, equal item by item
     for (const auto& item : written)
       if (item.is_null() || item.is_array() || item.is_object()) {
-        *error = fmt::format("a list matcher holds plain values (each item equal to the fact's), got {}",
-                             item.is_null()    ? "an empty item"
-                             : item.is_array() ? "a list in it"
-                                               : "a mapping in it");
+        *error = list_matcher_item_error(item.is_null() ? "nothing" : item.is_array() ? "a list" : "a mapping");
         return std::nullopt;
       }
     return plain_matcher(written);
@@ -211,6 +208,10 @@ std::optional<Matcher> parse_matcher(const nlohmann::json& written, std::string*
       return operator_matcher(spelling, text, trim(text.substr(spelling.text.size()), kBlanks), error);
   }
   return plain_matcher(written);
+}
+
+std::string list_matcher_item_error(std::string_view got) {
+  return fmt::format("a list matcher holds plain values (each item equal to the fact's), got {} in it", got);
 }
 
 std::optional<std::string> Matcher::check(const nlohmann::json& actual) const {

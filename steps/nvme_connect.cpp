@@ -283,17 +283,24 @@ Result<std::vector<std::string>> fabrics_users(UndoContext& ctx) {
   return users;
 }
 
-// Two records: the modules the step loaded, and the controller.
-Result<nlohmann::json> undo_nvme_connect(const nlohmann::json& args, UndoContext& ctx) {
-  JournalArgs a(args, ctx);
-  const std::string op = record_op(a, {ControllerRecord::kOp, ModulesRecord::kOp},
-                                   ModulesRecord::in_older_entry(a) ? ModulesRecord::kOp : ControllerRecord::kOp);
-  if (op != ModulesRecord::kOp) {
-    RXERUN_TRY_ASSIGN(const auto controller, ControllerRecord::read(a));
-    return undo_controller(controller, ctx);
-  }
+Result<nlohmann::json> undo_controller_record(JournalArgs& a, UndoContext& ctx) {
+  RXERUN_TRY_ASSIGN(const auto controller, ControllerRecord::read(a));
+  return undo_controller(controller, ctx);
+}
+
+Result<nlohmann::json> undo_nvme_connect_modules(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto modules, ModulesRecord::read(a));
   return unload_modules(modules, ctx, fabrics_users);
+}
+
+// Two records: the modules the step loaded, and the controller.
+const RecordUndo kNvmeConnectUndos[] = {{ControllerRecord::kOp, undo_controller_record},
+                                        {ModulesRecord::kOp, undo_nvme_connect_modules}};
+
+Result<nlohmann::json> undo_nvme_connect(const nlohmann::json& args, UndoContext& ctx) {
+  JournalArgs a(args, ctx);
+  return dispatch_undo(a, ctx, kNvmeConnectUndos,
+                       ModulesRecord::in_older_entry(a) ? ModulesRecord::kOp : ControllerRecord::kOp);
 }
 
 }  // namespace

@@ -129,7 +129,7 @@ TEST_CASE("matcher: parse errors") {
   CHECK(parse_error(json(nullptr)).starts_with("a matcher needs a value"));
   CHECK(parse_error(json::array({1, json::array({2})})).ends_with("got a list in it"));
   CHECK(parse_error(json::array({1, json::object()})).ends_with("got a mapping in it"));
-  CHECK(parse_error(json::array({nullptr})).ends_with("got an empty item"));
+  CHECK(parse_error(json::array({nullptr})).ends_with("got nothing in it"));
   CHECK(parse_error(json::object()).ends_with("got a mapping"));
 }
 
