@@ -202,7 +202,7 @@ Result<nlohmann::json> undo_mount(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto mounts, nfs.mounts());
   const auto m = sys::mount_at(mounts, record.mountpoint);
   if (!m || (m->fstype != "nfs4" && m->fstype != "nfs")) return nlohmann::json::object();
-  if (const auto id = nvme_identity_number(record.identity, "mount_id"); id ? *id != m->id : m->source != record.source)
+  if (const auto id = identity_number(record.identity, "mount_id"); id ? *id != m->id : m->source != record.source)
     return make_error("the NFS mount on " + record.mountpoint + " (" + m->source +
                       ") is another one than this run made: left alone");
   RXERUN_TRY(nfs.unmount(record.mountpoint));

@@ -31,7 +31,6 @@
 #include "steps/common/identity.h"
 #include "steps/common/journal_record.h"
 #include "steps/common/modules.h"
-#include "steps/common/nvme_fabrics.h"
 #include "steps/common/step_hints.h"
 #include "steps/kinds.h"
 
@@ -458,7 +457,7 @@ Result<nlohmann::json> undo_own_mount(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto mounts, nfs.mounts());
   const auto m = sys::mount_at(mounts, record.dir);
   if (!m || m->fstype != record.fstype) return nlohmann::json::object();
-  if (const auto id = nvme_identity_number(record.identity, "mount_id"); id && *id != m->id)
+  if (const auto id = identity_number(record.identity, "mount_id"); id && *id != m->id)
     return make_error("the " + record.fstype + " on " + record.dir +
                       " is another mount than this run made: left alone");
   if (record.fstype == "nfsd") {

@@ -151,7 +151,7 @@ StepResult wait_for_namespace(StepContext& ctx, unsigned instance, nlohmann::jso
       return r;
     }
     if (!c->block_devices.empty()) {
-      RXERUN_TRY_ASSIGN(const bool node, nvme.block_device(c->block_devices.front()));
+      RXERUN_TRY_ASSIGN(const bool node, ctx.sys().storage.block_device(c->block_devices.front()));
       if (node) {
         facts["device"] = "/dev/" + c->block_devices.front();
         nlohmann::json devices = nlohmann::json::array();
@@ -254,10 +254,10 @@ Result<nlohmann::json> undo_controller(const ControllerRecord& record, UndoConte
   auto& nvme = ctx.sys().nvme;
   RXERUN_TRY_ASSIGN(const auto all, nvme.controllers());
   std::vector<unsigned> doomed;
-  if (auto instance = nvme_identity_number(record.identity, "instance")) {
+  if (auto instance = identity_number(record.identity, "instance")) {
     const auto* c = instance_of(all, static_cast<unsigned>(*instance));
     if (!c) return nlohmann::json::object();  // gone (disconnected by hand, or the module went)
-    const std::uint64_t cntlid = nvme_identity_number(record.identity, "cntlid").value_or(0);
+    const std::uint64_t cntlid = identity_number(record.identity, "cntlid").value_or(0);
     if (!same_target(*c, record.transport, address, service, nqn) || (cntlid != 0 && c->cntlid != cntlid))
       return make_error("NVMe controller " + described_controller(*c) + " is another one than this run connected (to " +
                         nqn + " at " + address + ":" + service + "): left alone");

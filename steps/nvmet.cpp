@@ -299,7 +299,7 @@ Result<void> load_target_modules(StepContext& ctx, const std::string& transport,
 
 // A file on overlayfs gives an nvmet namespace a block size of 0.
 Result<void> refuse_overlayfs(StepContext& ctx, const std::string& path) {
-  RXERUN_TRY_ASSIGN(const auto fs, ctx.sys().nvme.file_system(path));
+  RXERUN_TRY_ASSIGN(const auto fs, ctx.sys().storage.file_system(path));
   if (fs != "overlayfs") return {};
   return make_error(path +
                         " is on overlayfs, whose files give an nvmet namespace a block size of 0: the host "
@@ -573,7 +573,7 @@ Result<nlohmann::json> undo_subsystem(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto record, SubsystemRecord::read(a));
   const std::string& nqn = record.nqn;
   RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.subsystems());
-  const std::uint64_t tag = nvme_identity_number(record.identity, "serial").value_or(0);
+  const std::uint64_t tag = identity_number(record.identity, "serial").value_or(0);
   RXERUN_TRY_ASSIGN(const auto* s, same_subsystem(all, nqn, tag));
   if (!s) return nlohmann::json::object();
   if (auto r = ctx.sys().nvme.remove_subsystem(nqn); !r && r.error().code != ENOENT) {

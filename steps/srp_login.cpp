@@ -172,7 +172,7 @@ StepResult wait_for_disk(StepContext& ctx, unsigned host, nlohmann::json facts, 
       return r;
     }
     if (!l->disks.empty()) {
-      RXERUN_TRY_ASSIGN(const bool node, ctx.sys().nvme.block_device(l->disks.front().name));
+      RXERUN_TRY_ASSIGN(const bool node, ctx.sys().storage.block_device(l->disks.front().name));
       if (node) {
         facts["disk"] = "/dev/" + l->disks.front().name;
         facts["size"] = l->disks.front().bytes;
@@ -248,7 +248,7 @@ StepResult run_srp_login(const Params& params, StepContext& ctx) {
 
 Result<nlohmann::json> undo_login(const LoginRecord& record, UndoContext& ctx) {
   auto& srp = ctx.sys().srp;
-  const auto host = nvme_identity_number(record.identity, "host");
+  const auto host = identity_number(record.identity, "host");
   if (!host)
     // The run ended between the login and its record: which SCSI host is this run's is not known.
     return nlohmann::json{{"left_alone", "an SRP login through " + record.device + " to " + record.address +

@@ -393,7 +393,7 @@ Result<nlohmann::json> undo_backstore(JournalArgs& a, UndoContext& ctx) {
   auto it = std::find_if(all.begin(), all.end(),
                          [&](const sys::LioBackstore& b) { return b.hba == record.hba && b.name == record.name; });
   if (it == all.end()) return nlohmann::json::object();
-  if (auto tag = nvme_identity_number(record.identity, "serial"); tag && backstore_serial(*tag) != it->serial)
+  if (auto tag = identity_number(record.identity, "serial"); tag && backstore_serial(*tag) != it->serial)
     return make_error("LIO backstore " + record.hba + "/" + record.name +
                       " is another one than this run made (serial " + it->serial + "): left alone");
   if (auto r = srp.remove_backstore(record.hba, record.name); !r && r.error().code != ENOENT) return r.error();

@@ -34,11 +34,4 @@ std::string option_value(const std::string& options, const std::string& key) {
   return {};
 }
 
-std::optional<MountEntry> mount_at(const std::vector<MountEntry>& mounts, const std::string& mountpoint) {
-  std::optional<MountEntry> top;
-  for (const auto& m : mounts)
-    if (m.mountpoint == mountpoint) top = m;  // mountinfo lists the one on top last
-  return top;
-}
-
 }  // namespace rxerun::sys

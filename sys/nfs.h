@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "sys/mountinfo.h"
 
 namespace rxerun::sys {
 
@@ -45,16 +46,6 @@ struct NfsExport {
 struct NfsClient {
   std::string address;
   std::string domain;
-};
-
-// A mount of /proc/self/mountinfo.
-struct MountEntry {
-  std::uint64_t id = 0;  // the mount's ID
-  std::string device;    // its filesystem's device, "0:34": one per superblock (per namespace, for nfsd's)
-  std::string mountpoint;
-  std::string fstype;   // "nfs4", "tmpfs"
-  std::string source;   // "10.10.0.1:/"
-  std::string options;  // the filesystem's (super) options: "rw,vers=4.2,...,proto=rdma,port=20049,..."
 };
 
 // The export flags of the kernel (nfsd's export.h) that an export's options
@@ -132,8 +123,5 @@ class Nfs {
   virtual Result<void> remove_records_dir(const std::string& path) = 0;
   virtual Result<bool> is_dir(const std::string& path) = 0;
 };
-
-// The mount at `mountpoint` that is on top, if any.
-std::optional<MountEntry> mount_at(const std::vector<MountEntry>& mounts, const std::string& mountpoint);
 
 }  // namespace rxerun::sys

@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "base/fd.h"
@@ -63,23 +62,6 @@ std::vector<std::string> content_lines(const char* cache) {
   std::stringstream in(attr_or_empty(rpc_cache(cache, "content")));
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line.front() != '#') out.push_back(line);
-  return out;
-}
-
-// "\040" in mountinfo and in the caches' paths: an octal escape.
-std::string unescape_octal(const std::string& text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 3 < text.size()) {
-      unsigned value = 0;
-      if (parse_unsigned(std::string_view(text).substr(i + 1, 3), &value, 8)) {
-        out += static_cast<char>(value);
-        i += 3;
-        continue;
-      }
-    }
-    out += text[i];
-  }
   return out;
 }
 
@@ -193,25 +175,7 @@ Result<void> RealNfs::remove_client(const std::string& address) {
 }
 
 Result<std::vector<MountEntry>> RealNfs::mounts() {
-  // "39 32 0:34 / /run/mnt rw,relatime - nfs4 10.10.0.1:/ rw,vers=4.2,..."
-  std::ifstream in("/proc/self/mountinfo");
-  if (!in) return nfs_error("cannot read /proc/self/mountinfo", errno ? errno : EIO);
-  std::vector<MountEntry> out;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string id, parent, devno, root, point;
-    if (!(words >> id >> parent >> devno >> root >> point)) continue;
-    const auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream rest(line.substr(dash + 3));
-    MountEntry m;
-    if (!parse_unsigned(id, &m.id) || !(rest >> m.fstype >> m.source >> m.options)) continue;
-    m.device = devno;
-    m.mountpoint = unescape_octal(point);
-    m.source = unescape_octal(m.source);
-    out.push_back(std::move(m));
-  }
-  return out;
+  return read_mountinfo();
 }
 
 Result<void> RealNfs::mount(const std::string& source, const std::string& target, const std::string& fstype,

@@ -26,8 +26,4 @@ std::string nvmet_port_dir(unsigned id) {
   return std::string(kConfigfsPath) + "/nvmet/ports/" + std::to_string(id);
 }
 
-std::string null_blk_dir(const std::string& name) {
-  return std::string(kConfigfsPath) + "/nullb/" + name;
-}
-
 }  // namespace rxerun::sys

@@ -1,10 +1,9 @@
 #pragma once
 // NVMe over Fabrics, natively (never nvme-cli, nvmetcli or modprobe):
 // - the target: nvmet's tree in configfs (/sys/kernel/config/nvmet:
-//   subsystems with their namespaces and allowed hosts, hosts, ports), and
-//   the configfs mount itself;
-// - what backs a namespace: null_blk devices made in configfs
-//   (/sys/kernel/config/nullb) and plain files;
+//   subsystems with their namespaces and allowed hosts, hosts, ports; what
+//   backs a namespace, configfs's mount and block devices are
+//   sys/storage.h's);
 // - the host: fabrics controllers, made by a write to /dev/nvme-fabrics,
 //   listed and deleted in sysfs (/sys/class/nvme).
 // All of it is global to the machine: the kernel's NVMe-oF RDMA transports
@@ -17,11 +16,9 @@
 #include <vector>
 
 #include "base/result.h"
+#include "sys/storage.h"
 
 namespace rxerun::sys {
-
-// Where configfs is mounted, and where nvmet's and null_blk's trees sit in it.
-inline constexpr const char* kConfigfsPath = "/sys/kernel/config";
 
 struct NvmetNamespace {
   unsigned nsid = 0;
@@ -49,22 +46,6 @@ struct NvmetPort {
   std::vector<std::string> subsystems;  // NQNs linked in subsystems/: the port listens while there is one
 };
 
-// A null_blk device made in configfs; its disk is named after the item.
-struct NullBlk {
-  std::string name;    // the configfs item: /sys/kernel/config/nullb/NAME
-  unsigned index = 0;  // the kernel's index of the device
-  std::uint64_t size_mib = 0;
-  bool memory_backed = false;
-  bool powered = false;  // the disk exists while powered
-  std::string disk;      // "/dev/NAME" while powered; "" otherwise
-};
-
-struct FileId {
-  std::uint64_t dev = 0;  // st_dev
-  std::uint64_t ino = 0;  // st_ino
-  std::uint64_t size = 0;
-};
-
 // What a connect writes to /dev/nvme-fabrics: "transport=rdma,traddr=...,
 // trsvcid=...,nqn=...[,hostnqn=...][,hostid=...][,host_traddr=...]".
 struct FabricsOptions {
@@ -84,7 +65,6 @@ std::string nvmet_subsystem_dir(const std::string& nqn);                 // .../
 std::string nvmet_namespace_dir(const std::string& nqn, unsigned nsid);  // .../NQN/namespaces/NSID
 std::string nvmet_host_dir(const std::string& hostnqn);                  // .../nvmet/hosts/HOSTNQN
 std::string nvmet_port_dir(unsigned id);                                 // .../nvmet/ports/ID
-std::string null_blk_dir(const std::string& name);                       // .../nullb/NAME
 
 // What the kernel answers a connect: "instance=N,cntlid=M".
 struct FabricsConnected {
@@ -112,14 +92,6 @@ struct FabricsController {
 class Nvme {
  public:
   virtual ~Nvme() = default;
-
-  // configfs at kConfigfsPath: its mount's ID (/proc/self/mountinfo),
-  // nullopt when it is not mounted there.
-  virtual Result<std::optional<std::uint64_t>> configfs_mount() = 0;
-  // Mounts it (configfs must be loaded); returns the mount's ID.
-  virtual Result<std::uint64_t> mount_configfs() = 0;
-  // EBUSY while in use.
-  virtual Result<void> unmount_configfs() = 0;
 
   // The target. Empty lists when nvmet's tree is not there (nvmet not
   // loaded, or configfs not mounted).
@@ -155,23 +127,6 @@ class Nvme {
   virtual Result<void> link_port(unsigned id, const std::string& nqn) = 0;
   virtual Result<void> unlink_port(unsigned id, const std::string& nqn) = 0;
 
-  // null_blk's tree (empty when null_blk is not loaded or configfs not mounted).
-  virtual Result<std::vector<NullBlk>> null_blks() = 0;
-  // mkdir nullb/NAME, size (MiB), memory_backed 1 (what is written is kept,
-  // so that it reads back), power 1. EEXIST when the name is taken.
-  virtual Result<void> add_null_blk(const std::string& name, std::uint64_t size_mib) = 0;
-  // power 0, rmdir.
-  virtual Result<void> remove_null_blk(const std::string& name) = 0;
-
-  // Backing files. nullopt when there is none.
-  virtual Result<std::optional<FileId>> file_id(const std::string& path) = 0;
-  // Creates a file of `size` bytes (sparse), never over an existing one (EEXIST).
-  virtual Result<FileId> create_file(const std::string& path, std::uint64_t size) = 0;
-  virtual Result<void> remove_file(const std::string& path) = 0;
-  // The file system a path is on, as statfs names its magic: "overlayfs",
-  // "tmpfs", "ext4", ...; "" when rxerun does not know the magic.
-  virtual Result<std::string> file_system(const std::string& path) = 0;
-
   // The host. Writes the options to /dev/nvme-fabrics and reads the answer;
   // the kernel's errno when it refuses (ECONNRESET: nobody listens there,
   // or the target refused the host). `kernel_log` receives the NVMe
@@ -181,8 +136,6 @@ class Nvme {
   virtual Result<std::vector<FabricsController>> controllers() = 0;
   // delete_controller; ENOENT when there is no such controller.
   virtual Result<void> delete_controller(unsigned instance) = 0;
-  // Whether /dev/NAME is a block device (the node udev or devtmpfs made).
-  virtual Result<bool> block_device(const std::string& name) = 0;
   // The NVMe stack's kernel messages (nvme, nvmet, nvme_fabrics, ...) logged
   // since `since` (log_clock()'s time), for a diagnosis: why a namespace
   // never showed up. Empty where the log cannot be read.

@@ -11,9 +11,6 @@ namespace rxerun::sys {
 
 class RealNvme final : public Nvme {
  public:
-  Result<std::optional<std::uint64_t>> configfs_mount() override;
-  Result<std::uint64_t> mount_configfs() override;
-  Result<void> unmount_configfs() override;
   Result<std::vector<NvmetSubsystem>> subsystems() override;
   Result<void> add_subsystem(const std::string& nqn) override;
   Result<void> remove_subsystem(const std::string& nqn) override;
@@ -33,17 +30,9 @@ class RealNvme final : public Nvme {
   Result<void> remove_port(unsigned id) override;
   Result<void> link_port(unsigned id, const std::string& nqn) override;
   Result<void> unlink_port(unsigned id, const std::string& nqn) override;
-  Result<std::vector<NullBlk>> null_blks() override;
-  Result<void> add_null_blk(const std::string& name, std::uint64_t size_mib) override;
-  Result<void> remove_null_blk(const std::string& name) override;
-  Result<std::optional<FileId>> file_id(const std::string& path) override;
-  Result<FileId> create_file(const std::string& path, std::uint64_t size) override;
-  Result<void> remove_file(const std::string& path) override;
-  Result<std::string> file_system(const std::string& path) override;
   Result<FabricsConnected> connect(const FabricsOptions& options, std::vector<std::string>* kernel_log) override;
   Result<std::vector<FabricsController>> controllers() override;
   Result<void> delete_controller(unsigned instance) override;
-  Result<bool> block_device(const std::string& name) override;
   std::vector<std::string> kernel_messages(std::uint64_t since) override;
   std::uint64_t log_clock() override;
 };

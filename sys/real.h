@@ -17,6 +17,7 @@
 #include "sys/rdma_host.h"
 #include "sys/routes_rtnl.h"
 #include "sys/srp_real.h"
+#include "sys/storage_real.h"
 #include "sys/sysctl_proc.h"
 #include "sys/system.h"
 #include "sys/tools_real.h"
@@ -45,12 +46,13 @@ class RealSystem {
   RealTools tools_;
   RealVerbs verbs_;
   PcapCaptures captures_;
+  RealStorage storage_;
   RealNvme nvme_;
   RealSrp srp_;
   RealNfs nfs_;
   RealKernelLog kernel_log_;
-  System system_{clock_,   netns_,  interrupt_, links_, ethtool_,  sysctl_, nft_, qdiscs_, pinger_,    rdma_,
-                 modules_, routes_, tools_,     verbs_, captures_, nvme_,   srp_, nfs_,    kernel_log_};
+  System system_{clock_,   netns_,  interrupt_, links_, ethtool_,  sysctl_,  nft_,  qdiscs_, pinger_, rdma_,
+                 modules_, routes_, tools_,     verbs_, captures_, storage_, nvme_, srp_,    nfs_,    kernel_log_};
 };
 
 }  // namespace rxerun::sys

@@ -25,6 +25,7 @@
 #include "sys/rdma.h"
 #include "sys/routes.h"
 #include "sys/srp.h"
+#include "sys/storage.h"
 #include "sys/sysctl.h"
 #include "sys/tools.h"
 #include "sys/verbs.h"
@@ -60,6 +61,7 @@ struct System {
   Tools& tools;
   Verbs& verbs;
   Captures& captures;
+  Storage& storage;  // configfs's mount, null_blk, backing files, block devices
   Nvme& nvme;
   Srp& srp;
   Nfs& nfs;

@@ -6,7 +6,6 @@
 #include "base/size.h"
 #include "base/try.h"
 #include "steps/common/identity.h"
-#include "steps/common/nvme_fabrics.h"
 
 namespace rxerun::steps {
 
@@ -81,20 +80,20 @@ void validate_backing(const nlohmann::json& backing, const std::string& where, c
 }
 
 Result<void> ensure_configfs(StepContext& ctx) {
-  auto& nvme = ctx.sys().nvme;
-  RXERUN_TRY_ASSIGN(const auto mounted, nvme.configfs_mount());
+  auto& storage = ctx.sys().storage;
+  RXERUN_TRY_ASSIGN(const auto mounted, storage.configfs_mount());
   if (mounted) return {};
   RXERUN_TRY(ctx.will_change(ConfigfsMountRecord{sys::kConfigfsPath, nullptr}.to_args(),
                              std::string("unmount configfs from ") + sys::kConfigfsPath + " (mounted by this run)"));
-  RXERUN_TRY_ASSIGN(const auto id, nvme.mount_configfs());
+  RXERUN_TRY_ASSIGN(const auto id, storage.mount_configfs());
   return ctx.identify({{"mount_id", id}});
 }
 
 Result<Backing> make_file_backing(const Params& file, StepContext& ctx, std::vector<std::string>* hints) {
-  auto& nvme = ctx.sys().nvme;
+  auto& storage = ctx.sys().storage;
   const std::string path = file.str("path");
   const std::uint64_t size = file.size("size");
-  RXERUN_TRY_ASSIGN(const auto found, nvme.file_id(path));
+  RXERUN_TRY_ASSIGN(const auto found, storage.file_id(path));
   if (found) {
     if (found->size != size)
       hints->push_back(path + " was there already with " + std::to_string(found->size) +
@@ -102,15 +101,15 @@ Result<Backing> make_file_backing(const Params& file, StepContext& ctx, std::vec
     return Backing{path, found->size, false};
   }
   RXERUN_TRY(ctx.will_change(BackingFileRecord{path, nullptr}.to_args(), "delete " + path + " (created by this run)"));
-  RXERUN_TRY_ASSIGN(const auto made, nvme.create_file(path, size));
+  RXERUN_TRY_ASSIGN(const auto made, storage.create_file(path, size));
   RXERUN_TRY(ctx.identify({{"dev", made.dev}, {"ino", made.ino}}));
   return Backing{path, size, true};
 }
 
 Result<Backing> make_null_blk_backing(const Params& null_blk, StepContext& ctx) {
-  auto& nvme = ctx.sys().nvme;
+  auto& storage = ctx.sys().storage;
   const std::uint64_t size = null_blk.size("size");
-  RXERUN_TRY_ASSIGN(const auto existing, nvme.null_blks());
+  RXERUN_TRY_ASSIGN(const auto existing, storage.null_blks());
   // The lowest free name of ours; the disk is named after it (at most 31 bytes).
   std::string name;
   for (unsigned n = 0; name.empty(); ++n) {
@@ -119,15 +118,15 @@ Result<Backing> make_null_blk_backing(const Params& null_blk, StepContext& ctx) 
       name = candidate;
   }
   RXERUN_TRY(ctx.will_change(NullBlkRecord{name, nullptr}.to_args(), "remove null_blk device " + name));
-  RXERUN_TRY(nvme.add_null_blk(name, size / kMiB));
-  RXERUN_TRY_ASSIGN(const auto now, nvme.null_blks());
+  RXERUN_TRY(storage.add_null_blk(name, size / kMiB));
+  RXERUN_TRY_ASSIGN(const auto now, storage.null_blks());
   auto it = std::find_if(now.begin(), now.end(), [&](const sys::NullBlk& b) { return b.name == name; });
   if (it == now.end() || !it->powered) return make_error("null_blk device " + name + " did not power on", EIO);
   RXERUN_TRY(ctx.identify({{"index", it->index}}));
   // devtmpfs makes the node as the disk is added; wait for it all the same.
   const std::string disk = it->disk.substr(it->disk.rfind('/') + 1);
   for (;;) {
-    RXERUN_TRY_ASSIGN(const bool there, nvme.block_device(disk));
+    RXERUN_TRY_ASSIGN(const bool there, storage.block_device(disk));
     if (there) break;
     if (ctx.sleep_for(kBackingPoll) != WaitStatus::Done)
       return make_error("the block device " + it->disk + " did not appear", ETIMEDOUT);
@@ -143,20 +142,20 @@ Result<Backing> make_backing(const Params& backing, StepContext& ctx, std::vecto
 Result<nlohmann::json> undo_null_blk(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto record, NullBlkRecord::read(a));
   const std::string& name = record.name;
-  RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.null_blks());
+  RXERUN_TRY_ASSIGN(const auto all, ctx.sys().storage.null_blks());
   auto it = std::find_if(all.begin(), all.end(), [&](const sys::NullBlk& b) { return b.name == name; });
   if (it == all.end()) return nlohmann::json::object();
-  if (auto index = nvme_identity_number(record.identity, "index"); index && *index != it->index)
+  if (auto index = identity_number(record.identity, "index"); index && *index != it->index)
     return make_error("null_blk device " + name + " is another one than this run made (index " +
                       std::to_string(it->index) + "): left alone");
-  if (auto r = ctx.sys().nvme.remove_null_blk(name); !r && r.error().code != ENOENT) return r.error();
+  if (auto r = ctx.sys().storage.remove_null_blk(name); !r && r.error().code != ENOENT) return r.error();
   return nlohmann::json::object();
 }
 
 Result<nlohmann::json> undo_backing_file(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto record, BackingFileRecord::read(a));
   const std::string& path = record.path;
-  RXERUN_TRY_ASSIGN(const auto found, ctx.sys().nvme.file_id(path));
+  RXERUN_TRY_ASSIGN(const auto found, ctx.sys().storage.file_id(path));
   if (!found) return nlohmann::json::object();
   if (record.identity.is_null())
     // Made, but the run ended before it said which file: one there now may be someone else's.
@@ -165,17 +164,17 @@ Result<nlohmann::json> undo_backing_file(JournalArgs& a, UndoContext& ctx) {
   if (differs(record.identity, now))
     return make_error(path + " is another file than the one this run created (device " + std::to_string(found->dev) +
                       ", inode " + std::to_string(found->ino) + "): left alone");
-  if (auto r = ctx.sys().nvme.remove_file(path); !r && r.error().code != ENOENT) return r.error();
+  if (auto r = ctx.sys().storage.remove_file(path); !r && r.error().code != ENOENT) return r.error();
   return nlohmann::json::object();
 }
 
 Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto record, ConfigfsMountRecord::read(a));
-  RXERUN_TRY_ASSIGN(const auto mounted, ctx.sys().nvme.configfs_mount());
+  RXERUN_TRY_ASSIGN(const auto mounted, ctx.sys().storage.configfs_mount());
   if (!mounted) return nlohmann::json::object();
-  if (auto mount_id = nvme_identity_number(record.identity, "mount_id"); mount_id && *mount_id != *mounted)
+  if (auto mount_id = identity_number(record.identity, "mount_id"); mount_id && *mount_id != *mounted)
     return nlohmann::json{{"left_alone", std::string("configfs on ") + sys::kConfigfsPath + " (mounted again since)"}};
-  if (auto r = ctx.sys().nvme.unmount_configfs(); !r) {
+  if (auto r = ctx.sys().storage.unmount_configfs(); !r) {
     if (r.error().code == EBUSY)
       return make_error(std::string("configfs on ") + sys::kConfigfsPath + " is in use: left mounted", EBUSY);
     if (r.error().code != EINVAL) return r.error();
@@ -185,7 +184,7 @@ Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx) {
 
 Result<std::vector<std::string>> null_blk_users(UndoContext& ctx) {
   std::vector<std::string> users;
-  RXERUN_TRY_ASSIGN(const auto blks, ctx.sys().nvme.null_blks());
+  RXERUN_TRY_ASSIGN(const auto blks, ctx.sys().storage.null_blks());
   for (const auto& b : blks) users.push_back("null_blk device " + b.name);
   return users;
 }

@@ -38,6 +38,10 @@ Result<nlohmann::json> netns_identity(sys::System& sys);
 // same in every plan (the model's clock stands still).
 std::uint64_t step_tag(sys::System& sys);
 
+// A number the journal's identity holds under `key`; nullopt when it holds
+// none there (or something else: JournalArgs::identity() lets objects through).
+std::optional<std::uint64_t> identity_number(const nlohmann::json& identity, const char* key);
+
 // Whether `recorded` and `now` name different objects: some key has a
 // non-zero value in both, and they differ.
 bool differs(const nlohmann::json& recorded, const nlohmann::json& now);

@@ -65,13 +65,6 @@ std::string host_id_for(std::string_view hostnqn) {
   return out;
 }
 
-std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity, const char* key) {
-  if (!identity.is_object() || !identity.contains(key)) return std::nullopt;
-  const auto& v = identity.at(key);
-  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0)) return std::nullopt;
-  return v.get<std::uint64_t>();
-}
-
 Result<std::optional<DeviceAddresses>> device_addresses(StepContext& ctx, const std::string& device) {
   RXERUN_TRY_ASSIGN(const auto devices, ctx.sys().rdma.soft_devices());
   auto d = std::find_if(devices.begin(), devices.end(), [&](const sys::SoftDevice& s) { return s.name == device; });

@@ -33,10 +33,6 @@ bool is_uuid(std::string_view text);
 // (docs/kernel-notes.md, "NVMe over Fabrics").
 std::string host_id_for(std::string_view hostnqn);
 
-// A number the journal's identity holds under `key`; nullopt when it holds
-// none there (or something else: JournalArgs::identity() lets objects through).
-std::optional<std::uint64_t> nvme_identity_number(const nlohmann::json& identity, const char* key);
-
 // "ECONNRESET" for ECONNRESET; the number for one glibc cannot name.
 std::string errno_symbol(int code);
 

@@ -60,8 +60,8 @@ std::vector<std::string> ModelKernel::commands(std::string_view service) const {
 }
 
 std::vector<std::string> ModelKernel::changes() const {
-  static constexpr std::string_view kState[] = {"links",   "netns", "ethtool", "sysctl", "qdiscs",
-                                                "modules", "rdma",  "routes",  "nft",    "nvme"};
+  static constexpr std::string_view kState[] = {"links", "netns",  "ethtool", "sysctl", "qdiscs", "modules",
+                                                "rdma",  "routes", "nft",     "nvme",   "storage"};
   std::vector<std::string> out;
   for (const auto& a : actions)
     if (!a.read && std::find(std::begin(kState), std::end(kState), a.service) != std::end(kState))

@@ -18,10 +18,6 @@ std::string nsid_of(const std::string& nqn, unsigned nsid) {
 
 }  // namespace
 
-bool ModelNvme::configfs_mounted() {
-  return configfs_mount_id || (k_.open_world && host_configfs && host_configfs());
-}
-
 ModelNvme::Subsystem* ModelNvme::subsystem(const std::string& nqn) {
   auto it = subsys_dirs.find(nqn);
   return it == subsys_dirs.end() ? nullptr : &it->second;
@@ -31,27 +27,6 @@ NvmetNamespace* ModelNvme::namespace_of(const std::string& nqn, unsigned nsid) {
   auto* s = subsystem(nqn);
   auto it = s ? s->namespaces.find(nsid) : decltype(s->namespaces.end()){};
   return s && it != s->namespaces.end() ? &it->second : nullptr;
-}
-
-Result<std::optional<std::uint64_t>> ModelNvme::configfs_mount() {
-  if (!configfs_mount_id && configfs_mounted()) return std::optional<std::uint64_t>(1);  // the host's
-  return configfs_mount_id;
-}
-
-Result<std::uint64_t> ModelNvme::mount_configfs() {
-  if (auto f = k_.fault("nvme.mount_configfs")) return *f;
-  if (!*modules_.loaded("configfs")) return make_error("unknown filesystem type 'configfs'", ENODEV);
-  if (!configfs_mount_id) configfs_mount_id = next_mount_++;
-  k_.did_anywhere("nvme", "mount configfs on " + std::string(kConfigfsPath),
-                  shell_join({"mount", "-t", "configfs", "none", kConfigfsPath}));
-  return *configfs_mount_id;
-}
-
-Result<void> ModelNvme::unmount_configfs() {
-  return act(
-      "nvme.unmount_configfs", "", {{!configfs_mount_id, EINVAL, "configfs is not mounted"}},
-      [&] { configfs_mount_id.reset(); }, "unmount configfs from " + std::string(kConfigfsPath),
-      shell_join({"umount", kConfigfsPath}));
 }
 
 Result<std::vector<NvmetSubsystem>> ModelNvme::subsystems() {
@@ -170,8 +145,7 @@ Result<void> ModelNvme::set_namespace_device(const std::string& nqn, unsigned ns
 Result<void> ModelNvme::enable_namespace(const std::string& nqn, unsigned nsid, bool enable) {
   auto* ns = namespace_of(nqn, nsid);
   const std::string device = ns ? ns->device_path : "";
-  bool opens = files.count(device) || (k_.open_world && host_has && host_has(device));
-  for (const auto& [name, n] : nullb_dirs) opens = opens || (n.powered && n.disk == device);
+  const bool opens = storage_.opens(device);
   return act(
       "nvme.enable_namespace", nqn,
       {{!ns, ENOENT, "no namespace " + std::to_string(nsid)},
@@ -251,68 +225,6 @@ Result<void> ModelNvme::unlink_port(unsigned id, const std::string& nqn) {
       shell_join({"rm", nvmet_port_dir(id) + "/subsystems/" + nqn}));
 }
 
-Result<std::vector<NullBlk>> ModelNvme::null_blks() {
-  std::vector<NullBlk> out;
-  if (nullb_visible())
-    for (const auto& [name, n] : nullb_dirs) out.push_back(n);
-  return out;
-}
-
-Result<void> ModelNvme::add_null_blk(const std::string& name, std::uint64_t size_mib) {
-  const std::string dir = null_blk_dir(name);
-  return act(
-      "nvme.add_null_blk", name,
-      {{!nullb_visible(), ENOENT, "no nullb tree"},
-       {nullb_dirs.count(name) > 0, EEXIST, "null_blk " + name + " exists"}},
-      [&] {
-        nullb_dirs[name] = {.name = name,
-                            .index = next_index_++,
-                            .size_mib = size_mib,
-                            .memory_backed = true,
-                            .powered = true,
-                            .disk = "/dev/" + name};
-      },
-      "create null_blk device " + name + " of " + std::to_string(size_mib) + " MiB, memory-backed",
-      shell_join({"mkdir", dir}) + "; " + echo_into_attr(std::to_string(size_mib), dir + "/size") + "; " +
-          echo_into_attr("1", dir + "/memory_backed") + "; " + echo_into_attr("1", dir + "/power"));
-}
-
-Result<void> ModelNvme::remove_null_blk(const std::string& name) {
-  const std::string dir = null_blk_dir(name);
-  return act(
-      "nvme.remove_null_blk", name, {{!nullb_dirs.count(name), ENOENT, "no null_blk " + name}},
-      [&] { nullb_dirs.erase(name); }, "remove null_blk device " + name,
-      echo_into_attr("0", dir + "/power") + "; " + shell_join({"rmdir", dir}));
-}
-
-Result<std::optional<FileId>> ModelNvme::file_id(const std::string& path) {
-  if (auto it = files.find(path); it != files.end()) return std::optional<FileId>(it->second);
-  if (k_.open_world && host_has && host_has(path)) return std::optional<FileId>(FileId{});
-  return std::optional<FileId>();
-}
-
-Result<FileId> ModelNvme::create_file(const std::string& path, std::uint64_t size) {
-  const FileId id{.dev = 2049, .ino = next_ino_, .size = size};
-  auto r = act(
-      "nvme.create_file", path, {{files.count(path) > 0, EEXIST, path + " exists"}},
-      [&] { files[path] = id, ++next_ino_; }, "create " + path + " (" + std::to_string(size) + " bytes, sparse)",
-      shell_join({"truncate", "-s", std::to_string(size), path}));
-  if (!r) return r.error();
-  return id;
-}
-
-Result<void> ModelNvme::remove_file(const std::string& path) {
-  return act(
-      "nvme.remove_file", path, {{!files.count(path), ENOENT, "no file " + path}}, [&] { files.erase(path); },
-      "remove " + path, shell_join({"rm", path}));
-}
-
-Result<std::string> ModelNvme::file_system(const std::string& path) {
-  for (const auto& [prefix, fs] : file_systems)
-    if (path.starts_with(prefix)) return fs;
-  return std::string(k_.open_world ? "" : "tmpfs");
-}
-
 Result<FabricsController> ModelNvme::connect_host(const FabricsOptions& o, unsigned instance) {
   const NvmetPort* port = nullptr;
   for (const auto& [id, p] : port_dirs)
@@ -371,6 +283,7 @@ Result<FabricsConnected> ModelNvme::connect(const FabricsOptions& options, std::
   if (!k_.open_world) write();
   ++next_instance_;
   ctrls[c->instance] = *c;
+  storage_.disks.insert(c->block_devices.begin(), c->block_devices.end());
   if (devices_after > 0) hidden_[c->instance] = devices_after;
   return FabricsConnected{c->instance, c->cntlid};
 }
@@ -391,19 +304,11 @@ Result<void> ModelNvme::delete_controller(unsigned instance) {
   const std::string name = "nvme" + std::to_string(instance);
   return act(
       "nvme.delete_controller", name, {{!ctrls.count(instance), ENOENT, "no controller " + name}},
-      [&] { ctrls.erase(instance); }, "disconnect NVMe controller " + name,
-      echo_into_attr("1", "/sys/class/nvme/" + name + "/delete_controller"));
-}
-
-Result<bool> ModelNvme::block_device(const std::string& name) {
-  if (k_.open_world) return true;
-  for (const auto& [item, b] : nullb_dirs)
-    if (b.powered && b.disk == "/dev/" + name) return true;
-  if (scsi_disks.count(name)) return true;
-  for (const auto& [i, c] : ctrls)
-    for (const auto& d : c.block_devices)
-      if (d == name) return true;
-  return false;
+      [&] {
+        for (const auto& d : ctrls[instance].block_devices) storage_.disks.erase(d);
+        ctrls.erase(instance);
+      },
+      "disconnect NVMe controller " + name, echo_into_attr("1", "/sys/class/nvme/" + name + "/delete_controller"));
 }
 
 }  // namespace rxerun::sys

@@ -4,9 +4,10 @@
 // kernel's refusals (a subsystem with namespaces or allowed hosts, or linked
 // by a port, cannot go; a port linking a subsystem cannot go; an enabled
 // namespace's device cannot change; a second port on one address cannot
-// listen); null_blk items; backing files; and the host's controllers, which
-// a connect makes only when a port listens for the subsystem at that
-// address and lets the host in. Each change is logged as the shell command
+// listen), on sys/model/storage.h's configfs mount and devices; and the
+// host's controllers, which a connect makes only when a port listens for
+// the subsystem at that address and lets the host in, their namespaces'
+// disks registered with the storage model. Each change is logged as the shell command
 // a person would type (mkdir, echo into an attribute, ln -s, rmdir).
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "sys/model/modules.h"
+#include "sys/model/storage.h"
 #include "sys/nvme.h"
 
 namespace rxerun::sys {
@@ -33,11 +35,9 @@ class ModelNvme final : public Nvme {
   // The kernel's default host NQN, for a connect that names none.
   static constexpr const char* kDefaultHostNqn = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-000000000001";
 
-  ModelNvme(ModelKernel& k, ModelModules& modules) : k_(k), modules_(modules) {}
+  ModelNvme(ModelKernel& k, ModelModules& modules, ModelStorage& storage)
+      : k_(k), modules_(modules), storage_(storage) {}
 
-  Result<std::optional<std::uint64_t>> configfs_mount() override;
-  Result<std::uint64_t> mount_configfs() override;
-  Result<void> unmount_configfs() override;
   Result<std::vector<NvmetSubsystem>> subsystems() override;
   Result<void> add_subsystem(const std::string& nqn) override;
   Result<void> remove_subsystem(const std::string& nqn) override;
@@ -50,8 +50,7 @@ class ModelNvme final : public Nvme {
   Result<void> add_namespace(const std::string& nqn, unsigned nsid) override;
   Result<void> set_namespace_device(const std::string& nqn, unsigned nsid, const std::string& path,
                                     bool buffered_io) override;
-  // Enabling opens the device: a null_blk disk or a file of the model (or
-  // one `host_has`, open world).
+  // Enabling opens the device (ModelStorage::opens).
   Result<void> enable_namespace(const std::string& nqn, unsigned nsid, bool enable) override;
   Result<void> remove_namespace(const std::string& nqn, unsigned nsid) override;
   Result<std::vector<NvmetPort>> ports() override;
@@ -59,38 +58,21 @@ class ModelNvme final : public Nvme {
   Result<void> remove_port(unsigned id) override;
   Result<void> link_port(unsigned id, const std::string& nqn) override;
   Result<void> unlink_port(unsigned id, const std::string& nqn) override;
-  Result<std::vector<NullBlk>> null_blks() override;
-  Result<void> add_null_blk(const std::string& name, std::uint64_t size_mib) override;
-  Result<void> remove_null_blk(const std::string& name) override;
-  Result<std::optional<FileId>> file_id(const std::string& path) override;
-  Result<FileId> create_file(const std::string& path, std::uint64_t size) override;
-  Result<void> remove_file(const std::string& path) override;
-  // By `file_systems`' prefixes, else tmpfs ("" in an open world: not known).
-  Result<std::string> file_system(const std::string& path) override;
   // ECONNRESET when no port listens for the subsystem there, EIO when it
   // does not allow the host; then `kernel_log` is what the kernel said.
   Result<FabricsConnected> connect(const FabricsOptions& options, std::vector<std::string>* kernel_log) override;
   // A new controller's block devices show after `devices_after` calls.
   Result<std::vector<FabricsController>> controllers() override;
   Result<void> delete_controller(unsigned instance) override;
-  Result<bool> block_device(const std::string& name) override;
   std::vector<std::string> kernel_messages(std::uint64_t) override { return kernel_log; }
   std::uint64_t log_clock() override { return 0; }
 
-  std::optional<std::uint64_t> configfs_mount_id;  // unset: not mounted
   std::map<std::string, Subsystem> subsys_dirs;
   std::set<std::string> host_dirs;
   std::map<unsigned, NvmetPort> port_dirs;
-  std::map<std::string, NullBlk> nullb_dirs;
-  std::map<std::string, FileId> files;
   std::map<unsigned, FabricsController> ctrls;
-  std::vector<std::string> kernel_log;              // what the kernel logged
-  int devices_after = 0;                            // controllers() calls before a new one's devices show
-  std::map<std::string, std::string> file_systems;  // path prefix -> file system
-  std::set<std::string> scsi_disks;                 // other block devices: an SRP login's (sys/model/srp.h)
-  // Open world: the host's configfs mount and paths.
-  std::function<bool()> host_configfs;
-  std::function<bool(const std::string&)> host_has;
+  std::vector<std::string> kernel_log;  // what the kernel logged
+  int devices_after = 0;                // controllers() calls before a new one's devices show
 
  private:
   // ModelKernel::act() under "nvme".
@@ -98,20 +80,16 @@ class ModelNvme final : public Nvme {
                    const std::function<void()>& change, std::string what, std::string shell) {
     return k_.act("nvme", op, arg, refusals, change, std::move(what), std::move(shell));
   }
-  bool configfs_mounted();
-  bool nvmet_visible() { return configfs_mounted() && *modules_.loaded("nvmet"); }
-  bool nullb_visible() { return configfs_mounted() && *modules_.loaded("null_blk"); }
+  bool nvmet_visible() { return storage_.configfs_mounted() && *modules_.loaded("nvmet"); }
   Subsystem* subsystem(const std::string& nqn);
   NvmetNamespace* namespace_of(const std::string& nqn, unsigned nsid);
   Result<FabricsController> connect_host(const FabricsOptions& o, unsigned instance);
 
   ModelKernel& k_;
   ModelModules& modules_;
+  ModelStorage& storage_;
   std::map<unsigned, int> hidden_;  // instance -> controllers() calls left before its devices show
-  std::uint64_t next_mount_ = 40;
   std::uint64_t next_serial_ = 0x5eed0001;
-  unsigned next_index_ = 0;
-  std::uint64_t next_ino_ = 1000;
   unsigned next_instance_ = 0;
 };
 

@@ -46,7 +46,7 @@ bool ModelSrp::lio_visible() {
   bool lio = false;
   for (const char* m : {"target_core_mod", "ib_srpt", "target_core_file", "target_core_iblock"})
     lio = lio || *modules_.loaded(m);
-  return *nvme_.configfs_mount() && lio;
+  return *storage_.configfs_mount() && lio;
 }
 
 SrptTarget* ModelSrp::target_of(const std::string& target) {
@@ -79,7 +79,8 @@ Result<std::vector<std::string>> ModelSrp::hbas() {
 
 Result<void> ModelSrp::add_backstore(const LioBackstore& b) {
   const std::string key = b.hba + "/" + b.name, dir = lio_backstore_dir(b.hba, b.name);
-  bool opens = b.plugin() == "fileio" ? (*nvme_.file_id(b.path)).has_value() : *nvme_.block_device(b.path.substr(5));
+  bool opens =
+      b.plugin() == "fileio" ? (*storage_.file_id(b.path)).has_value() : *storage_.block_device(b.path.substr(5));
   if (b.plugin() == "iblock" && !b.path.starts_with("/dev/")) opens = false;
   auto r = k_.act(
       "srp", "srp.add_backstore", key,
@@ -336,7 +337,7 @@ std::uint64_t ModelSrp::backstore_bytes(const std::string& key) {
   auto it = backstore_dirs.find(key);
   if (it == backstore_dirs.end()) return 0;
   if (it->second.plugin() == "fileio") return it->second.size;
-  for (const auto& [name, b] : nvme_.nullb_dirs)
+  for (const auto& [name, b] : storage_.nullb_dirs)
     if (b.disk == it->second.path) return b.size_mib << 20;
   return 0;
 }
@@ -384,7 +385,7 @@ Result<void> ModelSrp::add_target(const std::string& srp_port, const std::string
                                .state = "running",
                                .disks = {{.name = std::string("sd") + next_disk_++, .bytes = bytes}}};
   dests_[host] = address;
-  nvme_.scsi_disks.insert(login_hosts[host].disks.front().name);
+  storage_.disks.insert(login_hosts[host].disks.front().name);
   if (disks_after > 0) hidden_[host] = disks_after;
   return {};
 }
@@ -407,7 +408,7 @@ Result<void> ModelSrp::logout(const std::string& remote_port) {
   return k_.act(
       "srp", "srp.logout", remote_port, {{it == login_hosts.end(), ENOENT, "no remote port " + remote_port}},
       [&] {
-        for (const auto& d : it->second.disks) nvme_.scsi_disks.erase(d.name);
+        for (const auto& d : it->second.disks) storage_.disks.erase(d.name);
         login_hosts.erase(it);
       },
       "log out of SRP remote port " + remote_port,

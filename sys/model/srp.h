@@ -1,6 +1,6 @@
 #pragma once
 // SRP in the model (sys/model/kernel.h): LIO's configfs tree, seen only
-// while configfs is mounted (sys/model/nvme.h holds the mount) and
+// while configfs is mounted (sys/model/storage.h holds the mount) and
 // target_core_mod loaded, with the kernel's refusals (a backstore a LUN
 // links cannot go; a target port needs an RDMA port of that name; a TPG, a
 // target or the fabric with something in it cannot go); and ib_srp's
@@ -20,8 +20,8 @@
 
 #include "sys/model/links.h"
 #include "sys/model/modules.h"
-#include "sys/model/nvme.h"
 #include "sys/model/rdma.h"
+#include "sys/model/storage.h"
 #include "sys/srp.h"
 
 namespace rxerun::sys {
@@ -31,8 +31,8 @@ class ModelSrp final : public Srp {
   // ib_srpt's service GUID (the first RDMA device's node GUID, in the kernel).
   static constexpr const char* kServiceGuid = "0x505400fffe000001";
 
-  ModelSrp(ModelKernel& k, ModelModules& modules, ModelNvme& nvme, ModelRdma& rdma, ModelLinks& links)
-      : k_(k), modules_(modules), nvme_(nvme), rdma_(rdma), links_(links) {}
+  ModelSrp(ModelKernel& k, ModelModules& modules, ModelStorage& storage, ModelRdma& rdma, ModelLinks& links)
+      : k_(k), modules_(modules), storage_(storage), rdma_(rdma), links_(links) {}
 
   Result<std::vector<LioBackstore>> backstores() override;
   // Those of backstore_dirs, and empty_hbas.
@@ -93,7 +93,7 @@ class ModelSrp final : public Srp {
 
   ModelKernel& k_;
   ModelModules& modules_;
-  ModelNvme& nvme_;
+  ModelStorage& storage_;
   ModelRdma& rdma_;
   ModelLinks& links_;
   std::map<unsigned, int> hidden_;         // host -> logins() calls left before its disk shows

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sys/mountinfo.h"
+
 namespace rxerun::sys {
 
 ModelSystem::ModelSystem() {
@@ -24,17 +26,14 @@ void make_plan_world(ModelSystem& m) {
     std::error_code ec;
     return std::filesystem::exists("/sys/module/" + name, ec);
   };
-  m.nvme.host_has = [](const std::string& path) {
+  m.storage.host_has = [](const std::string& path) {
     std::error_code ec;
     return std::filesystem::exists(path, ec);
   };
-  m.nvme.host_configfs = [] {
-    std::ifstream in("/proc/self/mountinfo");
-    for (std::string line; std::getline(in, line);)
-      if (line.find(std::string(" ") + kConfigfsPath + " ") != std::string::npos &&
-          line.find(" - configfs ") != std::string::npos)
-        return true;
-    return false;
+  m.storage.host_configfs = [] {
+    const auto mounts = read_mountinfo();
+    const auto top = mounts ? mount_at(*mounts, kConfigfsPath) : std::nullopt;
+    return top && top->fstype == "configfs";
   };
 }
 

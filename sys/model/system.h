@@ -17,6 +17,7 @@
 #include "sys/model/routes.h"
 #include "sys/model/settings.h"
 #include "sys/model/srp.h"
+#include "sys/model/storage.h"
 #include "sys/model/tools.h"
 #include "sys/model/traffic.h"
 #include "sys/system.h"
@@ -44,12 +45,13 @@ struct ModelSystem {
   ModelTools tools{kernel};
   ModelVerbs verbs{kernel};
   ModelCaptures captures{kernel};
-  ModelNvme nvme{kernel, modules};
-  ModelSrp srp{kernel, modules, nvme, rdma, links};
+  ModelStorage storage{kernel, modules};
+  ModelNvme nvme{kernel, modules, storage};
+  ModelSrp srp{kernel, modules, storage, rdma, links};
   ModelNfs nfs{kernel, modules, links};
   ModelKernelLog kernel_log{clock};
-  System system{clock,   netns,  interrupt, links, ethtool,  sysctl, nft, qdiscs, pinger,    rdma,
-                modules, routes, tools,     verbs, captures, nvme,   srp, nfs,    kernel_log};
+  System system{clock,   netns,  interrupt, links, ethtool,  sysctl,  nft,  qdiscs, pinger, rdma,
+                modules, routes, tools,     verbs, captures, storage, nvme, srp,    nfs,    kernel_log};
 };
 
 // `rxerun plan`'s: an open world that reads, and never changes, what the

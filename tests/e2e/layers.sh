@@ -10,7 +10,7 @@
 source "$(dirname "$0")/lib.sh"
 
 # sys/ headers engine/ and steps/ may include: the services' interfaces.
-INTERFACES="system capture clock ethtool interrupt kernel_health kernel_log links modules netns nfs nft nvme ping process qdisc rdma routes srp sysctl tools verbs"
+INTERFACES="system capture clock ethtool interrupt kernel_health kernel_log links modules mountinfo netns nfs nft nvme ping process qdisc rdma routes srp storage sysctl tools verbs"
 is_interface() { local h; for h in $INTERFACES; do [ "$1" = "sys/$h.h" ] && return 0; done; return 1; }
 
 includes() {  # FILE -> the project headers it includes, one per line

@@ -10,9 +10,13 @@ Harness::Harness() : ScenarioHarness(Registry(steps::all_kinds())) {}
 Harness::Harness(Registry r) : ScenarioHarness(std::move(r)) {}
 
 std::vector<std::string> service_log(const FakeSystem& f, std::string_view service) {
+  return service_log(f, {service});
+}
+
+std::vector<std::string> service_log(const FakeSystem& f, std::initializer_list<std::string_view> services) {
   std::vector<std::string> out;
   for (const auto& a : f.kernel.actions)
-    if (a.service == service) out.push_back(a.what);
+    if (std::find(services.begin(), services.end(), a.service) != services.end()) out.push_back(a.what);
   return out;
 }
 

@@ -10,6 +10,7 @@
 //   CHECK(r.exit_code == 0);
 //   CHECK(h.fake.links.find("", "eth0")->mtu == 1500);  // cleanup restored it
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,6 +35,8 @@ struct Harness : testing::ScenarioHarness {
 // What the run did to one kernel service ("nvme", "srp", "nfs", ...), in
 // words, in order.
 std::vector<std::string> service_log(const FakeSystem& f, std::string_view service);
+// The same for several services together ({"storage", "nvme"}), in the order done.
+std::vector<std::string> service_log(const FakeSystem& f, std::initializer_list<std::string_view> services);
 // Where `entry` is in such a log; -1 when absent.
 long position(const std::vector<std::string>& log, std::string_view entry);
 

@@ -257,7 +257,7 @@ TEST_CASE("journal records: the lab's journal undoes what it made, the host as i
   CHECK(h.cleanup().clean());
   CHECK(h.fake.nvme.subsys_dirs.empty());
   CHECK(h.fake.nvme.port_dirs.empty());
-  CHECK_FALSE(h.fake.nvme.configfs_mount_id.has_value());
+  CHECK_FALSE(h.fake.storage.configfs_mount_id.has_value());
   fs::remove_all(fresh_dir("nvme-detail"));
 }
 

@@ -62,7 +62,8 @@ TEST_CASE("nvme_connect: connects, waits for the namespace's block device, and c
   CHECK(c.clean());
   REQUIRE(c.undos.size() >= 2);
   CHECK(c.undos[0].summary == "disconnect the NVMe controller of " + kNqn + " at rdma 10.10.0.1 service 4420");
-  CHECK(service_log(h.fake, "nvme").front() == "disconnect NVMe controller nvme0");  // before the target comes apart
+  CHECK(service_log(h.fake, {"storage", "nvme"}).front() ==
+        "disconnect NVMe controller nvme0");  // before the target comes apart
   CHECK(h.fake.nvme.ctrls.empty());
   CHECK_FALSE(h.fake.modules.live.count("nvme_rdma"));
   CHECK(h.cleanup().undos.empty());

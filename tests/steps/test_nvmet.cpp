@@ -68,20 +68,20 @@ TEST_CASE("nvmet: builds the target on null_blk, and cleanup takes it apart in r
   CHECK(s.facts.at("size") == 64 * 1024 * 1024);
   CHECK(s.facts.at("buffered_io") == false);
   auto& nvme = h.fake.nvme;
-  CHECK(nvme.configfs_mount_id.has_value());  // mounted by the step
+  CHECK(h.fake.storage.configfs_mount_id.has_value());  // mounted by the step
   REQUIRE(nvme.subsys_dirs.count(kNqn));
   CHECK(nvme.subsys_dirs.at(kNqn).allow_any_host);
   CHECK(nvme.subsys_dirs.at(kNqn).namespaces.at(1).enabled);
   CHECK(nvme.subsys_dirs.at(kNqn).namespaces.at(1).device_path == "/dev/rxerun-nullb0");
   CHECK(nvme.port_dirs.at(1).adrfam == "ipv4");
   CHECK(nvme.port_dirs.at(1).subsystems == Strings{kNqn});
-  CHECK(nvme.nullb_dirs.at("rxerun-nullb0").size_mib == 64);
+  CHECK(h.fake.storage.nullb_dirs.at("rxerun-nullb0").size_mib == 64);
   CHECK(h.fake.modules.live.count("nvmet_rdma"));
   CHECK(h.fake.modules.live.count("null_blk"));
 
   // Each piece was journalled before it was made: the mount first (after
   // configfs itself), the link last.
-  const Strings log = service_log(h.fake, "nvme");
+  const Strings log = service_log(h.fake, {"storage", "nvme"});
   CHECK(log.front() == "mount configfs on /sys/kernel/config");
   CHECK(log.back() == "offer " + kNqn + " on port 1 (the port listens)");
   CHECK(position(log, "create null_blk device rxerun-nullb0 of 64 MiB, memory-backed") <
@@ -105,19 +105,19 @@ TEST_CASE("nvmet: builds the target on null_blk, and cleanup takes it apart in r
   CHECK(contains(undone[6], "nvmet_rdma"));
   CHECK(undone[7] == "unmount configfs from /sys/kernel/config (mounted by this run)");
   CHECK(contains(undone[8], "configfs"));
-  CHECK(service_log(h.fake, "nvme") == Strings{
-                                           "withdraw " + kNqn + " from port 1",
-                                           "remove NVMe target port 1",
-                                           "disable namespace 1 of " + kNqn,
-                                           "remove namespace 1 of " + kNqn,
-                                           "remove NVMe target subsystem " + kNqn,
-                                           "remove null_blk device rxerun-nullb0",
-                                           "unmount configfs from /sys/kernel/config",
-                                       });
+  CHECK(service_log(h.fake, {"storage", "nvme"}) == Strings{
+                                                        "withdraw " + kNqn + " from port 1",
+                                                        "remove NVMe target port 1",
+                                                        "disable namespace 1 of " + kNqn,
+                                                        "remove namespace 1 of " + kNqn,
+                                                        "remove NVMe target subsystem " + kNqn,
+                                                        "remove null_blk device rxerun-nullb0",
+                                                        "unmount configfs from /sys/kernel/config",
+                                                    });
   CHECK(nvme.subsys_dirs.empty());
   CHECK(nvme.port_dirs.empty());
-  CHECK(nvme.nullb_dirs.empty());
-  CHECK_FALSE(nvme.configfs_mount_id.has_value());
+  CHECK(h.fake.storage.nullb_dirs.empty());
+  CHECK_FALSE(h.fake.storage.configfs_mount_id.has_value());
   CHECK(h.fake.modules.live.empty());
   CHECK(h.cleanup().undos.empty());  // idempotent: nothing left to do
 }
@@ -129,13 +129,14 @@ TEST_CASE("nvmet: a file backing is created with its size, and deleted at cleanu
     REQUIRE(r.exit_code == 0);
     CHECK(step_named(r, "target").facts.at("file_created") == true);
     CHECK(step_named(r, "target").facts.at("device") == "/run/lab.img");
-    CHECK(std::ranges::count(service_log(h.fake, "nvme"), "create /run/lab.img (33554432 bytes, sparse)") == 1);
+    CHECK(std::ranges::count(service_log(h.fake, {"storage", "nvme"}),
+                             "create /run/lab.img (33554432 bytes, sparse)") == 1);
     CHECK(r.cleanup.clean());
-    CHECK(h.fake.nvme.files.empty());
+    CHECK(h.fake.storage.files.empty());
   }
   SUBCASE("there before the run: served as it is and left") {
     fakes::Harness h;
-    h.fake.nvme.files["/run/lab.img"] = {.dev = 2049, .ino = 77, .size = 1 << 20};
+    h.fake.storage.files["/run/lab.img"] = {.dev = 2049, .ino = 77, .size = 1 << 20};
     auto r = h.run(kFile);
     REQUIRE(r.exit_code == 0);
     const auto& s = step_named(r, "target");
@@ -143,19 +144,19 @@ TEST_CASE("nvmet: a file backing is created with its size, and deleted at cleanu
     CHECK(s.facts.at("size") == 1 << 20);
     CHECK(contains(join(s.hints, "\n"), "was there already with 1048576 bytes"));
     CHECK(r.cleanup.clean());
-    CHECK(h.fake.nvme.files.count("/run/lab.img"));
+    CHECK(h.fake.storage.files.count("/run/lab.img"));
   }
   SUBCASE("replaced by another file under its name since: left alone and reported") {
     fakes::Harness h;
     auto r = h.run_keep(kFile);
     REQUIRE(r.exit_code == 0);
-    h.fake.nvme.files["/run/lab.img"].ino = 999999;  // deleted and made again by someone
+    h.fake.storage.files["/run/lab.img"].ino = 999999;  // deleted and made again by someone
     auto c = h.cleanup();
     CHECK_FALSE(c.clean());
     auto it = std::find_if(c.undos.begin(), c.undos.end(), [](const UndoReport& u) { return !u.ok; });
     REQUIRE(it != c.undos.end());
     CHECK(contains(it->error, "/run/lab.img is another file than the one this run created"));
-    CHECK(h.fake.nvme.files.count("/run/lab.img"));
+    CHECK(h.fake.storage.files.count("/run/lab.img"));
   }
 }
 
@@ -166,16 +167,16 @@ TEST_CASE("nvmet: a file system without O_DIRECT makes the namespace buffered, o
     auto r = h.run(kFile);
     REQUIRE(r.exit_code == 0);
     CHECK(step_named(r, "target").facts.at("buffered_io") == true);
-    CHECK(position(service_log(h.fake, "nvme"), "read and write it through the page cache") >= 0);
+    CHECK(position(service_log(h.fake, {"storage", "nvme"}), "read and write it through the page cache") >= 0);
     CHECK(r.cleanup.clean());
   }
   SUBCASE("overlayfs") {
     fakes::Harness h;
-    h.fake.nvme.file_systems["/tmp/"] = "overlayfs";
+    h.fake.storage.file_systems["/tmp/"] = "overlayfs";
     auto r = h.run(target("{file: {path: /tmp/lab.img, size: 32MiB}}"));
     CHECK(r.exit_code == 3);
     CHECK(contains(step_named(r, "target").message, "/tmp/lab.img is on overlayfs"));
-    CHECK(h.fake.nvme.files.empty());
+    CHECK(h.fake.storage.files.empty());
     CHECK(r.cleanup.clean());
   }
 }
@@ -183,13 +184,13 @@ TEST_CASE("nvmet: a file system without O_DIRECT makes the namespace buffered, o
 TEST_CASE("nvmet: a subsystem of that NQN before the run is a clear error, and nothing is changed") {
   fakes::Harness h;
   for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
-  REQUIRE(h.fake.nvme.mount_configfs());
+  REQUIRE(h.fake.storage.mount_configfs());
   REQUIRE(h.fake.nvme.add_subsystem(kNqn));
   h.fake.kernel.actions.clear();
   auto r = h.run(kNullBlk);
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "NVMe target subsystem " + kNqn + " exists already"));
-  CHECK(service_log(h.fake, "nvme").empty());
+  CHECK(service_log(h.fake, {"storage", "nvme"}).empty());
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.nvme.subsys_dirs.count(kNqn));
 }
@@ -218,7 +219,7 @@ TEST_CASE("nvmet: a namesake subsystem made since is left alone at cleanup") {
 TEST_CASE("nvmet: hosts are made and allowed, and only those the run made are removed") {
   fakes::Harness h;
   for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
-  REQUIRE(h.fake.nvme.mount_configfs());
+  REQUIRE(h.fake.storage.mount_configfs());
   REQUIRE(h.fake.nvme.add_host("nqn.host:old"));
   auto r = h.run_keep(target("{null_blk: {size: 64MiB}}", "      hosts: [nqn.host:old, nqn.host:new]\n"));
   REQUIRE(r.exit_code == 0);
@@ -228,17 +229,17 @@ TEST_CASE("nvmet: hosts are made and allowed, and only those the run made are re
   auto c = h.cleanup();
   CHECK(c.clean());
   CHECK(h.fake.nvme.host_dirs == std::set<std::string>{"nqn.host:old"});
-  CHECK(position(service_log(h.fake, "nvme"), "stop allowing host nqn.host:new in " + kNqn) <
-        position(service_log(h.fake, "nvme"), "remove NVMe target host nqn.host:new"));
-  CHECK(position(service_log(h.fake, "nvme"), "remove NVMe target host nqn.host:new") <
-        position(service_log(h.fake, "nvme"), "remove NVMe target subsystem " + kNqn));
+  CHECK(position(service_log(h.fake, {"storage", "nvme"}), "stop allowing host nqn.host:new in " + kNqn) <
+        position(service_log(h.fake, {"storage", "nvme"}), "remove NVMe target host nqn.host:new"));
+  CHECK(position(service_log(h.fake, {"storage", "nvme"}), "remove NVMe target host nqn.host:new") <
+        position(service_log(h.fake, {"storage", "nvme"}), "remove NVMe target subsystem " + kNqn));
 }
 
 TEST_CASE("nvmet: a port with that address is shared, and stays at cleanup") {
   fakes::Harness h;
   for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
   auto& nvme = h.fake.nvme;
-  REQUIRE(nvme.mount_configfs());
+  REQUIRE(h.fake.storage.mount_configfs());
   REQUIRE(nvme.add_subsystem("nqn.other"));
   REQUIRE(nvme.add_port({.id = 7, .trtype = "rdma", .adrfam = "ipv4", .traddr = "10.10.0.1", .trsvcid = "4420"}));
   REQUIRE(nvme.link_port(7, "nqn.other"));
@@ -264,7 +265,7 @@ TEST_CASE("nvmet: the kernel's refusals of the port are translated, and cleanup 
     CHECK(r.cleanup.clean());
     CHECK(h.fake.nvme.subsys_dirs.empty());
     CHECK(h.fake.nvme.port_dirs.empty());
-    CHECK(h.fake.nvme.nullb_dirs.empty());
+    CHECK(h.fake.storage.nullb_dirs.empty());
   }
   SUBCASE("another listener") {
     fakes::Harness h;
@@ -292,7 +293,7 @@ TEST_CASE("nvmet: in a network namespace it is an error before anything changes"
   auto r = h.run(target("{null_blk: {size: 64MiB}}", "    netns: lab\n"));
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "initial network namespace only"));
-  CHECK(service_log(h.fake, "nvme").empty());
+  CHECK(service_log(h.fake, {"storage", "nvme"}).empty());
   CHECK(h.fake.modules.live.empty());
 }
 

@@ -39,7 +39,7 @@ struct SrpHarness : fakes::Harness {
   // Every module loaded and configfs mounted, as a host that serves SRP already.
   void serving() {
     for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
-    REQUIRE(fake.nvme.mount_configfs());
+    REQUIRE(fake.storage.mount_configfs());
     REQUIRE(fake.srp.add_srpt_fabric());
     fake.kernel.actions.clear();
   }
@@ -122,8 +122,8 @@ TEST_CASE("srpt and srp_login: the target is built, the disk shows, and cleanup 
   CHECK(srp.backstore_dirs.empty());
   CHECK(srp.login_hosts.empty());
   CHECK_FALSE(srp.fabric);
-  CHECK(h.fake.nvme.nullb_dirs.empty());
-  CHECK_FALSE(h.fake.nvme.configfs_mount_id.has_value());
+  CHECK(h.fake.storage.nullb_dirs.empty());
+  CHECK_FALSE(h.fake.storage.configfs_mount_id.has_value());
   for (const char* m : {"ib_srpt", "ib_srp", "sd_mod", "target_core_mod", "target_core_user", "null_blk", "configfs"})
     CHECK_MESSAGE(!h.fake.modules.live.count(m), m);
   CHECK(h.cleanup().undos.empty());  // idempotent: nothing left to do
@@ -140,7 +140,7 @@ TEST_CASE("srpt: a file backing is a fileio backstore, created with its size and
   CHECK(step_named(r, "target").facts.at("file_created") == true);
   CHECK(step_named(r, "initiator").facts.at("size") == 32 * 1024 * 1024);
   CHECK(r.cleanup.clean());
-  CHECK(h.fake.nvme.files.empty());
+  CHECK(h.fake.storage.files.empty());
   CHECK(h.fake.srp.backstore_dirs.empty());
 }
 

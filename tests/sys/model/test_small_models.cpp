@@ -75,7 +75,7 @@ TEST_CASE("sys.model.nft: handles as the kernel numbers them, and a chain with r
 TEST_CASE("sys.model.nvme: a subsystem a port links cannot go, nor the port while it links one") {
   sys::ModelSystem m;
   m.modules.live = {"configfs", "nvmet", "nvmet_rdma"};
-  REQUIRE(m.nvme.mount_configfs());
+  REQUIRE(m.storage.mount_configfs());
   const std::string nqn = "nqn.2026-01.io.rxerun:model";
   REQUIRE(m.nvme.add_subsystem(nqn));
   REQUIRE(m.nvme.add_port({.id = 1, .trtype = "rdma", .adrfam = "ipv4", .traddr = "10.10.0.1", .trsvcid = "4420"}));
