@@ -5,8 +5,7 @@
 # Usage: nfs-guest.sh RXERUN WHAT...   (WHAT: lab, idle, netns, kill; in that order)
 RXERUN=$1
 shift
-fail() { echo "FAIL: $*"; }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/guest-lib.sh"
 
 # Nothing of NFS left: no NFS mount and no mount or directory of rxerun's
 # under /run, nfsd's modules (and with them every nfsd and export cache)
@@ -24,10 +23,7 @@ residue() {  # LABEL
 for WHAT in "$@"; do
 case $WHAT in
   lab)
-    out=$("$RXERUN" run --host scenarios/nfs-rdma.yaml --report json:/tmp/nfs-rdma.json 2>&1)
-    code=$?
-    echo "$out" | grep -E '^  (ok|FAIL|ERROR|TIMEOUT)|^cleanup|^PASS|^FAIL' | grep -vE ' (veth|address|link|sysctl|route|rule)-'
-    [ "$code" = 0 ] && pass "scenarios/nfs-rdma.yaml passed" || { fail "scenarios/nfs-rdma.yaml: exit $code"; echo "$out"; }
+    run_lab scenarios/nfs-rdma.yaml "scenarios/nfs-rdma.yaml passed" --report json:/tmp/nfs-rdma.json
     python3 - /tmp/nfs-rdma.json <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -49,37 +45,23 @@ PY
     residue "after scenarios/nfs-rdma.yaml"
     ;;
   idle)
-    out=$("$RXERUN" run --host tests/data/vm/nfs-idle.yaml 2>&1)
-    code=$?
-    echo "$out" | grep -E '^  (FAIL|ERROR|TIMEOUT)|^cleanup|^PASS|^FAIL'
-    [ "$code" = 0 ] && pass "an export of the lab's own directory, read-only, that nobody mounts" || { fail "tests/data/vm/nfs-idle.yaml: exit $code"; echo "$out"; }
+    run_lab tests/data/vm/nfs-idle.yaml "an export of the lab's own directory, read-only, that nobody mounts"
     [ -e /run/nfs-idle-export ] && fail "the lab's directory is left" || pass "the lab's directory went with its exec step"
     residue "after the export nobody mounted"
     ;;
   netns)
-    out=$("$RXERUN" run --host tests/data/vm/nfs-netns.yaml 2>&1)
-    code=$?
-    echo "$out" | grep -E '^  (FAIL|ERROR|TIMEOUT)|^cleanup|^PASS|^FAIL'
-    [ "$code" = 0 ] && pass "the server in a namespace of its own serves the mount; the file is the server's" || { fail "tests/data/vm/nfs-netns.yaml: exit $code"; echo "$out"; }
+    run_lab tests/data/vm/nfs-netns.yaml "the server in a namespace of its own serves the mount; the file is the server's"
     ip netns list | grep -q rxn-nfs && fail "the namespace rxn-nfs is left" || pass "the namespace is gone"
     residue "after the namespaced server"
     ;;
   kill)
-    "$RXERUN" run --host tests/data/vm/nfs-hang.yaml >/tmp/hang.out 2>&1 &
-    pid=$!
-    # The step before the hold has ended (a step's line shows when it ends).
-    for _ in $(seq 600); do grep -q ' written ' /tmp/hang.out && break; sleep 0.1; done
-    grep -q ' nfs4 ' /proc/mounts && pass "the lab is up (an NFS mount)" || { fail "the lab did not come up"; cat /tmp/hang.out; }
-    kill -KILL $pid
-    wait $pid 2>/dev/null
-    grep -q ' nfs4 ' /proc/mounts && pass "SIGKILL left the mount behind" || fail "the mount went without cleanup?"
-    out=$("$RXERUN" cleanup tests/data/vm/nfs-hang.yaml 2>&1)
-    code=$?
-    echo "$out" | tail -3
-    [ "$code" = 0 ] && pass "rxerun cleanup: exit 0" || { fail "rxerun cleanup: exit $code"; echo "$out"; }
-    residue "after SIGKILL and rxerun cleanup"
-    out=$("$RXERUN" cleanup tests/data/vm/nfs-hang.yaml 2>&1)
-    echo "$out" | grep -q 'nothing to undo\|0 undone\|nothing left' && pass "a second cleanup has nothing to do" || { fail "a second cleanup:"; echo "$out"; }
+    lab_up() {
+      grep -q ' nfs4 ' /proc/mounts && pass "the lab is up (an NFS mount)" || { fail "the lab did not come up"; return 1; }
+    }
+    left_behind() {
+      grep -q ' nfs4 ' /proc/mounts && pass "SIGKILL left the mount behind" || fail "the mount went without cleanup?"
+    }
+    kill_then_cleanup tests/data/vm/nfs-hang.yaml ' written '
     ;;
 esac
 done

@@ -5,8 +5,7 @@
 # Usage: nvme-guest.sh RXERUN WHAT   (WHAT: lab, kill)
 RXERUN=$1
 WHAT=$2
-fail() { echo "FAIL: $*"; }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/guest-lib.sh"
 
 # Nothing of NVMe-oF left: no controller, no nvmet or null_blk entry in
 # configfs (or configfs not mounted), none of the modules loaded, no file.
@@ -30,10 +29,7 @@ residue() {  # LABEL
 
 case $WHAT in
   lab)
-    out=$("$RXERUN" run --host tests/data/vm/nvme.yaml --report json:/tmp/nvme-vm.json 2>&1)
-    code=$?
-    echo "$out" | grep -E '^  (ok|FAIL|ERROR|TIMEOUT)|^cleanup|^PASS|^FAIL' | grep -vE ' (veth|address|link|sysctl|route|rule)-'
-    [ "$code" = 0 ] && pass "the scenario passed" || { fail "the scenario: exit $code"; echo "$out"; }
+    run_lab tests/data/vm/nvme.yaml "the scenario passed" --report json:/tmp/nvme-vm.json
     # The stranger was refused by the kernel, and the step says why.
     python3 - /tmp/nvme-vm.json <<'PY'
 import json, sys
@@ -48,9 +44,7 @@ print(("ok" if ok else "FAIL") + ": rxe0, rxe1 and the veth carried fio's I/O (r
 PY
     residue "after the lab"
     # The shipped lab, its refused connect with the kernel's own reason.
-    out=$("$RXERUN" run --host scenarios/nvme-rdma.yaml --report json:/tmp/nvme-rdma.json 2>&1)
-    code=$?
-    [ "$code" = 0 ] && pass "scenarios/nvme-rdma.yaml passed" || { fail "scenarios/nvme-rdma.yaml: exit $code"; echo "$out"; }
+    run_lab scenarios/nvme-rdma.yaml "scenarios/nvme-rdma.yaml passed" --report json:/tmp/nvme-rdma.json
     python3 - /tmp/nvme-rdma.json <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -62,21 +56,16 @@ PY
     residue "after scenarios/nvme-rdma.yaml"
     ;;
   kill)
-    "$RXERUN" run --host tests/data/vm/nvme-hang.yaml >/tmp/hang.out 2>&1 &
-    pid=$!
-    for _ in $(seq 600); do grep -q 'nvme_connect' /tmp/hang.out && break; sleep 0.1; done
-    state=$(cat /sys/class/nvme/nvme0/state 2>/dev/null)
-    [ "$state" = live ] && pass "the lab is up (nvme0 $state)" || { fail "the lab did not come up: '$state'"; cat /tmp/hang.out; }
-    [ -d /sys/kernel/config/nvmet/subsystems/nqn.2026-01.io.rxerun:hang ] && pass "the subsystem is in configfs" || fail "no subsystem in configfs"
-    kill -KILL $pid
-    wait $pid 2>/dev/null
-    [ -e /sys/class/nvme/nvme0 ] && pass "SIGKILL left the controller behind" || fail "the controller went without cleanup?"
-    out=$("$RXERUN" cleanup tests/data/vm/nvme-hang.yaml 2>&1)
-    code=$?
-    echo "$out" | tail -3
-    [ "$code" = 0 ] && pass "rxerun cleanup: exit 0" || { fail "rxerun cleanup: exit $code"; echo "$out"; }
-    residue "after SIGKILL and rxerun cleanup"
-    out=$("$RXERUN" cleanup tests/data/vm/nvme-hang.yaml 2>&1)
-    echo "$out" | grep -q 'nothing to undo\|0 undone\|nothing left' && pass "a second cleanup has nothing to do" || { fail "a second cleanup:"; echo "$out"; }
+    lab_up() {
+      local state
+      state=$(cat /sys/class/nvme/nvme0/state 2>/dev/null)
+      [ -d /sys/kernel/config/nvmet/subsystems/nqn.2026-01.io.rxerun:hang ] && pass "the subsystem is in configfs" \
+        || fail "no subsystem in configfs"
+      [ "$state" = live ] && pass "the lab is up (nvme0 $state)" || { fail "the lab did not come up: '$state'"; return 1; }
+    }
+    left_behind() {
+      [ -e /sys/class/nvme/nvme0 ] && pass "SIGKILL left the controller behind" || fail "the controller went without cleanup?"
+    }
+    kill_then_cleanup tests/data/vm/nvme-hang.yaml nvme_connect
     ;;
 esac

@@ -5,8 +5,7 @@
 # Usage: srp-guest.sh RXERUN WHAT...   (WHAT: lab, netns, kill; in that order)
 RXERUN=$1
 shift
-fail() { echo "FAIL: $*"; }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/guest-lib.sh"
 
 # Nothing of SRP left: no SRP login (SCSI host, remote port, disk), no LIO
 # entry in configfs (or configfs not mounted), none of the modules loaded,
@@ -32,10 +31,7 @@ residue() {  # LABEL
 for WHAT in "$@"; do
 case $WHAT in
   lab)
-    out=$("$RXERUN" run --host scenarios/srp-rdma.yaml --report json:/tmp/srp-rdma.json 2>&1)
-    code=$?
-    echo "$out" | grep -E '^  (ok|FAIL|ERROR|TIMEOUT)|^cleanup|^PASS|^FAIL' | grep -vE ' (veth|address|link|sysctl|route|rule)-'
-    [ "$code" = 0 ] && pass "scenarios/srp-rdma.yaml passed" || { fail "scenarios/srp-rdma.yaml: exit $code"; echo "$out"; }
+    run_lab scenarios/srp-rdma.yaml "scenarios/srp-rdma.yaml passed" --report json:/tmp/srp-rdma.json
     python3 - /tmp/srp-rdma.json <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -53,31 +49,21 @@ PY
     residue "after scenarios/srp-rdma.yaml"
     ;;
   netns)
-    out=$("$RXERUN" run --host tests/data/vm/srp-netns.yaml 2>&1)
-    code=$?
-    echo "$out" | grep -E '^  (FAIL|ERROR|TIMEOUT)|^cleanup|^PASS|^FAIL'
-    [ "$code" = 0 ] && pass "the initiator in a namespace of its own logs in, and fio verifies" || { fail "tests/data/vm/srp-netns.yaml: exit $code"; echo "$out"; }
+    run_lab tests/data/vm/srp-netns.yaml "the initiator in a namespace of its own logs in, and fio verifies"
     ip netns list | grep -q rxn-srp && fail "the namespace rxn-srp is left" || pass "the namespace is gone"
     residue "after the namespaced login"
     ;;
   kill)
-    "$RXERUN" run --host tests/data/vm/srp-hang.yaml >/tmp/hang.out 2>&1 &
-    pid=$!
-    # The step before the hold has ended (a step's line shows when it ends).
-    for _ in $(seq 600); do grep -q ' logged-in ' /tmp/hang.out && break; sleep 0.1; done
-    disks=$(ls /sys/class/scsi_disk 2>/dev/null)
-    [ -n "$disks" ] && pass "the lab is up (SCSI disk $disks)" || { fail "the lab did not come up"; cat /tmp/hang.out; }
-    [ -d /sys/kernel/config/target/srpt ] && pass "srpt is in configfs" || fail "no srpt in configfs"
-    kill -KILL $pid
-    wait $pid 2>/dev/null
-    ls /sys/class/srp_remote_ports | grep -q . && pass "SIGKILL left the login behind" || fail "the login went without cleanup?"
-    out=$("$RXERUN" cleanup tests/data/vm/srp-hang.yaml 2>&1)
-    code=$?
-    echo "$out" | tail -3
-    [ "$code" = 0 ] && pass "rxerun cleanup: exit 0" || { fail "rxerun cleanup: exit $code"; echo "$out"; }
-    residue "after SIGKILL and rxerun cleanup"
-    out=$("$RXERUN" cleanup tests/data/vm/srp-hang.yaml 2>&1)
-    echo "$out" | grep -q 'nothing to undo\|0 undone\|nothing left' && pass "a second cleanup has nothing to do" || { fail "a second cleanup:"; echo "$out"; }
+    lab_up() {
+      local disks
+      disks=$(ls /sys/class/scsi_disk 2>/dev/null)
+      [ -d /sys/kernel/config/target/srpt ] && pass "srpt is in configfs" || fail "no srpt in configfs"
+      [ -n "$disks" ] && pass "the lab is up (SCSI disk $disks)" || { fail "the lab did not come up"; return 1; }
+    }
+    left_behind() {
+      ls /sys/class/srp_remote_ports | grep -q . && pass "SIGKILL left the login behind" || fail "the login went without cleanup?"
+    }
+    kill_then_cleanup tests/data/vm/srp-hang.yaml ' logged-in '
     ;;
 esac
 done
