@@ -28,6 +28,8 @@ mutations=(
   "sys/model/modules.cpp@if (in_use(name)) return@if (false) return@a module another module uses cannot go"
   "sys/model/settings.cpp@if (!v \&\& !k_.open_world) return make_error(\"no sysctl \" + key, ENOENT);@(void)0;@a sysctl write makes no file"
   "sys/model/nvme.cpp@{linked, EBUSY,@{false, EBUSY,@a subsystem a port links cannot go"
+  "sys/model/nvme.cpp@for (const auto\& d : ctrls[instance].block_devices) storage_.disks.erase(d);@(void)0;@a controller's disks go with it"
+  "sys/model/storage.cpp@return disks.count(name) > 0;@return false;@a disk another service made is a block device"
   "sys/model/nft.cpp@return make_error(\"Error: Could not process rule: Device or resource busy\", EBUSY);@(void)0;@a chain that holds rules cannot go"
   "sys/model/srp.cpp@const std::string login_name = srpt_login_name(address);@const std::string login_name = address;@ib_srpt names an IPv6 login by its address in full"
   "sys/model/srp.cpp@{port != 0 \&\& siw_elsewhere, EADDRINUSE,@{false, EADDRINUSE,@ib_srpt cannot listen while a siw device is in another namespace"

@@ -88,3 +88,35 @@ TEST_CASE("sys.model.nvme: a subsystem a port links cannot go, nor the port whil
   CHECK(m.nvme.subsys_dirs.empty());
   CHECK(m.nvme.port_dirs.empty());
 }
+
+TEST_CASE("sys.model.storage: a disk is there while what made it is: a powered null_blk, an NVMe controller") {
+  sys::ModelSystem m;
+  m.modules.live = {"configfs", "null_blk", "nvmet", "nvmet_rdma", "nvme_fabrics", "nvme_rdma"};
+  CHECK(m.storage.add_null_blk("rxerun-nullb0", 16).error().code == ENOENT);  // no configfs, no nullb tree
+  REQUIRE(m.storage.mount_configfs());
+  REQUIRE(m.storage.add_null_blk("rxerun-nullb0", 16));
+  CHECK(*m.storage.block_device("rxerun-nullb0"));
+  CHECK_FALSE(*m.storage.block_device("nvme0n1"));
+
+  const std::string nqn = "nqn.2026-01.io.rxerun:model";
+  REQUIRE(m.nvme.add_subsystem(nqn));
+  REQUIRE(m.nvme.set_allow_any_host(nqn, true));
+  REQUIRE(m.nvme.add_namespace(nqn, 1));
+  REQUIRE(m.nvme.add_namespace(nqn, 2));
+  REQUIRE(m.nvme.set_namespace_device(nqn, 2, "/dev/rxerun-nullb1", false));
+  CHECK(m.nvme.enable_namespace(nqn, 2, true).error().code == ENOENT);  // no such disk to open
+  REQUIRE(m.nvme.remove_namespace(nqn, 2));
+  REQUIRE(m.nvme.set_namespace_device(nqn, 1, "/dev/rxerun-nullb0", false));
+  REQUIRE(m.nvme.enable_namespace(nqn, 1, true));
+  REQUIRE(m.nvme.add_port({.id = 1, .trtype = "rdma", .adrfam = "ipv4", .traddr = "10.10.0.1", .trsvcid = "4420"}));
+  REQUIRE(m.nvme.link_port(1, nqn));
+  auto c = m.nvme.connect({.transport = "rdma", .traddr = "10.10.0.1", .trsvcid = "4420", .nqn = nqn}, nullptr);
+  REQUIRE(c);
+  CHECK(*m.storage.block_device("nvme" + std::to_string(c->instance) + "n1"));
+  REQUIRE(m.nvme.delete_controller(c->instance));
+  CHECK_FALSE(*m.storage.block_device("nvme" + std::to_string(c->instance) + "n1"));
+
+  m.modules.live.erase("null_blk");
+  CHECK(m.storage.null_blks()->empty());  // null_blk's tree went with the module
+  CHECK(m.kernel.commands("storage").front() == "mount -t configfs none /sys/kernel/config");
+}
