@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "sys/nvme.h"
+#include "sys/storage.h"
 
 namespace rxerun::sys {
 

@@ -7,7 +7,6 @@
 
 #include "sys/kernel_files.h"
 #include "sys/kernel_log.h"
-#include "sys/nvme.h"
 
 namespace rxerun::sys {
 
