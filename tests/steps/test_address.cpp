@@ -12,15 +12,15 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-struct Harness : fakes::Harness {
-  Harness() { fake.links.add_host_link("", {.name = "vB", .kind = "veth", .mtu = 1500}); }
+struct AddressHarness : fakes::Harness {
+  AddressHarness() { fake.links.add_host_link("", {.name = "vB", .kind = "veth", .mtu = 1500}); }
   std::vector<std::string>& addrs() { return fake.links.addrs[""]["vB"]; }
 };
 
 }  // namespace
 
 TEST_CASE("address: adds the address and cleanup removes it") {
-  Harness h;
+  AddressHarness h;
   auto r = h.run_keep("steps:\n  - {name: a, address: {dev: vB, cidr: 10.10.0.2/24}}\n");
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "a").facts.at("changed") == true);
@@ -35,7 +35,7 @@ TEST_CASE("address: adds the address and cleanup removes it") {
 }
 
 TEST_CASE("address: an address that is there already is left alone and records no undo") {
-  Harness h;
+  AddressHarness h;
   h.addrs().push_back("fd00::1/64");
   auto r = h.run("steps:\n  - {name: a, address: {dev: vB, cidr: 'fd00:0:0::1/64'}}\n");
   REQUIRE(r.exit_code == 0);
@@ -47,7 +47,7 @@ TEST_CASE("address: an address that is there already is left alone and records n
 }
 
 TEST_CASE("address: a second apply reports nothing changed, and one undo removes it") {
-  Harness h;
+  AddressHarness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: a, address: {dev: vB, cidr: 10.10.0.2/24}}\n"
@@ -60,7 +60,7 @@ TEST_CASE("address: a second apply reports nothing changed, and one undo removes
 }
 
 TEST_CASE("address: the same IPv4 address with another prefix is another address") {
-  Harness h;
+  AddressHarness h;
   h.addrs().push_back("10.10.0.2/16");
   auto r = h.run_keep("steps:\n  - {name: a, address: {dev: vB, cidr: 10.10.0.2/24}}\n");
   REQUIRE(r.exit_code == 0);
@@ -70,7 +70,7 @@ TEST_CASE("address: the same IPv4 address with another prefix is another address
 }
 
 TEST_CASE("address: an IPv6 address there with another prefix is an error, and nothing changes") {
-  Harness h;
+  AddressHarness h;
   h.addrs().push_back("fd00::1/48");
   auto r = h.run("steps:\n  - {name: a, address: {dev: vB, cidr: fd00::1/64}}\n");
   CHECK(r.exit_code == 3);
@@ -79,14 +79,14 @@ TEST_CASE("address: an IPv6 address there with another prefix is an error, and n
 }
 
 TEST_CASE("address: a missing interface is an error that names it") {
-  Harness h;
+  AddressHarness h;
   auto r = h.run("steps:\n  - {name: a, address: {dev: vX, cidr: 10.0.0.1/24}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "a").message.find("no interface vX") != std::string::npos);
 }
 
 TEST_CASE("address: undo succeeds when the address or the interface is gone already") {
-  Harness h;
+  AddressHarness h;
   auto r = h.run_keep(
       "steps:\n"
       "  - address: {dev: vB, cidr: 10.10.0.2/24}\n"
@@ -95,7 +95,7 @@ TEST_CASE("address: undo succeeds when the address or the interface is gone alre
   REQUIRE(h.fake.links.remove_address("vB", "10.10.0.3/24"));
   CHECK(h.cleanup().clean());
 
-  Harness h2;
+  AddressHarness h2;
   REQUIRE(h2.run_keep("steps:\n  - address: {dev: vB, cidr: 10.10.0.2/24}\n").exit_code == 0);
   REQUIRE(h2.fake.links.remove({"vB"}));
   CHECK(h2.cleanup().clean());

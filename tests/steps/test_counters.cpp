@@ -15,9 +15,9 @@ using fakes::step_named;
 
 namespace {
 
-struct Harness : fakes::Harness {
-  Harness() { setup(); }
-  explicit Harness(Registry r) : fakes::Harness(std::move(r)) { setup(); }
+struct CountersHarness : fakes::Harness {
+  CountersHarness() { setup(); }
+  explicit CountersHarness(Registry r) : fakes::Harness(std::move(r)) { setup(); }
   void setup() {
     fake.netns.existing.insert("lab");
     fake.links.add_host_link("", {.name = "lo", .up = true, .carrier = true, .mtu = 65536});
@@ -36,7 +36,7 @@ struct Harness : fakes::Harness {
 }  // namespace
 
 TEST_CASE("counters: plain, the values now of the devices named") {
-  Harness h;
+  CountersHarness h;
   auto r = h.run("steps:\n  - {name: c, counters: {devs: [rxe0, vA]}}\n");
   REQUIRE(r.exit_code == 0);
   const auto& f = step_named(r, "c").facts;
@@ -49,7 +49,7 @@ TEST_CASE("counters: plain, the values now of the devices named") {
 }
 
 TEST_CASE("counters: since an earlier counters step, the deltas, what moved and what did not") {
-  Harness h;
+  CountersHarness h;
   int waited = 0;
   h.fake.clock.on_wait = [&] {
     if (++waited == 1) {
@@ -68,7 +68,7 @@ TEST_CASE("counters: since an earlier counters step, the deltas, what moved and 
 }
 
 TEST_CASE("counters: a window measures across a wait, an unknown device is an error") {
-  Harness h;
+  CountersHarness h;
   h.fake.clock.on_wait = [&] { h.fake.rdma.device_counters["rxe1"]["rcvd_pkts"] += 2; };
   auto r = h.run("steps:\n  - {name: w, counters: {devs: [rxe1], window: 2s}, expect: {rxe1.rcvd_pkts: 2}}\n");
   CHECK(r.exit_code == 0);
@@ -80,7 +80,7 @@ TEST_CASE("counters: a window measures across a wait, an unknown device is an er
 }
 
 TEST_CASE("counters: since and window together, a since naming no earlier step, and bad items are refused at load") {
-  Harness h;
+  CountersHarness h;
   CHECK(contains(h.diagnostics("steps:\n  - {name: a, counters: {}}\n  - counters: {since: a, window: 1s}\n"),
                  "not both"));
   CHECK(contains(h.diagnostics("steps:\n  - counters: {since: nothere}\n"), "nothere"));
@@ -108,7 +108,7 @@ Kind traffic_kind(fakes::FakeSystem** fake) {
 
 TEST_CASE("CounterWindow: deltas of every rxe device and of every netdev in each namespace, zeros included") {
   fakes::FakeSystem* fake = nullptr;
-  Harness h(Registry({traffic_kind(&fake)}));
+  CountersHarness h(Registry({traffic_kind(&fake)}));
   fake = &h.fake;
   auto r = h.run("steps:\n  - {name: t, traffic: {}}\n");
   REQUIRE(r.exit_code == 0);

@@ -18,8 +18,8 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-struct Harness : fakes::Harness {
-  Harness() {
+struct ExecHarness : fakes::Harness {
+  ExecHarness() {
     fake.links.add_host_link("", {.name = "eth0", .mtu = 1500});
     fake.tools.clock = &fake.clock;  // `takes` moves virtual time
   }
@@ -38,7 +38,7 @@ bool has_hint(const StepReport& s, const std::string& part) {
 }  // namespace
 
 TEST_CASE("exec: runs argv without a shell, with env, cwd and stdin, and reports exit and output") {
-  Harness h;
+  ExecHarness h;
   h.programs({.out = "hello\n", .err = "warn\n", .exit = sys::ExitStatus{}, .takes = Duration(250)});
   auto r = h.run(
       "steps:\n"
@@ -62,14 +62,14 @@ TEST_CASE("exec: runs argv without a shell, with env, cwd and stdin, and reports
 }
 
 TEST_CASE("exec: shell runs the string by /bin/sh -c") {
-  Harness h;
+  ExecHarness h;
   auto r = h.run("steps:\n  - {name: e, exec: {shell: \"a | b > c\"}}\n");
   REQUIRE(r.exit_code == 0);
   CHECK(h.fake.tools.started.at(0).argv == Strings{"/bin/sh", "-c", "a | b > c"});
 }
 
 TEST_CASE("exec: a non-zero exit fails with the program's last lines, an expected failure passes") {
-  Harness h;
+  ExecHarness h;
   h.programs({.err = "one\ntwo\nthree\nfour\n", .exit = sys::ExitStatus{.code = 3}});
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [prog]}}\n");
   CHECK(r.exit_code == 1);
@@ -83,14 +83,14 @@ TEST_CASE("exec: a non-zero exit fails with the program's last lines, an expecte
 }
 
 TEST_CASE("exec: a program killed by a signal reports the signal's name") {
-  Harness h;
+  ExecHarness h;
   h.programs({.exit = sys::ExitStatus{.signal = 9}});
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [prog]}, expect: {outcome: fail, exit: SIGKILL}}\n");
   CHECK(r.exit_code == 0);
 }
 
 TEST_CASE("exec: at the step's timeout the program is stopped and the step is timeout") {
-  Harness h;
+  ExecHarness h;
   h.programs({.out = "working\n"});  // runs until stopped
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [server]}, timeout: 2s}\n");
   CHECK(r.exit_code == 1);
@@ -103,7 +103,7 @@ TEST_CASE("exec: at the step's timeout the program is stopped and the step is ti
 }
 
 TEST_CASE("exec: one that survives SIGKILL is reported and let go") {
-  Harness h;
+  ExecHarness h;
   h.programs({.stuck = true});
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [prog]}, timeout: 1s}\n");
   const auto& s = step_named(r, "e");
@@ -114,7 +114,7 @@ TEST_CASE("exec: one that survives SIGKILL is reported and let go") {
 }
 
 TEST_CASE("exec: stdout and stderr facts hold the last 64 KiB") {
-  Harness h;
+  ExecHarness h;
   const std::string big = std::string(200'000, 'x') + "END\n";
   h.programs({.out = big, .err = big, .exit = sys::ExitStatus{}});
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [prog]}, expect: {stdout: \"~ END\\n$\"}}\n");
@@ -126,7 +126,7 @@ TEST_CASE("exec: stdout and stderr facts hold the last 64 KiB") {
 }
 
 TEST_CASE("exec: parse json makes a fact of every value, named by its path") {
-  Harness h;
+  ExecHarness h;
   h.programs({.out = R"({"jobs": [{"jobname": "w", "write": {"bw": 2048, "iops": 51.5}}], "ok": true})",
               .exit = sys::ExitStatus{}});
   auto r = h.run(
@@ -139,7 +139,7 @@ TEST_CASE("exec: parse json makes a fact of every value, named by its path") {
 }
 
 TEST_CASE("exec: output that is not JSON parses to nothing, with a hint") {
-  Harness h;
+  ExecHarness h;
   h.programs({.out = "not json", .exit = sys::ExitStatus{}});
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [prog], parse: json}}\n");
   REQUIRE(r.exit_code == 0);
@@ -147,7 +147,7 @@ TEST_CASE("exec: output that is not JSON parses to nothing, with a hint") {
 }
 
 TEST_CASE("exec: extract takes the first group, as a number when it is one, from stdout then stderr") {
-  Harness h;
+  ExecHarness h;
   h.programs({.out = "8192000 bytes in 0.05 seconds = 1310.72 Mbit/sec\n1000 iters in 0.05 seconds = 50.00 usec/iter\n",
               .err = "local address: LID 0x0000, QPN 0x000011\n",
               .exit = sys::ExitStatus{}});
@@ -163,7 +163,7 @@ TEST_CASE("exec: extract takes the first group, as a number when it is one, from
 }
 
 TEST_CASE("exec: the undo is journaled before the program starts and runs at cleanup") {
-  Harness h;
+  ExecHarness h;
   auto r = h.run_keep("steps:\n  - {name: e, exec: {argv: [mkfile], undo: [rm, -f, /tmp/x], env: {A: b}, cwd: /}}\n");
   REQUIRE(r.exit_code == 0);
   REQUIRE(h.fake.tools.started.size() == 1);
@@ -179,7 +179,7 @@ TEST_CASE("exec: the undo is journaled before the program starts and runs at cle
 }
 
 TEST_CASE("exec: an undo that fails is left behind with its words (exit 4)") {
-  Harness h;
+  ExecHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
     if (s.argv[0] == "rm") return sys::ProgramRun{.err = "rm: cannot remove\n", .exit = sys::ExitStatus{.code = 1}};
     return sys::ProgramRun{.exit = sys::ExitStatus{}};
@@ -191,7 +191,7 @@ TEST_CASE("exec: an undo that fails is left behind with its words (exit 4)") {
 }
 
 TEST_CASE("exec: a program that cannot start is the step's error") {
-  Harness h;
+  ExecHarness h;
   h.fake.kernel.fail("tools.start", 2, "", 1, 0, "cannot run nosuch: not installed (not found in PATH)");
   auto r = h.run("steps:\n  - {name: e, exec: {argv: [nosuch]}}\n");
   CHECK(r.exit_code == 3);
@@ -199,7 +199,7 @@ TEST_CASE("exec: a program that cannot start is the step's error") {
 }
 
 TEST_CASE("exec: parameters are checked at load time") {
-  Harness h;
+  ExecHarness h;
   CHECK(h.diagnostics("steps:\n  - exec: {cwd: /}\n").find("exec needs `argv` (a list) or `shell`") !=
         std::string::npos);
   CHECK(h.diagnostics("steps:\n  - exec: {argv: [a], shell: b}\n").find("one of them") != std::string::npos);
@@ -218,14 +218,14 @@ TEST_CASE("exec: parameters are checked at load time") {
 }
 
 TEST_CASE("exec: the plan shows the command as a person would type it") {
-  Harness h;
+  ExecHarness h;
   const std::string plan =
       h.plan("steps:\n  - {name: e, exec: {shell: \"echo hi\", cwd: /tmp, env: {A: b}}, netns: lab}\n");
   CHECK(plan.find("cd /tmp && A=b ip netns exec lab /bin/sh -c 'echo hi'") != std::string::npos);
 }
 
 TEST_CASE("exec background: ready once its port listens, kept running, and wait takes its end") {
-  Harness h;
+  ExecHarness h;
   h.fake.tools.sockets = {{sys::SocketProto::Tcp, 18515}};
   h.fake.tools.ready_after = 3;  // three probes find nothing
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
@@ -255,7 +255,7 @@ TEST_CASE("exec background: ready once its port listens, kept running, and wait 
 }
 
 TEST_CASE("exec background: one still running at the end is stopped by cleanup") {
-  Harness h;
+  ExecHarness h;
   h.programs({});  // runs until stopped
   auto r = h.run("steps:\n  - {name: s, exec: {argv: [server], background: true}}\n");
   REQUIRE(r.exit_code == 0);
@@ -266,7 +266,7 @@ TEST_CASE("exec background: one still running at the end is stopped by cleanup")
 }
 
 TEST_CASE("exec background: rxerun cleanup after a crash stops the processes that carry its token") {
-  Harness h;
+  ExecHarness h;
   h.programs({});
   auto r = h.run_keep("steps:\n  - {name: s, exec: {argv: [server], background: true}}\n");
   REQUIRE(r.exit_code == 0);
@@ -283,7 +283,7 @@ TEST_CASE("exec background: rxerun cleanup after a crash stops the processes tha
 }
 
 TEST_CASE("exec background: not ready by the timeout is stopped (timeout), ended before ready fails") {
-  Harness h;
+  ExecHarness h;
   h.programs({});
   auto r = h.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {udp: 4791}}, timeout: 1s}\n");
   const auto& s = step_named(r, "s");
@@ -291,7 +291,7 @@ TEST_CASE("exec background: not ready by the timeout is stopped (timeout), ended
   CHECK(s.message == "server was not ready within the step's timeout (stopped)");
   CHECK(h.fake.tools.alive.empty());
 
-  Harness e;
+  ExecHarness e;
   e.programs({.err = "bind: Address already in use\n", .exit = sys::ExitStatus{.code = 1}, .takes = Duration(30)});
   auto f = e.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {tcp: 80}}}\n");
   CHECK(step_named(f, "s").outcome == Outcome::Fail);
@@ -299,13 +299,13 @@ TEST_CASE("exec background: not ready by the timeout is stopped (timeout), ended
 }
 
 TEST_CASE("exec background: ready on a line of its output, or a file") {
-  Harness h;
+  ExecHarness h;
   h.programs({.out = "server listening on 7471\n"});
   auto r =
       h.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {log: \"listening on \\\\d+\"}}}\n");
   CHECK(r.exit_code == 0);
 
-  Harness f;
+  ExecHarness f;
   f.programs({});
   f.fake.tools.files = {"/run/server.pid"};
   auto g = f.run("steps:\n  - {name: s, exec: {argv: [server], background: true, ready: {file: /run/server.pid}}}\n");
@@ -313,14 +313,14 @@ TEST_CASE("exec background: ready on a line of its output, or a file") {
 }
 
 TEST_CASE("wait: a step that left nothing running is the wait's error") {
-  Harness h;
+  ExecHarness h;
   auto r = h.run("steps:\n  - {name: s, exec: {argv: [prog]}}\n  - {wait: s}\n");
   CHECK(r.exit_code == 3);
   CHECK(r.steps.at(1).message.starts_with("step s left no program running"));
 }
 
 TEST_CASE("exec background: its parameters are checked at load time") {
-  Harness h;
+  ExecHarness h;
   CHECK(h.diagnostics("steps:\n  - exec: {argv: [a], ready: {tcp: 1}}\n").find("add `background: true`") !=
         std::string::npos);
   CHECK(h.diagnostics("steps:\n  - exec: {argv: [a], background: true, ready: {tcp: 1, udp: 2}}\n")

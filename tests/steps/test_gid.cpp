@@ -14,8 +14,8 @@ using fakes::step_named;
 
 namespace {
 
-struct Harness : fakes::Harness {
-  Harness() {
+struct GidHarness : fakes::Harness {
+  GidHarness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     fake.links.addrs[""]["vA"] = {"10.10.0.1/24"};
     for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
@@ -26,7 +26,7 @@ struct Harness : fakes::Harness {
 }  // namespace
 
 TEST_CASE("gid: find looks an IPv4 address up as IPv4-mapped and reports its index") {
-  Harness h;
+  GidHarness h;
   auto r = h.run("steps:\n  - {name: g, gid: {dev: rxe0, find: 10.10.0.1, type: RoCEv2}, expect: {index: 1}}\n");
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "g");
@@ -37,7 +37,7 @@ TEST_CASE("gid: find looks an IPv4 address up as IPv4-mapped and reports its ind
 }
 
 TEST_CASE("gid: the index is found, not assumed: another table order gives another index") {
-  Harness h;
+  GidHarness h;
   h.fake.rdma.gid_tables["rxe0"] = {{0, "::ffff:10.10.0.1", "IB/RoCE v1", "vA"},
                                     {1, "fe80::1", "RoCE v2", "vA"},
                                     {3, "::ffff:10.10.0.1", "RoCE v2", "vA"}};
@@ -49,7 +49,7 @@ TEST_CASE("gid: the index is found, not assumed: another table order gives anoth
 }
 
 TEST_CASE("gid: the index feeds a later step through {{steps.NAME.index}}") {
-  Harness h;
+  GidHarness h;
   auto r = h.run(
       "steps:\n  - {name: g, gid: {dev: rxe0, find: 10.10.0.1}}\n"
       "  - {name: again, gid: {dev: rxe0, index: \"{{steps.g.index}}\", equals: 10.10.0.1}}\n");
@@ -58,7 +58,7 @@ TEST_CASE("gid: the index feeds a later step through {{steps.NAME.index}}") {
 }
 
 TEST_CASE("gid: an entry that does not hold what is expected fails, naming the table") {
-  Harness h;
+  GidHarness h;
   auto r = h.run("steps:\n  - {name: g, gid: {dev: rxe0, index: 0, equals: 10.10.0.1}, timeout: 200ms}\n");
   CHECK(r.exit_code == 1);
   const auto& s = step_named(r, "g");
@@ -69,7 +69,7 @@ TEST_CASE("gid: an entry that does not hold what is expected fails, naming the t
 }
 
 TEST_CASE("gid: waits for the kernel to fill the entry, then fails with the table it saw") {
-  Harness h;
+  GidHarness h;
   h.fake.links.addrs[""]["vA"].clear();
   auto r = h.run("steps:\n  - {name: g, gid: {dev: rxe0, find: 10.10.0.9}, timeout: 1s}\n");
   CHECK(r.exit_code == 1);
@@ -78,7 +78,7 @@ TEST_CASE("gid: waits for the kernel to fill the entry, then fails with the tabl
   CHECK(s.message == "rxe0 has no GID ::ffff:10.10.0.9; 0: fe80::1 (RoCE v2, vA)");
   CHECK(h.fake.clock.waits.size() == 20);  // polled every 50ms for its 1s
 
-  Harness later;
+  GidHarness later;
   later.fake.links.addrs[""]["vA"].clear();
   const auto at = later.fake.clock.now() + Duration{200};
   bool added = false;
@@ -93,7 +93,7 @@ TEST_CASE("gid: waits for the kernel to fill the entry, then fails with the tabl
 }
 
 TEST_CASE("gid: no such device is an error, index and find together, or neither, are refused at load") {
-  Harness h;
+  GidHarness h;
   auto r = h.run("steps:\n  - {name: g, gid: {dev: rxe7, index: 1}}\n");
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "g").message, "no RDMA device rxe7"));

@@ -12,15 +12,15 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-struct Harness : fakes::Harness {
-  Harness() { fake.links.add_host_link("", {.name = "vB", .kind = "veth", .up = false, .mtu = 1500}); }
+struct LinkHarness : fakes::Harness {
+  LinkHarness() { fake.links.add_host_link("", {.name = "vB", .kind = "veth", .up = false, .mtu = 1500}); }
   sys::LinkInfo& vB() { return *fake.links.find("", "vB"); }
 };
 
 }  // namespace
 
 TEST_CASE("link: sets state and MTU, and cleanup restores what it found") {
-  Harness h;
+  LinkHarness h;
   auto r = h.run_keep("steps:\n  - {name: l, link: {dev: vB, up: true, mtu: 9000}, expect: {up: true, mtu: 9000}}\n");
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "l");
@@ -42,7 +42,7 @@ TEST_CASE("link: sets state and MTU, and cleanup restores what it found") {
 }
 
 TEST_CASE("link: a second apply reports nothing changed and records no undo") {
-  Harness h;
+  LinkHarness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: a, link: {dev: vB, up: true}}\n"
@@ -55,7 +55,7 @@ TEST_CASE("link: a second apply reports nothing changed and records no undo") {
 }
 
 TEST_CASE("link: undo restores only what the step changed") {
-  Harness h;
+  LinkHarness h;
   h.vB().up = true;
   auto r = h.run_keep("steps:\n  - {name: l, link: {dev: vB, up: true, mtu: 9000}}\n");
   REQUIRE(r.exit_code == 0);
@@ -68,14 +68,14 @@ TEST_CASE("link: undo restores only what the step changed") {
 }
 
 TEST_CASE("link: restores the value found, not a default") {
-  Harness h;
+  LinkHarness h;
   h.vB().mtu = 4000;
   REQUIRE(h.run("steps:\n  - link: {dev: vB, mtu: 9000}\n").exit_code == 0);
   CHECK(h.vB().mtu == 4000);
 }
 
 TEST_CASE("link: errors name the interface, and a step with nothing to set is refused") {
-  Harness h;
+  LinkHarness h;
   auto r = h.run("steps:\n  - {name: l, link: {dev: vX, up: true}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "l").message.find("no interface vX") != std::string::npos);
@@ -87,7 +87,7 @@ TEST_CASE("link: errors name the interface, and a step with nothing to set is re
 }
 
 TEST_CASE("link: undo of an interface that is gone succeeds") {
-  Harness h;
+  LinkHarness h;
   REQUIRE(h.run_keep("steps:\n  - link: {dev: vB, up: true}\n").exit_code == 0);
   REQUIRE(h.fake.links.remove({"vB"}));
   CHECK(h.cleanup().clean());

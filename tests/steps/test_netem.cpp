@@ -24,14 +24,14 @@ Strings tc(fakes::FakeSystem& f) {
   return out;
 }
 
-struct Harness : fakes::Harness {
-  Harness() { fake.links.add_host_link("", {.name = "vB", .kind = "veth", .mtu = 1500}); }
+struct NetemHarness : fakes::Harness {
+  NetemHarness() { fake.links.add_host_link("", {.name = "vB", .kind = "veth", .mtu = 1500}); }
 };
 
 }  // namespace
 
 TEST_CASE("netem: a kernel without netem stops the step before anything changes, naming the lab VM") {
-  Harness h;
+  NetemHarness h;
   h.fake.qdiscs.netem = false;
   auto r = h.run("steps:\n  - {name: n, netem: {dev: vB, loss: 30%}}\n");
   CHECK(r.exit_code == 3);
@@ -45,7 +45,7 @@ TEST_CASE("netem: a kernel without netem stops the step before anything changes,
 }
 
 TEST_CASE("netem: replaces the kernel's default root qdisc, and cleanup removes it") {
-  Harness h;
+  NetemHarness h;
   h.fake.qdiscs.root["vB"] = "noqueue";  // the kernel's default
   auto r = h.run_keep("steps:\n  - {name: lossy, netem: {dev: vB, loss: 30%}}\n");
   REQUIRE(r.exit_code == 0);
@@ -64,7 +64,7 @@ TEST_CASE("netem: replaces the kernel's default root qdisc, and cleanup removes 
 }
 
 TEST_CASE("netem: the values are parsed as documented") {
-  Harness h;
+  NetemHarness h;
   auto r = h.run_keep(
       "steps:\n"
       "  - netem: {dev: vB, loss: 30%, delay: 10ms, jitter: 2ms, duplicate: 1, corrupt: '0.5%', reorder: 25, rate: "
@@ -90,7 +90,7 @@ TEST_CASE("netem: rates in tc's units") {
   };
   for (const auto& [text, bytes] : cases) {
     CAPTURE(text);
-    Harness h;
+    NetemHarness h;
     auto r = h.run_keep(std::string("steps:\n  - netem: {dev: vB, rate: '") + text + "'}\n");
     REQUIRE(r.exit_code == 0);
     CHECK(*h.fake.qdiscs.specs.at("vB").rate_bytes_per_s == bytes);
@@ -128,7 +128,7 @@ TEST_CASE("netem: bad values are errors that point at the value, before anything
   };
   for (const auto& [param, why] : at_run) {
     CAPTURE(param);
-    Harness h;
+    NetemHarness h;
     auto r = h.run(std::string("steps:\n  - {name: c, sleep: {duration: 1ms}}\n  - {name: n, netem: {dev: vB, ") +
                    param + "}}\n");
     CHECK(r.exit_code == 3);
@@ -137,14 +137,14 @@ TEST_CASE("netem: bad values are errors that point at the value, before anything
     CHECK(msg.rfind("test.yaml:3:", 0) == 0);
     CHECK(tc(h.fake).empty());
   }
-  Harness h;
+  NetemHarness h;
   auto r = h.run("steps:\n  - {name: n, netem: {dev: vB}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "n").message.find("at least one of") != std::string::npos);
 }
 
 TEST_CASE("netem: a root qdisc somebody added is not replaced") {
-  Harness h;
+  NetemHarness h;
   h.fake.qdiscs.root["vB"] = "htb";
   auto r = h.run("steps:\n  - {name: n, netem: {dev: vB, loss: 5%}}\n");
   CHECK(r.exit_code == 3);
@@ -152,19 +152,19 @@ TEST_CASE("netem: a root qdisc somebody added is not replaced") {
   CHECK(h.fake.qdiscs.root.at("vB") == "htb");
   CHECK(tc(h.fake).empty());
 
-  Harness h2;
+  NetemHarness h2;
   h2.fake.qdiscs.root["vB"] = "netem";  // one netem per interface: not this step's
   CHECK(h2.run("steps:\n  - netem: {dev: vB, loss: 5%}\n").exit_code == 3);
   CHECK(h2.fake.qdiscs.root.at("vB") == "netem");
 }
 
 TEST_CASE("netem: undo succeeds when the qdisc or the interface is gone, and leaves a qdisc that is not netem") {
-  Harness h;
+  NetemHarness h;
   REQUIRE(h.run_keep("steps:\n  - netem: {dev: vB, delay: 5ms}\n").exit_code == 0);
   REQUIRE(h.fake.qdiscs.remove_root("vB"));
   CHECK(h.cleanup().clean());
 
-  Harness h2;
+  NetemHarness h2;
   REQUIRE(h2.run_keep("steps:\n  - netem: {dev: vB, delay: 5ms}\n").exit_code == 0);
   h2.fake.qdiscs.root["vB"] = "tbf";  // somebody replaced it
   auto c = h2.cleanup();
@@ -174,7 +174,7 @@ TEST_CASE("netem: undo succeeds when the qdisc or the interface is gone, and lea
 }
 
 TEST_CASE("netem: revert reports the final statistics") {
-  Harness h;
+  NetemHarness h;
   h.fake.qdiscs.stats = {.packets = 100, .bytes = 9800, .drops = 31, .overlimits = 0, .requeues = 0};
   auto r = h.run(
       "steps:\n"

@@ -24,11 +24,6 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-std::string first_diagnostic(fakes::Harness& h, const std::string& yaml) {
-  const std::string all = h.diagnostics(yaml);
-  return all.substr(0, all.find('\n'));
-}
-
 struct NfsHarness : fakes::Harness {
   NfsHarness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
@@ -225,7 +220,7 @@ TEST_CASE("nfsd: one nfsd per network namespace, the lab's own beside the host's
 
 TEST_CASE("nfsd and nfs_mount: bad input is refused at FILE:LINE:COL") {
   NfsHarness h;
-  CHECK(first_diagnostic(h, "steps:\n  - nfsd: {clients: [10.0.0.2], options: [rw, nohide]}\n") ==
+  CHECK(h.first_diagnostic("steps:\n  - nfsd: {clients: [10.0.0.2], options: [rw, nohide]}\n") ==
         "test.yaml:2:42: 'nohide' is no export option rxerun sets: ro, rw, root_squash, no_root_squash, all_squash, "
         "sync, async, wdelay, no_wdelay, secure, insecure, subtree_check, no_subtree_check");
   CHECK(

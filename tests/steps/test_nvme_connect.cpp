@@ -20,24 +20,19 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-const std::string kNqn = "nqn.2026-01.io.rxerun:lab";
+const std::string kConnectNqn = "nqn.2026-01.io.rxerun:lab";
 
 const std::string kLab =
     "steps:\n"
     "  - name: target\n"
     "    nvmet: {nqn: " +
-    kNqn +
+    kConnectNqn +
     ", namespace: {null_blk: {size: 64MiB}}, port: {address: 10.10.0.1}}\n"
     "  - name: host\n"
     "    nvme_connect: {address: 10.10.0.1, nqn: " +
-    kNqn + "}\n";
+    kConnectNqn + "}\n";
 
 // The first diagnostic, without the newline that ends each.
-std::string first_diagnostic(fakes::Harness& h, const std::string& yaml) {
-  const std::string all = h.diagnostics(yaml);
-  return all.substr(0, all.find('\n'));
-}
-
 }  // namespace
 
 TEST_CASE("nvme_connect: connects, waits for the namespace's block device, and cleanup disconnects first") {
@@ -55,13 +50,13 @@ TEST_CASE("nvme_connect: connects, waits for the namespace's block device, and c
   CHECK(h.fake.clock.waits == std::vector<Duration>(3, Duration{50}));
   CHECK(h.fake.modules.live.count("nvme_rdma"));
   CHECK(std::ranges::count(service_log(h.fake, "nvme"),
-                           "connect to NVMe subsystem " + kNqn + " over rdma at 10.10.0.1:4420") == 1);
+                           "connect to NVMe subsystem " + kConnectNqn + " over rdma at 10.10.0.1:4420") == 1);
 
   h.fake.kernel.actions.clear();
   auto c = h.cleanup();
   CHECK(c.clean());
   REQUIRE(c.undos.size() >= 2);
-  CHECK(c.undos[0].summary == "disconnect the NVMe controller of " + kNqn + " at rdma 10.10.0.1 service 4420");
+  CHECK(c.undos[0].summary == "disconnect the NVMe controller of " + kConnectNqn + " at rdma 10.10.0.1 service 4420");
   CHECK(service_log(h.fake, {"storage", "nvme"}).front() ==
         "disconnect NVMe controller nvme0");  // before the target comes apart
   CHECK(h.fake.nvme.ctrls.empty());
@@ -73,14 +68,14 @@ TEST_CASE("nvme_connect: a port nobody listens on is `fail`, with the errno and 
   fakes::Harness h;
   h.fake.nvme.kernel_log = {"[   34.041508] nvme nvme1: Connect rejected: status 8 (invalid service ID).",
                             "[   34.041856] nvme nvme1: rdma connection establishment failed (-104)"};
-  auto r = h.run(kLab + "  - name: nobody\n    nvme_connect: {address: 10.10.0.1, service: 4421, nqn: " + kNqn +
+  auto r = h.run(kLab + "  - name: nobody\n    nvme_connect: {address: 10.10.0.1, service: 4421, nqn: " + kConnectNqn +
                  "}\n    expect: fail\n");
   CHECK(r.exit_code == 0);
   const auto& s = step_named(r, "nobody");
   CHECK(s.outcome == Outcome::Fail);
   CHECK(s.facts.at("errno") == "ECONNRESET");
   CHECK(s.facts.at("error") == "Connection reset by peer");
-  CHECK(contains(s.message, "the kernel refused the connect to " + kNqn +
+  CHECK(contains(s.message, "the kernel refused the connect to " + kConnectNqn +
                                 " at rdma 10.10.0.1 service 4421: Connection reset by peer (ECONNRESET)"));
   const std::string hints = join(s.hints, "\n");
   CHECK(contains(hints, "kernel: [   34.041508] nvme nvme1: Connect rejected: status 8 (invalid service ID)."));
@@ -94,21 +89,21 @@ TEST_CASE("nvme_connect: a host the target does not allow is refused") {
   auto r = h.run(
       "steps:\n"
       "  - nvmet: {nqn: " +
-      kNqn +
+      kConnectNqn +
       ", namespace: {null_blk: {size: 64MiB}}, port: {address: 10.10.0.1}, hosts: [nqn.host:a]}\n"
       "  - name: b\n"
       "    nvme_connect: {address: 10.10.0.1, nqn: " +
-      kNqn +
+      kConnectNqn +
       ", hostnqn: nqn.host:b}\n"
       "    expect: fail\n"
       "  - name: a\n"
       "    nvme_connect: {address: 10.10.0.1, nqn: " +
-      kNqn + ", hostnqn: nqn.host:a, host_address: 10.10.0.2}\n");
+      kConnectNqn + ", hostnqn: nqn.host:a, host_address: 10.10.0.2}\n");
   CHECK(r.exit_code == 0);
   CHECK(step_named(r, "b").facts.at("errno") == "EIO");
   CHECK(step_named(r, "a").facts.at("device") == "/dev/nvme0n1");
   const std::string options =
-      "nqn=" + kNqn +
+      "nqn=" + kConnectNqn +
       ",transport=rdma,traddr=10.10.0.1,trsvcid=4420,hostnqn=nqn.host:a,hostid=" + steps::host_id_for("nqn.host:a") +
       ",host_traddr=10.10.0.2";
   CHECK(std::ranges::count_if(h.fake.kernel.commands("nvme"), [&](const std::string& c) {
@@ -119,7 +114,7 @@ TEST_CASE("nvme_connect: a host the target does not allow is refused") {
 
 TEST_CASE("nvme_connect: a live controller for the subsystem is adopted and left in place") {
   fakes::Harness h;
-  auto r = h.run(kLab + "  - name: again\n    nvme_connect: {address: 10.10.0.1, nqn: " + kNqn + "}\n");
+  auto r = h.run(kLab + "  - name: again\n    nvme_connect: {address: 10.10.0.1, nqn: " + kConnectNqn + "}\n");
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "again").facts.at("changed") == false);
   CHECK(step_named(r, "again").facts.at("controller") == "nvme0");
@@ -157,11 +152,11 @@ TEST_CASE("nvme_connect: a namespace that never shows up is a timeout with the k
 
 TEST_CASE("nvme_connect: bad input is refused at FILE:LINE:COL") {
   fakes::Harness h;
-  CHECK(first_diagnostic(h, "steps:\n  - nvme_connect: {address: 10.10.0.1, nqn: 'a,b'}\n") ==
+  CHECK(h.first_diagnostic("steps:\n  - nvme_connect: {address: 10.10.0.1, nqn: 'a,b'}\n") ==
         "test.yaml:2:45: 'nqn' is not a valid NQN: contains ',' or '=', which the fabrics options line cannot carry");
-  CHECK(first_diagnostic(h, "steps:\n  - nvme_connect: {address: nowhere, nqn: x}\n") ==
+  CHECK(h.first_diagnostic("steps:\n  - nvme_connect: {address: nowhere, nqn: x}\n") ==
         "test.yaml:2:29: 'address' must be an IPv4 or IPv6 address, got 'nowhere'");
-  CHECK(first_diagnostic(h, "steps:\n  - nvme_connect: {address: 10.10.0.1, nqn: x, service: 0}\n") ==
+  CHECK(h.first_diagnostic("steps:\n  - nvme_connect: {address: 10.10.0.1, nqn: x, service: 0}\n") ==
         "test.yaml:2:57: 'service' must be >= 1, got 0");
   CHECK(contains(h.diagnostics("steps:\n  - nvme_connect: {address: 10.10.0.1}\n"),
                  "missing required parameter 'nqn' for 'nvme_connect'"));
@@ -173,7 +168,7 @@ TEST_CASE("nvme_connect: plan shows the write to /dev/nvme-fabrics and the disco
   std::vector<std::string> shells;
   for (const auto& a : p.actions) shells.push_back(a.shell);
   const std::string all = join(shells, "\n");
-  CHECK(contains(all, "echo nqn=" + kNqn + ",transport=rdma,traddr=10.10.0.1,trsvcid=4420 > /dev/nvme-fabrics"));
+  CHECK(contains(all, "echo nqn=" + kConnectNqn + ",transport=rdma,traddr=10.10.0.1,trsvcid=4420 > /dev/nvme-fabrics"));
   CHECK(contains(all, "echo 1 > /sys/class/nvme/nvme0/delete_controller"));
 }
 

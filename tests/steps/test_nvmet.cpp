@@ -48,11 +48,6 @@ std::vector<std::string> summaries(const CleanupReport& c) {
 }
 
 // The first diagnostic, without the newline that ends each.
-std::string first_diagnostic(fakes::Harness& h, const std::string& yaml) {
-  const std::string all = h.diagnostics(yaml);
-  return all.substr(0, all.find('\n'));
-}
-
 }  // namespace
 
 TEST_CASE("nvmet: builds the target on null_blk, and cleanup takes it apart in reverse, then has nothing to do") {
@@ -299,20 +294,20 @@ TEST_CASE("nvmet: in a network namespace it is an error before anything changes"
 
 TEST_CASE("nvmet: bad input is refused at FILE:LINE:COL") {
   fakes::Harness h;
-  CHECK(first_diagnostic(h, target("{null_blk: {size: 64MB}}")) ==
+  CHECK(h.first_diagnostic(target("{null_blk: {size: 64MB}}")) ==
         "test.yaml:5:36: 'namespace.null_blk.size' must be a size in bytes or with a binary unit (B, KiB, MiB, GiB, "
         "TiB), got '64MB': decimal units are ambiguous, write MiB or GiB");
-  CHECK(first_diagnostic(h, target("{null_blk: {size: lots}}")) ==
+  CHECK(h.first_diagnostic(target("{null_blk: {size: lots}}")) ==
         "test.yaml:5:36: 'namespace.null_blk.size' must be a size in bytes or with a binary unit (4096, 64KiB, "
         "64MiB, 1GiB), got 'lots'");
-  CHECK(first_diagnostic(h, target("{null_blk: {size: 1536KiB}}")) ==
+  CHECK(h.first_diagnostic(target("{null_blk: {size: 1536KiB}}")) ==
         "test.yaml:5:36: 'namespace.null_blk.size' must be a whole number of MiB (null_blk sizes its devices in MiB), "
         "got 1536KiB");
-  CHECK(first_diagnostic(h, target("{null_blk: {size: 1024}}")) ==
+  CHECK(h.first_diagnostic(target("{null_blk: {size: 1024}}")) ==
         "test.yaml:5:36: 'namespace.null_blk.size' must be at least 4KiB, got 1KiB");
-  CHECK(first_diagnostic(h, target("{null_blk: {size: 1MiB}, file: {path: /run/x, size: 1MiB}}")) ==
+  CHECK(h.first_diagnostic(target("{null_blk: {size: 1MiB}, file: {path: /run/x, size: 1MiB}}")) ==
         "test.yaml:5:18: 'namespace' takes one backing: file: {path, size} or null_blk: {size}");
-  CHECK(first_diagnostic(h, target("{file: {path: lab.img, size: 1MiB}}")) ==
+  CHECK(h.first_diagnostic(target("{file: {path: lab.img, size: 1MiB}}")) ==
         "test.yaml:5:32: 'namespace.file.path' must be an absolute path (the kernel opens it)");
   CHECK(contains(h.diagnostics("steps:\n  - nvmet: {nqn: 'a b', namespace: {null_blk: {size: 1MiB}}, port: "
                                "{address: 10.0.0.1}}\n"),

@@ -38,8 +38,8 @@ std::map<std::string, std::pair<bool, bool>> states(const std::map<std::string, 
   return out;
 }
 
-struct Harness : fakes::Harness {
-  Harness() { fake.ethtool.devs["vB"] = veth_features(); }
+struct OffloadHarness : fakes::Harness {
+  OffloadHarness() { fake.ethtool.devs["vB"] = veth_features(); }
   bool active(const std::string& feature) { return fake.ethtool.devs.at("vB").at(feature).active; }
 };
 
@@ -48,7 +48,7 @@ const std::string kOff = "steps:\n  - {name: off, offload: {dev: vB, gro: off, g
 }  // namespace
 
 TEST_CASE("offload: turns features off, reports before and after, and cleanup restores them") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run_keep(kOff);
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "off");
@@ -80,7 +80,7 @@ TEST_CASE("offload: turns features off, reports before and after, and cleanup re
 }
 
 TEST_CASE("offload: a second apply reports nothing changed and records no undo") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: first, offload: {dev: vB, gro: off, gso: off}}\n"
@@ -96,7 +96,7 @@ TEST_CASE("offload: a second apply reports nothing changed and records no undo")
 }
 
 TEST_CASE("offload: only what differs changes, and undo restores the values found, not defaults") {
-  Harness h;
+  OffloadHarness h;
   h.fake.ethtool.devs["vB"]["rx-gro"].active = false;  // found off
   auto r = h.run_keep("steps:\n  - {name: s, offload: {dev: vB, gro: on, gso: off}}\n");
   REQUIRE(r.exit_code == 0);
@@ -108,7 +108,7 @@ TEST_CASE("offload: only what differs changes, and undo restores the values foun
   CHECK(h.active("tx-generic-segmentation"));
 
   // A feature already as asked is left out of the request and of the undo.
-  Harness h2;
+  OffloadHarness h2;
   h2.fake.ethtool.devs["vB"]["rx-gro"].active = false;
   auto r2 = h2.run_keep("steps:\n  - {name: s, offload: {dev: vB, gro: off, gso: off}}\n");
   REQUIRE(r2.exit_code == 0);
@@ -120,7 +120,7 @@ TEST_CASE("offload: only what differs changes, and undo restores the values foun
 }
 
 TEST_CASE("offload: the kernel's names and ethtool's long names are accepted") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run_keep(
       "steps:\n  - {name: s, offload: {dev: vB, rx-gro: off, generic-segmentation-offload: off, sg: off}}\n");
   REQUIRE(r.exit_code == 0);
@@ -134,7 +134,7 @@ TEST_CASE("offload: the kernel's names and ethtool's long names are accepted") {
 }
 
 TEST_CASE("offload: an unknown name is an error that suggests the near one") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vB, gsoo: off}}\n");
   CHECK(r.exit_code == 3);
   const auto& s = step_named(r, "s");
@@ -145,7 +145,7 @@ TEST_CASE("offload: an unknown name is an error that suggests the near one") {
 }
 
 TEST_CASE("offload: a fixed feature that would need changing is an error naming it") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vB, gro: off, lro: on}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "s").message.find("rx-lro is fixed by the driver (off), so 'lro: on' cannot be done") !=
@@ -154,14 +154,14 @@ TEST_CASE("offload: a fixed feature that would need changing is an error naming 
   CHECK(h.active("rx-gro"));
 
   // Already as asked: no error.
-  Harness h2;
+  OffloadHarness h2;
   auto r2 = h2.run("steps:\n  - {name: s, offload: {dev: vB, lro: off}}\n");
   CHECK(r2.exit_code == 0);
   CHECK(step_named(r2, "s").facts.at("changed") == false);
 }
 
 TEST_CASE("offload: a group changes its changeable features and ignores its fixed ones") {
-  Harness h;
+  OffloadHarness h;
   h.fake.ethtool.devs["vB"]["tx-tcp-mangleid-segmentation"] = {.active = true, .fixed = true};
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vB, tso: off, tx: on}}\n");
   REQUIRE(r.exit_code == 0);
@@ -173,7 +173,7 @@ TEST_CASE("offload: a group changes its changeable features and ignores its fixe
 }
 
 TEST_CASE("offload: the after facts show what the kernel changed, also features that followed") {
-  Harness h;
+  OffloadHarness h;
   // As the kernel does: no checksum offload, no scatter-gather.
   h.fake.ethtool.devs["vB"]["tx-checksum-ip-generic"] = {.active = true};
   h.fake.ethtool.drags[{"tx-checksum-ip-generic", false}] = {"tx-scatter-gather", false};
@@ -187,7 +187,7 @@ TEST_CASE("offload: the after facts show what the kernel changed, also features 
   // sg was as asked already: only tx was requested.
   CHECK(h.fake.kernel.commands("ethtool") == Strings{"ethtool -K vB tx-checksum-ip-generic off"});
 
-  Harness h2;
+  OffloadHarness h2;
   h2.fake.ethtool.devs["vB"]["tx-checksum-ip-generic"] = {.active = true};
   h2.fake.ethtool.devs["vB"].erase("tx-scatter-gather-fraglist");
   h2.fake.ethtool.drags[{"tx-checksum-ip-generic", false}] = {"tx-scatter-gather", false};
@@ -197,7 +197,7 @@ TEST_CASE("offload: the after facts show what the kernel changed, also features 
 }
 
 TEST_CASE("offload: ufo has no kernel feature left: off holds, on is an error") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vB, ufo: off}}\n");
   CHECK(r.exit_code == 0);
   CHECK(step_named(r, "s").facts.at("ufo.after") == "off");
@@ -208,7 +208,7 @@ TEST_CASE("offload: ufo has no kernel feature left: off holds, on is an error") 
 }
 
 TEST_CASE("offload: two names that disagree on one feature are an error") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vB, tso: off, tx-tcp-segmentation: on}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "s").message.find("ask for different values of tx-tcp-segmentation") != std::string::npos);
@@ -216,19 +216,19 @@ TEST_CASE("offload: two names that disagree on one feature are an error") {
 }
 
 TEST_CASE("offload: a step with no feature is an error") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vB}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "s").message.find("names no feature") != std::string::npos);
 }
 
 TEST_CASE("offload: a missing interface and a refused change are errors") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run("steps:\n  - {name: s, offload: {dev: vX, gro: off}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "s").message.find("vX") != std::string::npos);
 
-  Harness h2;
+  OffloadHarness h2;
   h2.fake.kernel.fail("ethtool.set_features", EPERM, "", 1, 0, "setting features of vB failed");
   auto r2 = h2.run(kOff);
   CHECK(r2.exit_code == 3);
@@ -236,7 +236,7 @@ TEST_CASE("offload: a missing interface and a refused change are errors") {
 }
 
 TEST_CASE("offload: values are checked at load time") {
-  Harness h;
+  OffloadHarness h;
   CHECK(h.diagnostics("steps:\n  - offload: {dev: vB, gro: maybe}\n").find("'gro' must be on or off") !=
         std::string::npos);
   CHECK(h.diagnostics("steps:\n  - offload: {gro: off}\n").find("missing required parameter 'dev'") !=
@@ -244,7 +244,7 @@ TEST_CASE("offload: values are checked at load time") {
 }
 
 TEST_CASE("offload: undo of an interface that is gone succeeds") {
-  Harness h;
+  OffloadHarness h;
   REQUIRE(h.run_keep(kOff).exit_code == 0);
   h.fake.ethtool.devs.erase("vB");
   auto c = h.cleanup();
@@ -253,7 +253,7 @@ TEST_CASE("offload: undo of an interface that is gone succeeds") {
 }
 
 TEST_CASE("offload: revert restores now and reports the features as they stood") {
-  Harness h;
+  OffloadHarness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: off, offload: {dev: vB, gro: off}}\n"

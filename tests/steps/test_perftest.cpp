@@ -33,8 +33,8 @@ const char* kBwOut =
     " 4096       2000             25.10              15.06  \t\t   0.003855\n"
     "---------------------------------------------------------------------------------------\n";
 
-struct Harness : fakes::RxePairHarness {
-  Harness() {
+struct PerftestHarness : fakes::RxePairHarness {
+  PerftestHarness() {
     fake.links.addrs["a"]["vA"] = {"10.10.0.1/24"};
     fake.links.addrs["b"]["vB"] = {"10.10.0.9/24", "10.10.0.2/24"};
     fake.tools.on_start = [](const sys::ToolSpec& s) {
@@ -58,7 +58,7 @@ const char* kBw =
 }  // namespace
 
 TEST_CASE("perftest: the two command lines, with the GID index found per device, LC_ALL=C and -F") {
-  Harness h;
+  PerftestHarness h;
   // rxe0: fe80::1, then 10.10.0.1 at 1. rxe1: fe80::1, 10.10.0.9 at 1, 10.10.0.2 at 2.
   auto r = h.run(kBw);
   REQUIRE(r.exit_code == 0);
@@ -91,7 +91,7 @@ TEST_CASE("perftest: the two command lines, with the GID index found per device,
 }
 
 TEST_CASE("perftest: the server's GID is the one of the address the client connects to") {
-  Harness h;
+  PerftestHarness h;
   auto r = h.run(
       "steps:\n  - name: p\n    perftest: {test: write_bw, server: {dev: rxe1, netns: b}, client: {dev: rxe0, to: "
       "10.10.0.2, netns: a}}\n");
@@ -101,7 +101,7 @@ TEST_CASE("perftest: the server's GID is the one of the address the client conne
 }
 
 TEST_CASE("perftest: a given gid_index, duration and MTU, no rdma_cm: no -R") {
-  Harness h;
+  PerftestHarness h;
   h.fake.rdma.gid_tables["rxe0"] = {};  // would fail if it were looked up
   auto r = h.run(
       "steps:\n  - name: p\n    perftest: {test: read_lat, server: {dev: rxe0}, client: {dev: rxe1, to: 10.10.0.1}, "
@@ -115,7 +115,7 @@ TEST_CASE("perftest: a given gid_index, duration and MTU, no rdma_cm: no -R") {
 }
 
 TEST_CASE("perftest: latency figures become facts") {
-  Harness h;
+  PerftestHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
     if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}};
     return sys::ProgramRun{.out =
@@ -141,7 +141,7 @@ TEST_CASE("perftest: latency figures become facts") {
 }
 
 TEST_CASE("perftest: rates perftest could not time are left out, with a hint, and an expectation on them fails") {
-  Harness h;
+  PerftestHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
     if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}};
     return sys::ProgramRun{.out =
@@ -163,7 +163,7 @@ TEST_CASE("perftest: rates perftest could not time are left out, with a hint, an
 }
 
 TEST_CASE("perftest: a QP that cannot reach RTR fails with perftest's lines and the likely causes") {
-  Harness h;
+  PerftestHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
     if (!is_client(s)) return sys::ProgramRun{};  // the server waits for ever
     return sys::ProgramRun{.out = " local address: LID 0000 QPN 0x0017 PSN 0x1\n",
@@ -186,7 +186,7 @@ TEST_CASE("perftest: a QP that cannot reach RTR fails with perftest's lines and 
 }
 
 TEST_CASE("perftest: a refused client is started again while the server comes up") {
-  Harness h;
+  PerftestHarness h;
   int clients = 0;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
     if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}, .takes = Duration(3000)};
@@ -204,7 +204,7 @@ TEST_CASE("perftest: a refused client is started again while the server comes up
 TEST_CASE("perftest: with rdma_cm a refused client is started again against a fresh server") {
   // A listening server that saw a refused request may wait on the wrong
   // connection for ever: the next client gets a new one.
-  Harness h;
+  PerftestHarness h;
   int clients = 0;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
     if (!is_client(s)) return sys::ProgramRun{};  // runs until stopped, or serves its client
@@ -237,7 +237,7 @@ TEST_CASE("perftest: with rdma_cm a refused client is started again against a fr
 }
 
 TEST_CASE("perftest: without rdma_cm a refused client is started again against the same server") {
-  Harness h;
+  PerftestHarness h;
   h.fake.tools.on_start = [n = 0](const sys::ToolSpec& s) mutable {
     if (!is_client(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}, .takes = Duration(3000)};
     if (++n == 1)
@@ -251,7 +251,7 @@ TEST_CASE("perftest: without rdma_cm a refused client is started again against t
 }
 
 TEST_CASE("perftest: with rdma_cm the client starts once rdma_cm lists the server listening") {
-  Harness h;
+  PerftestHarness h;
   h.fake.rdma.cm_listen_after = 3;  // three probes see nothing, the fourth the listener
   auto r = h.run(kBw);
   REQUIRE(r.exit_code == 0);
@@ -265,13 +265,13 @@ TEST_CASE("perftest: with rdma_cm the client starts once rdma_cm lists the serve
 }
 
 TEST_CASE("perftest: without rdma_cm, or when the probe fails, the client starts at once") {
-  Harness tcp;
+  PerftestHarness tcp;
   auto r = tcp.run(std::string(kBw).replace(std::string(kBw).find("      rdma_cm: true\n"), 20, ""));
   REQUIRE(r.exit_code == 0);
   CHECK(tcp.fake.rdma.cm_probes == 0);
   CHECK_FALSE(step_named(r, "p").facts.contains("server_ready_s"));
 
-  Harness old;
+  PerftestHarness old;
   old.fake.kernel.fail("rdma.cm_listening", EOPNOTSUPP);
   auto o = old.run(kBw);
   REQUIRE(o.exit_code == 0);
@@ -281,7 +281,7 @@ TEST_CASE("perftest: without rdma_cm, or when the probe fails, the client starts
 }
 
 TEST_CASE("perftest: a client that ends well without a result table fails") {
-  Harness h;
+  PerftestHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec&) {
     return sys::ProgramRun{.out = "nothing\n", .exit = sys::ExitStatus{}};
   };
@@ -291,7 +291,7 @@ TEST_CASE("perftest: a client that ends well without a result table fails") {
 }
 
 TEST_CASE("perftest: one GID on both ends passes with the loopback warning") {
-  Harness h;
+  PerftestHarness h;
   std::string looped = kBwOut;
   looped.replace(looped.find("10:10:00:02"), 11, "10:10:00:01");
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
@@ -306,7 +306,7 @@ TEST_CASE("perftest: one GID on both ends passes with the loopback warning") {
 }
 
 TEST_CASE("perftest: a device without an IPv4 RoCE v2 GID fails before anything runs") {
-  Harness h;
+  PerftestHarness h;
   h.fake.rdma.gid_tables["rxe1"] = {{.index = 0, .gid = "fe80::1", .type = "RoCE v2", .netdev = "vB"}};
   auto r = h.run(kBw);
   CHECK(r.exit_code == 1);
@@ -315,7 +315,7 @@ TEST_CASE("perftest: a device without an IPv4 RoCE v2 GID fails before anything 
 }
 
 TEST_CASE("perftest: a client still running at the timeout is stopped with its server") {
-  Harness h;
+  PerftestHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec&) { return sys::ProgramRun{}; };
   auto r = h.run(std::string(kBw) + "    timeout: 15s\n    expect: timeout\n");
   CHECK(r.exit_code == 0);
@@ -329,7 +329,7 @@ TEST_CASE("perftest: a client still running at the timeout is stopped with its s
 }
 
 TEST_CASE("perftest: a stalled client's message quotes its last lines, a hint the server's") {
-  Harness h;
+  PerftestHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
     if (!is_client(s)) return sys::ProgramRun{.out = " Waiting for client to connect...\n"};
     return sys::ProgramRun{.out = " local address: LID 0000 QPN 0x0011\n remote address: LID 0000 QPN 0x0012\n"};
@@ -349,7 +349,7 @@ TEST_CASE("perftest: a stalled client's message quotes its last lines, a hint th
 }
 
 TEST_CASE("perftest: parameters are checked at load time") {
-  Harness h;
+  PerftestHarness h;
   CHECK(contains(h.diagnostics("steps:\n  - perftest: {test: write_bw, server: {dev: rxe0}, client: {dev: rxe1, to: "
                                "10.0.0.1}, iterations: 100, duration: 5s}\n"),
                  "exclude each other"));
@@ -364,7 +364,7 @@ TEST_CASE("perftest: parameters are checked at load time") {
 }
 
 TEST_CASE("perftest: the plan shows both command lines with LC_ALL=C and the namespaces") {
-  Harness h;
+  PerftestHarness h;
   // The plan's GID tables hold what its own address steps put there.
   const std::string plan = h.plan(
       "steps:\n"

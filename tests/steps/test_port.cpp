@@ -14,8 +14,8 @@ using fakes::step_named;
 
 namespace {
 
-struct Harness : fakes::Harness {
-  Harness() {
+struct PortHarness : fakes::Harness {
+  PortHarness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
     fake.rdma.devices.push_back({.index = 1, .name = "rxe0", .netns = "", .netdev = "vA"});
@@ -25,7 +25,7 @@ struct Harness : fakes::Harness {
 }  // namespace
 
 TEST_CASE("port: an ACTIVE port passes at once with its state, physical state and MTUs") {
-  Harness h;
+  PortHarness h;
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0, state: ACTIVE}, expect: {active_mtu: 1024}}\n");
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "p");
@@ -38,7 +38,7 @@ TEST_CASE("port: an ACTIVE port passes at once with its state, physical state an
 }
 
 TEST_CASE("port: waits (virtual time) until the port becomes ACTIVE, ACTIVE and port 1 are the defaults") {
-  Harness h;
+  PortHarness h;
   const auto active_at = h.fake.clock.now() + Duration{300};
   h.fake.rdma.state_of = [&](const sys::ModelRdma::Device&) { return h.fake.clock.now() >= active_at ? 4 : 1; };
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0}}\n");
@@ -48,7 +48,7 @@ TEST_CASE("port: waits (virtual time) until the port becomes ACTIVE, ACTIVE and 
 }
 
 TEST_CASE("port: follows the netdev: DOWN when it is down, and a wait for DOWN passes") {
-  Harness h;
+  PortHarness h;
   h.fake.links.find("", "vA")->up = false;
   h.fake.links.find("", "vA")->carrier = false;
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0, state: DOWN}}\n");
@@ -58,7 +58,7 @@ TEST_CASE("port: follows the netdev: DOWN when it is down, and a wait for DOWN p
 }
 
 TEST_CASE("port: a port that stays DOWN times out after its default 10s, with the state it had") {
-  Harness h;
+  PortHarness h;
   h.fake.links.find("", "vA")->carrier = false;  // up, but the peer is down
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0}}\n");
   CHECK(r.exit_code == 1);
@@ -68,14 +68,14 @@ TEST_CASE("port: a port that stays DOWN times out after its default 10s, with th
   CHECK(s.facts.at("state") == "DOWN");
   CHECK_FALSE(s.hints.empty());
 
-  Harness e;
+  PortHarness e;
   e.fake.links.find("", "vA")->carrier = false;
   auto expected = e.run("steps:\n  - {name: p, port: {dev: rxe0}, timeout: 1s, expect: timeout}\n");
   CHECK(expected.exit_code == 0);
 }
 
 TEST_CASE("port: no such device or port is an error") {
-  Harness h;
+  PortHarness h;
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe7}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "p").message == "no RDMA device rxe7 (add it with an rxe step first)");
@@ -85,7 +85,7 @@ TEST_CASE("port: no such device or port is an error") {
 }
 
 TEST_CASE("port: a device that goes away during the wait fails the step") {
-  Harness h;
+  PortHarness h;
   h.fake.links.find("", "vA")->carrier = false;
   h.fake.rdma.state_of = [&](const sys::ModelRdma::Device&) {
     if (h.fake.clock.now() > h.fake.clock.start() + Duration{100}) h.fake.links.links[""].erase("vA");
@@ -97,7 +97,7 @@ TEST_CASE("port: a device that goes away during the wait fails the step") {
 }
 
 TEST_CASE("port: an unknown MTU leaves its facts out and says why") {
-  Harness h;
+  PortHarness h;
   h.fake.kernel.fail("rdma.port_mtu", EIO, "", 1, 0, "ibv_devinfo -d rxe0 -i 1: exit 1");
   auto r = h.run("steps:\n  - {name: p, port: {dev: rxe0}}\n");
   REQUIRE(r.exit_code == 0);
@@ -110,7 +110,7 @@ TEST_CASE("port: an unknown MTU leaves its facts out and says why") {
 }
 
 TEST_CASE("port: ABSENT waits until the device is gone with its netdev") {
-  Harness h;
+  PortHarness h;
   h.fake.rdma.state_of = [&](const sys::ModelRdma::Device&) {
     if (h.fake.clock.now() > h.fake.clock.start() + Duration{200}) h.fake.links.links[""].erase("vA");
     return 4;
@@ -119,7 +119,7 @@ TEST_CASE("port: ABSENT waits until the device is gone with its netdev") {
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "p").duration >= Duration{200});
 
-  Harness stays;
+  PortHarness stays;
   auto t = stays.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, timeout: 1s}\n");
   CHECK(step_named(t, "p").outcome == Outcome::Timeout);
   CHECK(step_named(t, "p").message == "RDMA device rxe0 still exists after 1s");
@@ -128,7 +128,7 @@ TEST_CASE("port: ABSENT waits until the device is gone with its netdev") {
 
 TEST_CASE("port: ABSENT keeps waiting while the device's attributes fail to read during removal") {
   const std::string removing = "rxe0 is being removed (state: No such device)";
-  Harness h;
+  PortHarness h;
   h.fake.kernel.fail("rdma.port_state", EAGAIN, "rxe0", 1, 0, removing);
   h.fake.clock.on_wait = [&] {
     if (h.fake.clock.now() > h.fake.clock.start() + Duration{300}) h.fake.links.links[""].erase("vA");
@@ -137,14 +137,14 @@ TEST_CASE("port: ABSENT keeps waiting while the device's attributes fail to read
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "p").duration >= Duration{300});
 
-  Harness stuck;
+  PortHarness stuck;
   stuck.fake.kernel.fail("rdma.port_state", EAGAIN, "rxe0", 1, 0, removing);
   auto t = stuck.run("steps:\n  - {name: p, port: {dev: rxe0, state: ABSENT}, timeout: 1s}\n");
   CHECK(step_named(t, "p").outcome == Outcome::Timeout);
   CHECK(step_named(t, "p").message == "RDMA device rxe0 still exists after 1s (" + removing + ")");
 
   // Waiting for ACTIVE, a device that starts going away is a failure, not an error.
-  Harness going;
+  PortHarness going;
   going.fake.clock.on_wait = [&] {
     if (going.fake.clock.now() > going.fake.clock.start() + Duration{100} && going.fake.kernel.faults.empty())
       going.fake.kernel.fail("rdma.port_state", EAGAIN, "rxe0", 1, 0, removing);

@@ -17,8 +17,8 @@ namespace {
 const char* kForced = "steps:\n  - {name: r, route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}}\n";
 
 // The interfaces the routes go through.
-struct Harness : fakes::Harness {
-  Harness() {
+struct RouteHarness : fakes::Harness {
+  RouteHarness() {
     fake.links.add_host_link("", {.name = "vA", .up = true, .mtu = 1500});
     fake.links.add_host_link("", {.name = "vB", .up = true, .mtu = 1500});
   }
@@ -27,7 +27,7 @@ struct Harness : fakes::Harness {
 }  // namespace
 
 TEST_CASE("route: adds the route, reports it as ip writes it, and cleanup deletes exactly it") {
-  Harness h;
+  RouteHarness h;
   auto r = h.run_keep(kForced);
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "r");
@@ -51,7 +51,7 @@ TEST_CASE("route: adds the route, reports it as ip writes it, and cleanup delete
 }
 
 TEST_CASE("route: a second apply reports nothing changed and records no second undo") {
-  Harness h;
+  RouteHarness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: a, route: {dst: 10.10.0.2/32, dev: vA, src: 10.10.0.1, table: 100}}\n"
@@ -65,7 +65,7 @@ TEST_CASE("route: a second apply reports nothing changed and records no second u
 }
 
 TEST_CASE("route: an identical route already there is adopted and left there") {
-  Harness h;
+  RouteHarness h;
   h.fake.routes.table.push_back({.family = AF_INET,
                                  .dst = "10.10.0.2/32",
                                  .dev = "vA",
@@ -83,7 +83,7 @@ TEST_CASE("route: an identical route already there is adopted and left there") {
 }
 
 TEST_CASE("route: a different route with the same key is an error naming it, and nothing changes") {
-  Harness h;
+  RouteHarness h;
   h.fake.routes.table.push_back({.family = AF_INET,
                                  .dst = "10.10.0.2/32",
                                  .dev = "vB",
@@ -102,7 +102,7 @@ TEST_CASE("route: a different route with the same key is an error naming it, and
   CHECK(h.fake.kernel.commands("routes").empty());
 
   // Another metric is another route.
-  Harness h2;
+  RouteHarness h2;
   h2.fake.routes.table = h.fake.routes.table;
   auto r2 = h2.run("steps:\n  - {name: r, route: {dst: 10.10.0.2/32, dev: vA, table: 100, metric: 10}}\n");
   CHECK(r2.exit_code == 0);
@@ -111,7 +111,7 @@ TEST_CASE("route: a different route with the same key is an error naming it, and
 }
 
 TEST_CASE("route: the kernel's EEXIST and ENODEV become words") {
-  Harness h;
+  RouteHarness h;
   h.fake.kernel.fail("routes.add_route", EEXIST, "", 1, 0, "cannot add route: File exists");
   auto r = h.run(kForced);
   CHECK(r.exit_code == 3);
@@ -119,7 +119,7 @@ TEST_CASE("route: the kernel's EEXIST and ENODEV become words") {
         std::string::npos);
   CHECK(r.cleanup.clean());  // the recorded undo finds nothing to delete
 
-  Harness h2;
+  RouteHarness h2;
   h2.fake.links.delete_link("", "vA");
   auto r2 = h2.run(kForced);
   CHECK(r2.exit_code == 3);
@@ -128,20 +128,20 @@ TEST_CASE("route: the kernel's EEXIST and ENODEV become words") {
 }
 
 TEST_CASE("route: undo succeeds when the route or its interface is gone already") {
-  Harness h;
+  RouteHarness h;
   REQUIRE(h.run_keep(kForced).exit_code == 0);
   h.fake.routes.table.clear();
   CHECK(h.cleanup().clean());
   CHECK(h.journal.pending().empty());
 
-  Harness h2;
+  RouteHarness h2;
   REQUIRE(h2.run_keep(kForced).exit_code == 0);
   h2.fake.links.delete_link("", "vA");
   CHECK(h2.cleanup().clean());
 }
 
 TEST_CASE("route: default, gateways, IPv6 with its default metric, and named tables") {
-  Harness h;
+  RouteHarness h;
   auto r = h.run_keep(
       "steps:\n"
       "  - {name: d, route: {dst: default, via: 10.0.0.1}}\n"
@@ -160,7 +160,7 @@ TEST_CASE("route: default, gateways, IPv6 with its default metric, and named tab
 }
 
 TEST_CASE("route: parameters are checked at load time, with the place") {
-  Harness h;
+  RouteHarness h;
   auto d = h.diagnostics("steps:\n  - route: {dst: 10.10.0.5/24, dev: vA}\n");
   CHECK(d.find("test.yaml:2:") == 0);
   CHECK(d.find("the prefix is 10.10.0.0/24") != std::string::npos);
@@ -188,7 +188,7 @@ TEST_CASE("route: plan shows the ip route commands, and the footprint lets the v
   CHECK(std::count(shells.begin(), shells.end(),
                    "ip netns exec lab ip route add 10.10.0.2/32 dev vA src 10.10.0.1 table 100") == 1);
 
-  Harness h;
+  RouteHarness h;
   REQUIRE(h.run_keep("steps:\n  - route: {dst: '2001:db8::/32', dev: vA}\n").exit_code == 0);
   REQUIRE(h.journal.pending().size() == 1);
   CHECK(h.journal.pending()[0].footprint.on == Strings{"link:/vA"});

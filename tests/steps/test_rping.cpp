@@ -32,8 +32,8 @@ std::string ping_lines(int n, const char* prefix = "ping data: ") {
   return out;
 }
 
-struct Harness : fakes::RxePairHarness {
-  Harness() {
+struct RpingHarness : fakes::RxePairHarness {
+  RpingHarness() {
     // By default a good pair: the server serves `count` pings and ends, the
     // client does them in 400ms.
     fake.tools.on_start = [this](const sys::ToolSpec& s) {
@@ -55,7 +55,7 @@ const char* kAcross =
 }  // namespace
 
 TEST_CASE("rping: server then client, each in its namespace, with count, size and port, LC_ALL=C") {
-  Harness h;
+  RpingHarness h;
   auto r = h.run(kAcross);
   REQUIRE(r.exit_code == 0);
   REQUIRE(h.fake.tools.started.size() == 2);
@@ -90,7 +90,7 @@ TEST_CASE("rping: server then client, each in its namespace, with count, size an
 }
 
 TEST_CASE("rping: without namespaces both run in the step's, count, size and port as given") {
-  Harness h;
+  RpingHarness h;
   auto r = h.run("steps:\n  - rping: {server: 10.10.0.1, count: 50, size: 1024, port: 20000}\n    netns: a\n");
   REQUIRE(r.exit_code == 0);
   REQUIRE(h.fake.tools.started.size() == 2);
@@ -101,7 +101,7 @@ TEST_CASE("rping: without namespaces both run in the step's, count, size and por
 }
 
 TEST_CASE("rping: a client that finds nobody listening yet is started again, with no fixed sleep before") {
-  Harness h;
+  RpingHarness h;
   int clients = 0;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
     if (is_server(s)) return sys::ProgramRun{.exit = sys::ExitStatus{}, .takes = Duration(2000)};
@@ -123,7 +123,7 @@ TEST_CASE("rping: a client that finds nobody listening yet is started again, wit
 }
 
 TEST_CASE("rping: a server that cannot bind its address fails the step with its own words, no retries") {
-  Harness h;
+  RpingHarness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
     if (is_server(s))
       return sys::ProgramRun{.err = "rdma_bind_addr: Cannot assign requested address\n",
@@ -146,7 +146,7 @@ TEST_CASE("rping: a server that cannot bind its address fails the step with its 
 }
 
 TEST_CASE("rping: an unreachable server fails with the CM event and a likely cause") {
-  Harness h;
+  RpingHarness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
     if (is_server(s)) return sys::ProgramRun{};  // waits for ever
     return sys::ProgramRun{
@@ -172,7 +172,7 @@ TEST_CASE("rping: an unreachable server fails with the CM event and a likely cau
 }
 
 TEST_CASE("rping: a client still running at the step's timeout is a timeout, both are stopped") {
-  Harness h;
+  RpingHarness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec&) { return sys::ProgramRun{}; };  // nothing ever ends
   auto r = h.run(std::string(kAcross) + "    timeout: 12s\n    expect: timeout\n");
   CHECK(r.exit_code == 0);
@@ -193,7 +193,7 @@ TEST_CASE("rping: a client still running at the step's timeout is a timeout, bot
 }
 
 TEST_CASE("rping: Ctrl-C during the client stops both and the step errs as interrupted") {
-  Harness h;
+  RpingHarness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec&) { return sys::ProgramRun{}; };
   h.fake.clock.interrupt_at(h.fake.clock.start() + std::chrono::seconds(3));
   auto r = h.run(kAcross);
@@ -203,7 +203,7 @@ TEST_CASE("rping: Ctrl-C during the client stops both and the step errs as inter
 }
 
 TEST_CASE("rping: a tool that survives SIGKILL is reported with its pid and let go") {
-  Harness h;
+  RpingHarness h;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {
     if (is_server(s)) return sys::ProgramRun{};
     return sys::ProgramRun{.stuck = true};
@@ -221,7 +221,7 @@ TEST_CASE("rping: a tool that survives SIGKILL is reported with its pid and let 
 }
 
 TEST_CASE("rping: not installed, or no such namespace, is an error (exit 3)") {
-  Harness h;
+  RpingHarness h;
   h.fake.kernel.fail("tools.start", ENOENT, "", 1, 0, "cannot run rping: not installed (not found in PATH)");
   auto r = h.run(kAcross);
   CHECK(r.exit_code == 3);
@@ -229,14 +229,14 @@ TEST_CASE("rping: not installed, or no such namespace, is an error (exit 3)") {
 }
 
 TEST_CASE("rping: parameters are checked at load time") {
-  Harness h;
+  RpingHarness h;
   CHECK(contains(h.diagnostics("steps:\n  - rping: {server: 10.10.0.1, size: 10}\n"), "test.yaml:2:"));
   CHECK(contains(h.diagnostics("steps:\n  - rping: {count: 5}\n"), "missing required parameter 'server'"));
   CHECK(contains(h.diagnostics("steps:\n  - rping: {server: not-an-address}\n"), "test.yaml:2:"));
 }
 
 TEST_CASE("rping: the plan shows the two command lines a person would type") {
-  Harness h;
+  RpingHarness h;
   const std::string plan = h.plan(kAcross);
   CHECK(contains(plan, "LC_ALL=C ip netns exec a rping -s -a 10.10.0.1 -p 7174 -C 5 -S 64 -v"));
   CHECK(contains(plan, "LC_ALL=C ip netns exec b rping -c -a 10.10.0.1 -I 10.10.0.2 -p 7174 -C 5 -S 64 -v"));
@@ -246,7 +246,7 @@ TEST_CASE("rping: the plan shows the two command lines a person would type") {
 }
 
 TEST_CASE("rping across two nodes: the server on its node, no listener lookup, each node's counters named") {
-  Harness h;
+  RpingHarness h;
   int reads = 0;
   auto pair = h.fake.tools.on_start;
   h.fake.tools.on_start = [&](const sys::ToolSpec& s) {

@@ -19,15 +19,8 @@ using Strings = std::vector<std::string>;
 namespace {
 
 // What the run did to modules and RDMA devices, in order.
-Strings rdma_log(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto& a : f.kernel.actions)
-    if (a.service == "modules" || a.service == "rdma") out.push_back(a.shell);
-  return out;
-}
-
-struct Harness : fakes::Harness {
-  Harness() {
+struct RxeHarness : fakes::Harness {
+  RxeHarness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     fake.links.add_host_link("", {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
   }
@@ -41,7 +34,7 @@ const std::string kStep = "steps:\n  - {name: dev, rxe: {name: rxe0, netdev: vA}
 }  // namespace
 
 TEST_CASE("rxe: loads rdma_rxe and rdma_ucm, adds the device, and cleanup deletes it and unloads them") {
-  Harness h;
+  RxeHarness h;
   auto r = h.run_keep(kStep);
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "dev");
@@ -62,15 +55,15 @@ TEST_CASE("rxe: loads rdma_rxe and rdma_ucm, adds the device, and cleanup delete
         "unload rdma_rxe, rdma_ucm and 5 modules they needed (loaded by this run) once no rxe device is left");
   CHECK(h.fake.rdma.devices.empty());
   CHECK(h.fake.modules.live.empty());  // the dependencies it pulled in went too
-  CHECK(rdma_log(h.fake).front() == "modprobe rdma_rxe");
-  CHECK(rdma_log(h.fake)[2] == "rdma link add rxe0 type rxe netdev vA");
-  CHECK(rdma_log(h.fake)[3] == "rdma link delete rxe0");  // before any unload
-  CHECK(rdma_log(h.fake)[4] == "modprobe -r rdma_rxe");
+  CHECK(shell_log(h.fake, {"modules", "rdma"}).front() == "modprobe rdma_rxe");
+  CHECK(shell_log(h.fake, {"modules", "rdma"})[2] == "rdma link add rxe0 type rxe netdev vA");
+  CHECK(shell_log(h.fake, {"modules", "rdma"})[3] == "rdma link delete rxe0");  // before any unload
+  CHECK(shell_log(h.fake, {"modules", "rdma"})[4] == "modprobe -r rdma_rxe");
   CHECK(h.cleanup().undos.empty());  // idempotent: nothing left to do
 }
 
 TEST_CASE("rxe: a second step for the same device reports nothing changed, and cleanup deletes it once") {
-  Harness h;
+  RxeHarness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: a, rxe: {name: rxe0, netdev: vA}}\n"
@@ -81,13 +74,13 @@ TEST_CASE("rxe: a second step for the same device reports nothing changed, and c
   CHECK(step_named(r, "b").facts.at("module_loaded") == false);
   CHECK(r.cleanup.clean());
   CHECK(r.cleanup.undos.size() == 2);
-  CHECK(std::ranges::count(rdma_log(h.fake), "rdma link add rxe0 type rxe netdev vA") == 1);
+  CHECK(std::ranges::count(shell_log(h.fake, {"modules", "rdma"}), "rdma link add rxe0 type rxe netdev vA") == 1);
   CHECK(h.fake.rdma.devices.empty());
   CHECK(h.fake.modules.live.empty());
 }
 
 TEST_CASE("rxe: a device that was there already is adopted unchanged and left in place") {
-  Harness h;
+  RxeHarness h;
   h.stack_loaded();
   h.fake.rdma.devices.push_back({.index = 7, .name = "rxe0", .netns = "", .netdev = "vA"});
   auto r = h.run(kStep);
@@ -96,23 +89,24 @@ TEST_CASE("rxe: a device that was there already is adopted unchanged and left in
   CHECK(step_named(r, "dev").facts.at("index") == 7);
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.rdma.find("rxe0"));
-  CHECK(rdma_log(h.fake).empty());
+  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
 }
 
 TEST_CASE("rxe: with rdma_rxe loaded before the run, cleanup deletes the device and unloads nothing") {
-  Harness h;
+  RxeHarness h;
   h.stack_loaded();
   auto r = h.run(kStep);
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "dev").facts.at("module_loaded") == false);
   CHECK(r.cleanup.clean());
   REQUIRE(r.cleanup.undos.size() == 1);
-  CHECK(rdma_log(h.fake) == Strings{"rdma link add rxe0 type rxe netdev vA", "rdma link delete rxe0"});
+  CHECK(shell_log(h.fake, {"modules", "rdma"}) ==
+        Strings{"rdma link add rxe0 type rxe netdev vA", "rdma link delete rxe0"});
   CHECK(h.fake.modules.live.count("rdma_rxe") == 1);
 }
 
 TEST_CASE("rxe: a name taken over another netdev is a clear error and nothing is added") {
-  Harness h;
+  RxeHarness h;
   h.stack_loaded();
   h.fake.rdma.devices.push_back({.index = 3, .name = "rxe0", .netns = "", .netdev = "vB"});
   auto r = h.run(kStep);
@@ -120,12 +114,12 @@ TEST_CASE("rxe: a name taken over another netdev is a clear error and nothing is
   CHECK(step_named(r, "dev").message ==
         "RDMA device name rxe0 is taken (names are global across namespaces): it names the rxe device on vB; choose "
         "another name");
-  CHECK(rdma_log(h.fake).empty());
+  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
   CHECK(h.fake.rdma.find("rxe0")->netdev == "vB");
 }
 
 TEST_CASE("rxe: the kernel's ENFILE for a name held elsewhere is translated") {
-  Harness h;
+  RxeHarness h;
   h.stack_loaded();
   h.fake.netns.existing.insert("other");
   h.fake.links.add_host_link("other", {.name = "vX", .kind = "veth"});
@@ -142,7 +136,7 @@ TEST_CASE("rxe: the kernel's ENFILE for a name held elsewhere is translated") {
 
 TEST_CASE("rxe: a missing netdev or a netdev with another rxe device is a clear error") {
   SUBCASE("no netdev") {
-    Harness h;
+    RxeHarness h;
     auto r = h.run("steps:\n  - {name: dev, rxe: {name: rxe0, netdev: vZ}}\n");
     CHECK(r.exit_code == 3);
     CHECK(step_named(r, "dev").message == "no netdev vZ (create it first)");
@@ -150,30 +144,30 @@ TEST_CASE("rxe: a missing netdev or a netdev with another rxe device is a clear 
     CHECK(h.fake.modules.live.empty());  // what the step loaded went again
   }
   SUBCASE("another rxe device on it") {
-    Harness h;
+    RxeHarness h;
     h.stack_loaded();
     h.fake.rdma.devices.push_back({.index = 2, .name = "rxe9", .netns = "", .netdev = "vA"});
     auto r = h.run(kStep);
     CHECK(r.exit_code == 3);
     CHECK(contains(step_named(r, "dev").message, "vA already has rxe device rxe9 (one per netdev)"));
-    CHECK(rdma_log(h.fake).empty());
+    CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
   }
 }
 
 TEST_CASE("rxe: a kernel without rdma_rxe stops the step and names the lab VM") {
-  Harness h;
+  RxeHarness h;
   h.fake.modules.known.erase("rdma_rxe");
   auto r = h.run(kStep);
   CHECK(r.exit_code == 3);
   const auto& s = step_named(r, "dev");
   CHECK(contains(s.message, "rdma_rxe is not available in this kernel"));
   CHECK(contains(s.message, "rxerun --vm"));
-  CHECK(rdma_log(h.fake).empty());
+  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
   CHECK(r.cleanup.undos.empty());
 }
 
 TEST_CASE("rxe: the step waits until the kernel lists the new device") {
-  Harness h;
+  RxeHarness h;
   h.stack_loaded();
   h.fake.rdma.hidden_for = 3;
   auto r = h.run_keep(kStep);
@@ -182,7 +176,7 @@ TEST_CASE("rxe: the step waits until the kernel lists the new device") {
 }
 
 TEST_CASE("rxe: inside a namespace on a kernel before 7.1 the step fails naming kernel 7.3, and cleanup removes it") {
-  Harness h;
+  RxeHarness h;
   h.fake.rdma.per_netns_udp = false;
   h.fake.netns.existing.insert("lab");
   h.fake.links.add_host_link("lab", {.name = "vL", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
@@ -200,7 +194,7 @@ TEST_CASE("rxe: inside a namespace on a kernel before 7.1 the step fails naming 
 }
 
 TEST_CASE("rxe: inside a namespace on 7.x the socket is there and the step passes") {
-  Harness h;
+  RxeHarness h;
   h.fake.netns.existing.insert("lab");
   h.fake.links.add_host_link("lab", {.name = "vL", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
   auto r = h.run("steps:\n  - {name: dev, rxe: {name: rxe0, netdev: vL}, netns: lab}\n");
@@ -226,7 +220,7 @@ TEST_CASE("rxe: with the run's own veth, cleanup deletes the device, unloads the
   CHECK(h.fake.rdma.devices.empty());
   CHECK(h.fake.modules.live.empty());
   CHECK(h.fake.links.find("", "vA") == nullptr);
-  const auto log = rdma_log(h.fake);
+  const auto log = shell_log(h.fake, {"modules", "rdma"});
   auto at = [&](const std::string& e) { return std::find(log.begin(), log.end(), e) - log.begin(); };
   CHECK(at("rdma link delete rxe1") < at("rdma link delete rxe0"));
   CHECK(at("rdma link delete rxe0") < at("modprobe -r rdma_rxe"));
@@ -235,7 +229,7 @@ TEST_CASE("rxe: with the run's own veth, cleanup deletes the device, unloads the
 
 TEST_CASE("rxe: rdma_rxe stays while another rxe device is left, and a busy module is retried") {
   SUBCASE("somebody else's device") {
-    Harness h;
+    RxeHarness h;
     REQUIRE(h.run_keep(kStep).exit_code == 0);
     h.fake.rdma.devices.push_back({.index = 9, .name = "theirs", .netns = "", .netdev = "vB"});
     auto c = h.cleanup();
@@ -245,7 +239,7 @@ TEST_CASE("rxe: rdma_rxe stays while another rxe device is left, and a busy modu
     CHECK(h.fake.modules.live.count("rdma_rxe") == 1);
   }
   SUBCASE("briefly busy") {
-    Harness h;
+    RxeHarness h;
     h.stack_loaded();
     h.fake.modules.live.erase("rdma_rxe");  // only rdma_rxe to unload: one try per round
     REQUIRE(h.run_keep(kStep).exit_code == 0);
@@ -257,7 +251,7 @@ TEST_CASE("rxe: rdma_rxe stays while another rxe device is left, and a busy modu
     CHECK(h.fake.clock.waits == std::vector<Duration>(2, Duration{200}));
   }
   SUBCASE("busy for good: cleanup says what it left") {
-    Harness h;
+    RxeHarness h;
     REQUIRE(h.run_keep(kStep).exit_code == 0);
     h.fake.kernel.fail("modules.unload", EBUSY, "rdma_rxe", 1, 1000);
     auto c = h.cleanup();
@@ -269,7 +263,7 @@ TEST_CASE("rxe: rdma_rxe stays while another rxe device is left, and a busy modu
 }
 
 TEST_CASE("rxe: undo leaves a device of that name over another netdev: it is not the run's") {
-  Harness h;
+  RxeHarness h;
   REQUIRE(h.run_keep(kStep).exit_code == 0);
   auto* theirs = h.fake.rdma.find("rxe0");  // replaced by somebody's since, over vB
   theirs->netdev = "vB";
@@ -282,7 +276,7 @@ TEST_CASE("rxe: undo leaves a device of that name over another netdev: it is not
 }
 
 TEST_CASE("rxe: an entry without identity (an older journal) leaves a device over another netdev silently") {
-  Harness h;
+  RxeHarness h;
   h.fake.modules.live = {"rdma_rxe", "ib_uverbs", "ib_core"};
   h.fake.rdma.devices.push_back({.index = 4, .name = "rxe0", .netns = "", .netdev = "vB"});
   REQUIRE(h.journal.append({0, "dev", "rxe", "", "delete rxe device rxe0", {{"name", "rxe0"}, {"netdev", "vA"}}}));
@@ -292,14 +286,15 @@ TEST_CASE("rxe: an entry without identity (an older journal) leaves a device ove
 }
 
 TEST_CASE("rxe: revert deletes the device now and reports it gone") {
-  Harness h;
+  RxeHarness h;
   h.stack_loaded();
   auto r = h.run(
       "steps:\n"
       "  - {name: dev, rxe: {name: rxe0, netdev: vA}}\n"
       "  - revert: dev\n");
   REQUIRE(r.exit_code == 0);
-  CHECK(rdma_log(h.fake) == Strings{"rdma link add rxe0 type rxe netdev vA", "rdma link delete rxe0"});
+  CHECK(shell_log(h.fake, {"modules", "rdma"}) ==
+        Strings{"rdma link add rxe0 type rxe netdev vA", "rdma link delete rxe0"});
   CHECK(r.cleanup.undos.empty());
 }
 

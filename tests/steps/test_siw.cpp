@@ -17,15 +17,8 @@ using Strings = std::vector<std::string>;
 namespace {
 
 // What the run did to modules and RDMA devices, in order.
-Strings rdma_log(fakes::FakeSystem& f) {
-  Strings out;
-  for (const auto& a : f.kernel.actions)
-    if (a.service == "modules" || a.service == "rdma") out.push_back(a.shell);
-  return out;
-}
-
-struct Harness : fakes::Harness {
-  Harness() {
+struct SiwHarness : fakes::Harness {
+  SiwHarness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
     fake.links.add_host_link("", {.name = "vB", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
   }
@@ -36,7 +29,7 @@ const std::string kSiwStep = "steps:\n  - {name: dev, siw: {name: siw0, netdev: 
 }  // namespace
 
 TEST_CASE("siw: loads siw, adds the device, and cleanup deletes it and unloads what it loaded") {
-  Harness h;
+  SiwHarness h;
   auto r = h.run_keep(kSiwStep);
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "dev");
@@ -58,7 +51,7 @@ TEST_CASE("siw: loads siw, adds the device, and cleanup deletes it and unloads w
 }
 
 TEST_CASE("siw: an rxe and a siw device may share a netdev, not a name") {
-  Harness h;
+  SiwHarness h;
   auto both = h.run(
       "steps:\n"
       "  - {name: r, rxe: {name: rxe0, netdev: vA}}\n"
@@ -79,7 +72,7 @@ TEST_CASE("siw: an rxe and a siw device may share a netdev, not a name") {
 }
 
 TEST_CASE("siw: its modules stay while another siw device is left, whatever rxe devices there are") {
-  Harness h;
+  SiwHarness h;
   REQUIRE(h.run_keep(kSiwStep).exit_code == 0);
   h.fake.rdma.devices.push_back({.index = 9, .name = "theirs", .netns = "", .netdev = "vB", .type = "siw"});
   auto c = h.cleanup();
@@ -89,18 +82,18 @@ TEST_CASE("siw: its modules stay while another siw device is left, whatever rxe 
 }
 
 TEST_CASE("siw: a kernel without siw is an error that names the missing option") {
-  Harness h;
+  SiwHarness h;
   h.fake.modules.known.erase("siw");
   auto r = h.run(kSiwStep);
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "dev").message, "siw is not available in this kernel (CONFIG_RDMA_SIW is not set"));
   CHECK(contains(step_named(r, "dev").message, "rxerun vm status"));
   CHECK(r.cleanup.undos.empty());
-  CHECK(rdma_log(h.fake).empty());
+  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
 }
 
 TEST_CASE("siw: undo leaves alone an rxe device that took the name since") {
-  Harness h;
+  SiwHarness h;
   REQUIRE(h.run_keep(kSiwStep).exit_code == 0);
   const unsigned index = h.fake.rdma.find("siw0")->index;
   REQUIRE(h.fake.rdma.remove_device(index));
@@ -121,7 +114,7 @@ TEST_CASE("siw: plan shows the rdma link commands") {
 }
 
 TEST_CASE("siw: perftest without rdma_cm is refused, and counters says siw keeps none") {
-  Harness h;
+  SiwHarness h;
   auto bw = h.run(
       "steps:\n"
       "  - siw: {name: siw0, netdev: vA}\n"

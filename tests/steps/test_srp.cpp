@@ -59,11 +59,6 @@ const std::string kLogin =
 // The model's rxe GID is fe80::1: the target port's GUID name.
 const std::string kPort = "0000:0000:0000:0001";
 
-std::string first_diagnostic(SrpHarness& h, const std::string& yaml) {
-  const std::string all = h.diagnostics(yaml);
-  return all.substr(0, all.find('\n'));
-}
-
 }  // namespace
 
 TEST_CASE("srpt and srp_login: the target is built, the disk shows, and cleanup takes it all apart in reverse") {
@@ -326,12 +321,12 @@ TEST_CASE("srpt: in a network namespace it is an error before anything changes")
 
 TEST_CASE("srpt and srp_login: bad input is refused at FILE:LINE:COL") {
   SrpHarness h;
-  CHECK(first_diagnostic(h, "steps:\n  - srpt: {device: rxe0, backing: {null_blk: {size: 1536KiB}}}\n") ==
+  CHECK(h.first_diagnostic("steps:\n  - srpt: {device: rxe0, backing: {null_blk: {size: 1536KiB}}}\n") ==
         "test.yaml:2:53: 'backing.null_blk.size' must be a whole number of MiB (null_blk sizes its devices in MiB), "
         "got 1536KiB");
-  CHECK(first_diagnostic(h, "steps:\n  - srpt: {device: rxe0, backing: {}}\n") ==
+  CHECK(h.first_diagnostic("steps:\n  - srpt: {device: rxe0, backing: {}}\n") ==
         "test.yaml:2:35: 'backing' takes one backing: file: {path, size} or null_blk: {size}");
-  CHECK(first_diagnostic(h, "steps:\n  - srp_login: {device: rxe1, address: 10.0.0.1, target_id: nope}\n") ==
+  CHECK(h.first_diagnostic("steps:\n  - srp_login: {device: rxe1, address: 10.0.0.1, target_id: nope}\n") ==
         "test.yaml:2:61: 'target_id' must be a GUID in hex, as ib_srpt's srpt_service_guid reads: "
         "0x505400fffe123401");
   CHECK(contains(h.diagnostics("steps:\n  - srp_login: {device: rxe1, address: 10.0.0.1, rdma_cm_port: 0}\n"),

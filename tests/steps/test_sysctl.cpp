@@ -27,8 +27,8 @@ Strings writes(fakes::FakeSystem& f) {
 
 const std::string kKey = "net.ipv4.conf.vB.rp_filter";
 
-struct Harness : fakes::Harness {
-  Harness() {
+struct SysctlHarness : fakes::Harness {
+  SysctlHarness() {
     fake.sysctl.values[kKey] = "2";
     fake.sysctl.values["net.ipv4.tcp_rmem"] = "4096\t131072\t6291456";
     fake.sysctl.values["kernel.hostname"] = "host";
@@ -38,7 +38,7 @@ struct Harness : fakes::Harness {
 }  // namespace
 
 TEST_CASE("sysctl: writes the value, reports before and after, and cleanup restores the value found") {
-  Harness h;
+  SysctlHarness h;
   auto r = h.run_keep("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n");
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "s");
@@ -57,7 +57,7 @@ TEST_CASE("sysctl: writes the value, reports before and after, and cleanup resto
 }
 
 TEST_CASE("sysctl: the same value is not written and records no undo") {
-  Harness h;
+  SysctlHarness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: a, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 1}}\n"
@@ -70,7 +70,7 @@ TEST_CASE("sysctl: the same value is not written and records no undo") {
   CHECK(r.cleanup.undos.size() == 1);
   CHECK(writes(h.fake) == Strings{kKey + "=1", kKey + "=2"});
 
-  Harness h2;
+  SysctlHarness h2;
   auto r2 = h2.run("steps:\n  - {name: a, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 2}}\n");
   CHECK(step_named(r2, "a").facts.at("changed") == false);
   CHECK(r2.cleanup.undos.empty());
@@ -78,7 +78,7 @@ TEST_CASE("sysctl: the same value is not written and records no undo") {
 }
 
 TEST_CASE("sysctl: values compare after trimming, whatever separates their fields") {
-  Harness h;
+  SysctlHarness h;
   auto r = h.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.tcp_rmem, value: ' 4096 131072  6291456 '}}\n");
   REQUIRE(r.exit_code == 0);
   CHECK(step_named(r, "s").facts.at("changed") == false);
@@ -86,7 +86,7 @@ TEST_CASE("sysctl: values compare after trimming, whatever separates their field
 }
 
 TEST_CASE("sysctl: booleans are written as 1 and 0, and expectations compare numbers") {
-  Harness h;
+  SysctlHarness h;
   auto r = h.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: true}, expect: {after: 1}}\n");
   CHECK(r.exit_code == 0);
   CHECK(writes(h.fake).front() == kKey + "=1");
@@ -103,7 +103,7 @@ TEST_CASE("sysctl: keys outside net. are refused and nothing is written") {
     CHECK(loaded.diagnostics.front().mark.line == 2);
   }
   // From an earlier step's fact: refused when the step runs, nothing written.
-  Harness h;
+  SysctlHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec&) {
     return sys::ProgramRun{.out = "kernel.hostname", .exit = sys::ExitStatus{}};
   };
@@ -120,7 +120,7 @@ TEST_CASE("sysctl: keys outside net. are refused and nothing is written") {
 }
 
 TEST_CASE("sysctl: a key with slashes is taken as a path below /proc/sys") {
-  Harness h;
+  SysctlHarness h;
   h.fake.sysctl.values["net/ipv4/conf/eth0.100/rp_filter"] = "1";
   auto r = h.run("steps:\n  - {name: s, sysctl: {key: net/ipv4/conf/eth0.100/rp_filter, value: 0}}\n");
   CHECK(r.exit_code == 0);
@@ -128,12 +128,12 @@ TEST_CASE("sysctl: a key with slashes is taken as a path below /proc/sys") {
 }
 
 TEST_CASE("sysctl: an unknown key and a refused write are errors") {
-  Harness h;
+  SysctlHarness h;
   auto r = h.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vX.rp_filter, value: 0}}\n");
   CHECK(r.exit_code == 3);
   CHECK(step_named(r, "s").message.find("net.ipv4.conf.vX.rp_filter") != std::string::npos);
 
-  Harness h2;
+  SysctlHarness h2;
   h2.fake.kernel.fail("sysctl.write", EACCES, kKey, 1, 0, "cannot write sysctl " + kKey);
   auto r2 = h2.run("steps:\n  - {name: s, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n");
   CHECK(r2.exit_code == 3);
@@ -142,7 +142,7 @@ TEST_CASE("sysctl: an unknown key and a refused write are errors") {
 }
 
 TEST_CASE("sysctl: parameters are checked at load time") {
-  Harness h;
+  SysctlHarness h;
   CHECK(h.diagnostics("steps:\n  - sysctl: {key: net.ipv4.ip_forward}\n").find("missing required parameter 'value'") !=
         std::string::npos);
   CHECK(h.diagnostics("steps:\n  - sysctl: {key: net.ipv4.ip_forward, value: [1]}\n")
@@ -150,7 +150,7 @@ TEST_CASE("sysctl: parameters are checked at load time") {
 }
 
 TEST_CASE("sysctl: undo of a key that is gone succeeds") {
-  Harness h;
+  SysctlHarness h;
   REQUIRE(h.run_keep("steps:\n  - sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}\n").exit_code == 0);
   h.fake.sysctl.values.erase(kKey);  // the interface was deleted, its keys with it
   CHECK(h.cleanup().clean());
@@ -158,7 +158,7 @@ TEST_CASE("sysctl: undo of a key that is gone succeeds") {
 }
 
 TEST_CASE("sysctl: revert restores now and reports the value as it stood") {
-  Harness h;
+  SysctlHarness h;
   auto r = h.run(
       "steps:\n"
       "  - {name: set, sysctl: {key: net.ipv4.conf.vB.rp_filter, value: 0}}\n"

@@ -26,8 +26,8 @@ struct Case {
 };
 
 // A good entry beside each bad one: an address to remove from eth0.
-struct Harness : fakes::Harness {
-  Harness() {
+struct UndoRevalidationHarness : fakes::Harness {
+  UndoRevalidationHarness() {
     fake.links.add_host_link("", {.name = "eth0", .up = true, .mtu = 1500});
     fake.links.addrs[""]["eth0"] = {"10.9.0.1/24"};
     fake.sysctl.values["kernel.hostname"] = "host";
@@ -174,7 +174,7 @@ TEST_CASE("undo re-validation: a value no scenario could hold is not acted on, t
   for (const auto& c : cases) {
     CAPTURE(c.kind);
     CAPTURE(c.args.dump());
-    Harness h;
+    UndoRevalidationHarness h;
     REQUIRE(h.journal.append(
         {0, "good", "address", "", "remove 10.9.0.1/24 from eth0", {{"dev", "eth0"}, {"cidr", "10.9.0.1/24"}}}));
     REQUIRE(h.journal.append({0, "bad", c.kind, "", "undo something", c.args}));

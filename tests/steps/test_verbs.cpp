@@ -16,8 +16,8 @@ using fakes::step_named;
 
 namespace {
 
-struct Harness : fakes::RxePairHarness {
-  Harness() {
+struct VerbsHarness : fakes::RxePairHarness {
+  VerbsHarness() {
     for (const auto& [name, deps] : fake.modules.known) fake.modules.live.insert(name);
   }
 };
@@ -43,7 +43,7 @@ sys::VerbsResult failed(std::string stage, std::string message, std::string caus
 }  // namespace
 
 TEST_CASE("verbs: a cm check becomes a request with both ends, every op, the sizes and the defaults") {
-  Harness h;
+  VerbsHarness h;
   auto r = h.run(kAcross);
   REQUIRE(r.exit_code == 0);
   REQUIRE(h.fake.verbs.requests.size() == 1);
@@ -68,7 +68,7 @@ TEST_CASE("verbs: a cm check becomes a request with both ends, every op, the siz
 }
 
 TEST_CASE("verbs: ops run in a fixed order, duplicates once, iterations 0 verifies only") {
-  Harness h;
+  VerbsHarness h;
   auto r = h.run(
       "steps:\n  - verbs: {server: {addr: 10.10.0.1}, ops: [read, write, read], sizes: [8, 8, 16], iterations: 0, "
       "port: 20000}\n");
@@ -82,7 +82,7 @@ TEST_CASE("verbs: ops run in a fixed order, duplicates once, iterations 0 verifi
 }
 
 TEST_CASE("verbs: facts name the devices, GIDs, MTU and each size's latency and bandwidth, rounded") {
-  Harness h;
+  VerbsHarness h;
   sys::VerbsResult res;
   res.ops_done = {sys::VerbsOp::Send, sys::VerbsOp::Write};
   res.bytes_verified = 8320;
@@ -121,7 +121,7 @@ TEST_CASE("verbs: facts name the devices, GIDs, MTU and each size's latency and 
 }
 
 TEST_CASE("verbs: the counter deltas of both rxe devices and both namespaces' netdevs are facts") {
-  Harness h;
+  VerbsHarness h;
   // Traffic moves the counters while the check runs.
   h.fake.verbs.on_run = [&] {
     h.fake.rdma.device_counters["rxe0"]["sent_pkts"] += 7;
@@ -139,7 +139,7 @@ TEST_CASE("verbs: the counter deltas of both rxe devices and both namespaces' ne
 }
 
 TEST_CASE("verbs: expectations on counters and facts hold or fail the step") {
-  Harness h;
+  VerbsHarness h;
   auto ok = h.run(std::string(kAcross) + "    expect: {ops_done: \"send,write,read\", rxe1.sent_pkts: 0}\n");
   CHECK(ok.exit_code == 0);
   auto bad = h.run(std::string(kAcross) + "    expect: {rxe1.sent_pkts: \"> 0\"}\n");
@@ -147,7 +147,7 @@ TEST_CASE("verbs: expectations on counters and facts hold or fail the step") {
 }
 
 TEST_CASE("verbs: both ends on one device pass with a warning that nothing crossed the wire") {
-  Harness h;
+  VerbsHarness h;
   sys::VerbsResult looped;
   looped.ops_done = {sys::VerbsOp::Send, sys::VerbsOp::Write, sys::VerbsOp::Read};
   looped.bytes_verified = 3 * 4096;
@@ -164,7 +164,7 @@ TEST_CASE("verbs: both ends on one device pass with a warning that nothing cross
 }
 
 TEST_CASE("verbs: a refused connect fails with the CM event and a likely cause, expect: fail passes") {
-  Harness h;
+  VerbsHarness h;
   h.fake.verbs.result = failed("connect",
                                "connect to 10.10.0.1:18515: RDMA_CM_EVENT_REJECTED (status 8: invalid service ID: "
                                "nothing listens on that address and port)",
@@ -183,7 +183,7 @@ TEST_CASE("verbs: a refused connect fails with the CM event and a likely cause, 
   CHECK(q.server.addr.empty());  // nothing of rxerun's listens
   CHECK(q.client.to == "10.10.0.1");
 
-  Harness e;
+  VerbsHarness e;
   e.fake.verbs.result = h.fake.verbs.result;
   auto expected = e.run("steps:\n  - name: v\n    verbs: {client: {to: 10.10.0.1, netns: b}}\n    expect: fail\n");
   CHECK(expected.exit_code == 0);
@@ -199,7 +199,7 @@ TEST_CASE("verbs: unreachable, address and route errors and completion errors ea
         Case{"rdma_resolve_addr", "no route to 10.10.0.1"}, Case{"RDMA_CM_EVENT_ROUTE_ERROR", "routes and rules"},
         Case{"IBV_WC retry counter exceeded", "stopped answering"}, Case{"mismatch", "the data changed"}}) {
     CAPTURE(c.cause);
-    Harness h;
+    VerbsHarness h;
     h.fake.verbs.result = failed("connect", "it failed", c.cause);
     auto r = h.run(kAcross);
     CHECK(r.exit_code == 1);
@@ -211,7 +211,7 @@ TEST_CASE("verbs: unreachable, address and route errors and completion errors ea
 }
 
 TEST_CASE("verbs: no progress before the deadline is a timeout that says where it stood") {
-  Harness h;
+  VerbsHarness h;
   sys::VerbsResult res;
   res.status = sys::VerbsStatus::TimedOut;
   res.stage = "connect";
@@ -227,13 +227,13 @@ TEST_CASE("verbs: no progress before the deadline is a timeout that says where i
   CHECK(contains(s.hints[0], "retried by the kernel"));
   CHECK(h.fake.verbs.deadlines[0] - h.fake.clock.start() == std::chrono::seconds(5));
 
-  Harness e;
+  VerbsHarness e;
   e.fake.verbs.result = res;
   CHECK(e.run(std::string(kAcross) + "    expect: timeout\n").exit_code == 0);
 }
 
 TEST_CASE("verbs: a check that cannot run at all is an error (exit 3) with the reason") {
-  Harness h;
+  VerbsHarness h;
   h.fake.kernel.fail("verbs.run", ENXIO, "", 1, 0,
                      "libibverbs lists no RDMA device although the kernel has rxe0: /etc/libibverbs.d/rxe.driver is "
                      "missing (install ibverbs-providers)");
@@ -243,7 +243,7 @@ TEST_CASE("verbs: a check that cannot run at all is an error (exit 3) with the r
 }
 
 TEST_CASE("verbs: mode self takes the device, the address and the ops, its facts show the GID index") {
-  Harness h;
+  VerbsHarness h;
   sys::VerbsResult res;
   res.ops_done = {sys::VerbsOp::Write};
   res.bytes_verified = 4096;
@@ -268,7 +268,7 @@ TEST_CASE("verbs: mode self takes the device, the address and the ops, its facts
 }
 
 TEST_CASE("verbs: self mode's failure to reach RTR names the usual suspects") {
-  Harness h;
+  VerbsHarness h;
   h.fake.verbs.result =
       failed("modify QP to RTR", "ibv_modify_qp to RTR (QP 17): Invalid argument", "modify QP to RTR");
   auto r = h.run("steps:\n  - name: w\n    verbs: {mode: self, dev: rxe0}\n");
@@ -280,7 +280,7 @@ TEST_CASE("verbs: self mode's failure to reach RTR names the usual suspects") {
 }
 
 TEST_CASE("verbs: parameters that do not fit the mode are load errors with their place") {
-  Harness h;
+  VerbsHarness h;
   auto d = h.diagnostics("steps:\n  - verbs: {mode: self}\n");
   CHECK(contains(d, "test.yaml:2:"));
   CHECK(contains(d, "mode self needs 'dev'"));
@@ -307,7 +307,7 @@ TEST_CASE("verbs: parameters that do not fit the mode are load errors with their
 }
 
 TEST_CASE("verbs: plan shows the check in words, with no shell equivalent") {
-  Harness h;
+  VerbsHarness h;
   auto planned = h.plan_run(kAcross);
   std::vector<sys::PlannedAction> verbs;
   for (const auto& a : planned.actions)
@@ -362,7 +362,7 @@ struct NodeACounters {
 
 // The tools of node a: its counter reader as NodeACounters, and `server`
 // for the verbs server, on the virtual clock.
-struct AcrossHarness : Harness {
+struct AcrossHarness : VerbsHarness {
   NodeACounters a;
   std::function<sys::ProgramRun(const sys::ToolSpec&)> server;
   AcrossHarness() {
@@ -446,7 +446,7 @@ TEST_CASE("verbs across two nodes: the server runs on its node, the client here 
 }
 
 TEST_CASE("verbs across two nodes: the other node's counters that cannot be read are the step's error") {
-  Harness h;
+  VerbsHarness h;
   h.fake.tools.on_start = [](const sys::ToolSpec& s) {
     if (s.argv.at(1) == "__counters")
       return sys::ProgramRun{.err = "rxerun: __counters: network namespace 'x' does not exist\n",

@@ -25,6 +25,11 @@ std::string ScenarioHarness::diagnostics(const std::string& yaml) {
   return out;
 }
 
+std::string ScenarioHarness::first_diagnostic(const std::string& yaml) {
+  const std::string all = diagnostics(yaml);
+  return all.substr(0, all.find('\n'));
+}
+
 RunReport ScenarioHarness::run(const std::string& yaml, RunOptions options) {
   Runner runner(registry, system(), journal, reporter, options);
   return runner.run(load(yaml));

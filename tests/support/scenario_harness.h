@@ -35,6 +35,8 @@ class ScenarioHarness {
   Scenario load(const std::string& yaml);
   // Diagnostics of a scenario that must not load, joined by newlines.
   std::string diagnostics(const std::string& yaml);
+  // The first of them ("" when it loads).
+  std::string first_diagnostic(const std::string& yaml);
   RunReport run(const std::string& yaml, RunOptions options = {});
   // Runs with --keep, so the test can look at the lab before cleanup().
   RunReport run_keep(const std::string& yaml, RunOptions options = {});

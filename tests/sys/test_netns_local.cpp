@@ -48,8 +48,12 @@ TEST_CASE("sys.netns_local: no source changes a thread's network namespace aroun
       if (std::find(allowed.begin(), allowed.end(), rel) != allowed.end()) continue;
       std::ifstream in(entry.path());
       std::string line;
+      // (The plain searches first: std::regex is slow in the tests' unoptimised build.)
       for (int n = 1; std::getline(in, line); ++n)
-        if (std::regex_search(line, call)) offenders.push_back(rel + ":" + std::to_string(n) + ": " + line);
+        if ((line.find("setns") != std::string::npos || line.find("unshare") != std::string::npos ||
+             line.find("CLONE_NEWNET") != std::string::npos) &&
+            std::regex_search(line, call))
+          offenders.push_back(rel + ":" + std::to_string(n) + ": " + line);
       ++scanned;
     }
   }

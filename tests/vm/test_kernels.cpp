@@ -169,7 +169,7 @@ void put_le32(std::string& d, std::size_t off, std::uint32_t v) {
 
 // A bzImage as the x86 boot protocol lays it out: setup sectors, then the
 // protected-mode code with the compressed kernel at payload_offset.
-std::string fake_bzimage(const std::string& payload, unsigned setup_sects = 3) {
+std::string bzimage_with_payload(const std::string& payload, unsigned setup_sects = 3) {
   std::string d((setup_sects + 1) * 512 + 0x300 + payload.size() + 64, '\0');
   d[0x1f1] = static_cast<char>(setup_sects);
   d[0x1fe] = '\x55';
@@ -320,33 +320,33 @@ TEST_CASE("vm.setup: a file that is not a .deb gets a clear error") {
 TEST_CASE("vm.setup: vmlinux comes out of a bzImage's payload") {
   const std::string elf = fake_elf(false) + std::string(100000, 'v');
   SUBCASE("xz (6.1), with the appended size") {
-    auto r = vmlinux_from_bzimage(fake_bzimage(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size())));
+    auto r = vmlinux_from_bzimage(bzimage_with_payload(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size())));
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     CHECK(*r == elf);
   }
   SUBCASE("zstd (7.3), with the appended size") {
-    auto r = vmlinux_from_bzimage(fake_bzimage(with_size(compress(ARCHIVE_FILTER_ZSTD, elf), elf.size()), 30));
+    auto r = vmlinux_from_bzimage(bzimage_with_payload(with_size(compress(ARCHIVE_FILTER_ZSTD, elf), elf.size()), 30));
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     CHECK(*r == elf);
   }
   SUBCASE("gzip, without one") {
-    auto r = vmlinux_from_bzimage(fake_bzimage(compress(ARCHIVE_FILTER_GZIP, elf)));
+    auto r = vmlinux_from_bzimage(bzimage_with_payload(compress(ARCHIVE_FILTER_GZIP, elf)));
     REQUIRE_MESSAGE(r.ok(), r.error().message);
     CHECK(*r == elf);
   }
   SUBCASE("setup_sects 0 means 4") {
-    std::string image = fake_bzimage(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size()), 4);
+    std::string image = bzimage_with_payload(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size()), 4);
     image[0x1f1] = 0;
     CHECK(vmlinux_from_bzimage(image).ok());
   }
   SUBCASE("a wrong appended size") {
-    auto r = vmlinux_from_bzimage(fake_bzimage(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size() + 1)));
+    auto r = vmlinux_from_bzimage(bzimage_with_payload(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size() + 1)));
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message.find("header says") != std::string::npos);
   }
   SUBCASE("not an ELF inside") {
     const std::string text(5000, 't');
-    auto r = vmlinux_from_bzimage(fake_bzimage(with_size(compress(ARCHIVE_FILTER_XZ, text), text.size())));
+    auto r = vmlinux_from_bzimage(bzimage_with_payload(with_size(compress(ARCHIVE_FILTER_XZ, text), text.size())));
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message.find("ELF") != std::string::npos);
   }
@@ -356,14 +356,14 @@ TEST_CASE("vm.setup: vmlinux comes out of a bzImage's payload") {
     CHECK(r.error().message.find("not an x86 bzImage") != std::string::npos);
   }
   SUBCASE("a payload past the end of the file") {
-    std::string image = fake_bzimage(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size()));
+    std::string image = bzimage_with_payload(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size()));
     put_le32(image, 0x24c, 0x7fffffff);
     auto r = vmlinux_from_bzimage(image);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message.find("outside") != std::string::npos);
   }
   SUBCASE("uncompressed data") {
-    auto r = vmlinux_from_bzimage(fake_bzimage(with_size(elf, elf.size())));
+    auto r = vmlinux_from_bzimage(bzimage_with_payload(with_size(elf, elf.size())));
     REQUIRE_FALSE(r.ok());
   }
 }
@@ -371,7 +371,7 @@ TEST_CASE("vm.setup: vmlinux comes out of a bzImage's payload") {
 TEST_CASE("vm.setup: extract_vmlinux writes the ELF kernel next to the bzImage") {
   TempDir t;
   const std::string elf = fake_elf(false);
-  spit(t.path / "vmlinuz", fake_bzimage(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size())));
+  spit(t.path / "vmlinuz", bzimage_with_payload(with_size(compress(ARCHIVE_FILTER_XZ, elf), elf.size())));
   REQUIRE(extract_vmlinux(t.path / "vmlinuz", t.path / "vmlinux").ok());
   CHECK(slurp(t.path / "vmlinux") == elf);
   CHECK(mode_of(t.path / "vmlinux") == 0644);

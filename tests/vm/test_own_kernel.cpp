@@ -55,7 +55,7 @@ std::vector<std::string> recorded_pkgnames() {
 
 // A bzImage's first bytes with a setup header whose kernel_version points
 // at `version`.
-std::string fake_bzimage(const std::string& version) {
+std::string bzimage_with_version(const std::string& version) {
   std::string image(0x1000, '\0');
   image[0x1fe] = '\x55';
   image[0x1ff] = '\xaa';
@@ -93,7 +93,7 @@ bool names(const std::vector<std::string>& missing, const std::string& option) {
 // A kernel build directory as `make` leaves it (only the files rxerun reads).
 void fake_build_tree(const fs::path& dir, const std::string& release) {
   put(dir / ".config", lab_config());
-  put(dir / "arch/x86/boot/bzImage", fake_bzimage(release + " (someone@host) #1 SMP"));
+  put(dir / "arch/x86/boot/bzImage", bzimage_with_version(release + " (someone@host) #1 SMP"));
   put(dir / "include/config/kernel.release", release + "\n");
   put(dir / "modules.order", "drivers/net/veth.o\nfs/9p/9p.o\n");
   put(dir / "modules.builtin", "kernel/fs/overlayfs/overlay.ko\n");
@@ -219,8 +219,9 @@ TEST_CASE("vm.kernels: a prepared Debian kernel's configuration passes the check
 }
 
 TEST_CASE("vm.kernels: the release a bzImage names") {
-  CHECK(bzimage_release(fake_bzimage("6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP")) == "6.1.0-57-amd64");
-  CHECK(bzimage_release(fake_bzimage("7.3.0-rc1")) == "7.3.0-rc1");
+  CHECK(bzimage_release(bzimage_with_version("6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP")) ==
+        "6.1.0-57-amd64");
+  CHECK(bzimage_release(bzimage_with_version("7.3.0-rc1")) == "7.3.0-rc1");
   CHECK(bzimage_release("not a kernel").empty());
   CHECK(bzimage_release(std::string(0x1000, '\0')).empty());
 }
@@ -260,7 +261,7 @@ TEST_CASE("vm.kernels: a build directory is found with its release, config and i
 TEST_CASE("vm.kernels: an image is found with its modules and its configuration") {
   OwnTempDir t;
   const std::string rel = "6.1.0-57-amd64";
-  put(t.path / "boot" / ("vmlinuz-" + rel), fake_bzimage(rel + " (debian-kernel@lists.debian.org) #1 SMP"));
+  put(t.path / "boot" / ("vmlinuz-" + rel), bzimage_with_version(rel + " (debian-kernel@lists.debian.org) #1 SMP"));
   const fs::path mods = t.path / "lib/modules" / rel;
   put(mods / "modules.dep", "");
 
