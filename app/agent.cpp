@@ -117,10 +117,7 @@ int cmd_agent(const AgentOptions& o, Registry& registry) {
   sys::System& local = real.system();
   ChannelToolLink link(*channel);
   RoutingTools tools(local.tools, link, o.node, local.clock);
-  sys::System system{local.clock,   local.netns,  local.interrupt, local.links,  local.ethtool,
-                     local.sysctl,  local.nft,    local.qdiscs,    local.pinger, local.rdma,
-                     local.modules, local.routes, tools,           local.verbs,  local.captures,
-                     local.storage, local.nvme,   local.srp,       local.nfs,    local.kernel_log};
+  sys::System system = sys::with_tools(local, tools);
   ToolService service(local);
   RunOptions ro;
   ro.force = o.force;

@@ -196,8 +196,7 @@ StepResult run_nfs_mount(const Params& params, StepContext& ctx) {
   return with_hints(std::move(r), hints);
 }
 
-Result<nlohmann::json> undo_mount(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, NfsMountRecord::read(a));
+Result<nlohmann::json> undo_mount(const NfsMountRecord& record, UndoContext& ctx) {
   auto& nfs = ctx.sys().nfs;
   RXERUN_TRY_ASSIGN(const auto mounts, nfs.mounts());
   const auto m = sys::mount_at(mounts, record.mountpoint);
@@ -209,14 +208,12 @@ Result<nlohmann::json> undo_mount(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_mount_dir(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, MountDirRecord::read(a));
+Result<nlohmann::json> undo_mount_dir(const MountDirRecord& record, UndoContext& ctx) {
   if (auto r = ctx.sys().nfs.remove_dir(record.dir); !r && r.error().code != ENOENT) return r.error();
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_nfs_mount_modules(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto modules, ModulesRecord::read(a));
+Result<nlohmann::json> undo_nfs_mount_modules(const ModulesRecord& modules, UndoContext& ctx) {
   return unload_modules(modules, ctx, [](UndoContext& c) -> Result<std::vector<std::string>> {
     RXERUN_TRY_ASSIGN(const auto mounts, c.sys().nfs.mounts());
     std::vector<std::string> users;
@@ -226,9 +223,8 @@ Result<nlohmann::json> undo_nfs_mount_modules(JournalArgs& a, UndoContext& ctx) 
   });
 }
 
-const RecordUndo kNfsMountUndos[] = {{NfsMountRecord::kOp, undo_mount},
-                                     {MountDirRecord::kOp, undo_mount_dir},
-                                     {ModulesRecord::kOp, undo_nfs_mount_modules}};
+const RecordUndo kNfsMountUndos[] = {undo_of<NfsMountRecord, undo_mount>(), undo_of<MountDirRecord, undo_mount_dir>(),
+                                     undo_of<ModulesRecord, undo_nfs_mount_modules>()};
 
 Result<nlohmann::json> undo_nfs_mount(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);

@@ -407,8 +407,7 @@ Result<std::optional<sys::NfsdState>> nfsd_at(UndoContext& ctx, const std::strin
   return std::optional<sys::NfsdState>(*state);
 }
 
-Result<nlohmann::json> undo_export(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, ExportRecord::read(a));
+Result<nlohmann::json> undo_export(const ExportRecord& record, UndoContext& ctx) {
   auto& nfs = ctx.sys().nfs;
   RXERUN_TRY_ASSIGN(const auto exports, nfs.exports());
   if (std::any_of(exports.begin(), exports.end(),
@@ -422,8 +421,7 @@ Result<nlohmann::json> undo_export(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_nfsd_started(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, NfsdRecord::read(a));
+Result<nlohmann::json> undo_nfsd_started(const NfsdRecord& record, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto now, netns_identity(ctx.sys()));
   if (differs(record.identity, now))
     return make_error("the namespace is another one than the run started nfsd in: its nfsd left alone");
@@ -442,8 +440,7 @@ Result<nlohmann::json> undo_nfsd_started(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_versions(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, VersionsRecord::read(a));
+Result<nlohmann::json> undo_versions(const VersionsRecord& record, UndoContext& ctx) {
   auto& nfs = ctx.sys().nfs;
   RXERUN_TRY_ASSIGN(const auto state, nfsd_at(ctx, record.ctl));
   if (!state || state->running()) return nlohmann::json::object();  // its filesystem went, or nfsd started again
@@ -451,8 +448,7 @@ Result<nlohmann::json> undo_versions(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_own_mount(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, MountRecord::read(a));
+Result<nlohmann::json> undo_own_mount(const MountRecord& record, UndoContext& ctx) {
   auto& nfs = ctx.sys().nfs;
   RXERUN_TRY_ASSIGN(const auto mounts, nfs.mounts());
   const auto m = sys::mount_at(mounts, record.dir);
@@ -476,8 +472,7 @@ Result<nlohmann::json> undo_own_mount(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_recovery(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, RecoveryRecord::read(a));
+Result<nlohmann::json> undo_recovery(const RecoveryRecord& record, UndoContext& ctx) {
   auto& nfs = ctx.sys().nfs;
   RXERUN_TRY_ASSIGN(const auto state, nfsd_at(ctx, record.ctl));
   if (!state) return nlohmann::json::object();
@@ -489,8 +484,7 @@ Result<nlohmann::json> undo_recovery(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_grace(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, GraceRecord::read(a));
+Result<nlohmann::json> undo_grace(const GraceRecord& record, UndoContext& ctx) {
   auto& nfs = ctx.sys().nfs;
   RXERUN_TRY_ASSIGN(const auto state, nfsd_at(ctx, record.ctl));
   if (!state) return nlohmann::json::object();
@@ -500,8 +494,7 @@ Result<nlohmann::json> undo_grace(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_dir(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, DirRecord::read(a));
+Result<nlohmann::json> undo_dir(const DirRecord& record, UndoContext& ctx) {
   auto& nfs = ctx.sys().nfs;
   if (auto r = record.records ? nfs.remove_records_dir(record.dir) : nfs.remove_dir(record.dir);
       !r && r.error().code != ENOENT)
@@ -509,16 +502,16 @@ Result<nlohmann::json> undo_dir(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_nfsd_modules(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, ModulesRecord::read(a));
+Result<nlohmann::json> undo_nfsd_modules(const ModulesRecord& record, UndoContext& ctx) {
   // An nfsd of somebody else's holds nfsd loaded: the kernel's use counts decide.
   return unload_modules(record, ctx, {});
 }
 
 const RecordUndo kNfsdUndos[] = {
-    {ModulesRecord::kOp, undo_nfsd_modules}, {DirRecord::kOp, undo_dir},       {MountRecord::kOp, undo_own_mount},
-    {RecoveryRecord::kOp, undo_recovery},    {GraceRecord::kOp, undo_grace},   {VersionsRecord::kOp, undo_versions},
-    {NfsdRecord::kOp, undo_nfsd_started},    {ExportRecord::kOp, undo_export},
+    undo_of<ModulesRecord, undo_nfsd_modules>(), undo_of<DirRecord, undo_dir>(),
+    undo_of<MountRecord, undo_own_mount>(),      undo_of<RecoveryRecord, undo_recovery>(),
+    undo_of<GraceRecord, undo_grace>(),          undo_of<VersionsRecord, undo_versions>(),
+    undo_of<NfsdRecord, undo_nfsd_started>(),    undo_of<ExportRecord, undo_export>(),
 };
 
 Result<nlohmann::json> undo_nfsd(const nlohmann::json& args, UndoContext& ctx) {

@@ -283,19 +283,13 @@ Result<std::vector<std::string>> fabrics_users(UndoContext& ctx) {
   return users;
 }
 
-Result<nlohmann::json> undo_controller_record(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto controller, ControllerRecord::read(a));
-  return undo_controller(controller, ctx);
-}
-
-Result<nlohmann::json> undo_nvme_connect_modules(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto modules, ModulesRecord::read(a));
+Result<nlohmann::json> undo_nvme_connect_modules(const ModulesRecord& modules, UndoContext& ctx) {
   return unload_modules(modules, ctx, fabrics_users);
 }
 
 // Two records: the modules the step loaded, and the controller.
-const RecordUndo kNvmeConnectUndos[] = {{ControllerRecord::kOp, undo_controller_record},
-                                        {ModulesRecord::kOp, undo_nvme_connect_modules}};
+const RecordUndo kNvmeConnectUndos[] = {undo_of<ControllerRecord, undo_controller>(),
+                                        undo_of<ModulesRecord, undo_nvme_connect_modules>()};
 
 Result<nlohmann::json> undo_nvme_connect(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);

@@ -500,8 +500,7 @@ Result<const sys::NvmetSubsystem*> same_subsystem(const std::vector<sys::NvmetSu
   return s;
 }
 
-Result<nlohmann::json> undo_port_link(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto link, PortLinkRecord::read(a));
+Result<nlohmann::json> undo_port_link(const PortLinkRecord& link, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto ports, ctx.sys().nvme.ports());
   for (const auto& p : ports) {
     if (p.id != link.id) continue;
@@ -515,8 +514,7 @@ Result<nlohmann::json> undo_port_link(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_port(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto port, NvmetPortRecord::read(a));
+Result<nlohmann::json> undo_port(const NvmetPortRecord& port, UndoContext& ctx) {
   const std::uint64_t id = port.id;
   RXERUN_TRY_ASSIGN(const auto ports, ctx.sys().nvme.ports());
   for (const auto& p : ports) {
@@ -532,8 +530,7 @@ Result<nlohmann::json> undo_port(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_namespace(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, NamespaceRecord::read(a));
+Result<nlohmann::json> undo_namespace(const NamespaceRecord& record, UndoContext& ctx) {
   const std::string& nqn = record.nqn;
   const auto nsid = static_cast<unsigned>(record.nsid);
   auto& nvme = ctx.sys().nvme;
@@ -548,8 +545,7 @@ Result<nlohmann::json> undo_namespace(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_allowed_host(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, AllowedHostRecord::read(a));
+Result<nlohmann::json> undo_allowed_host(const AllowedHostRecord& record, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.subsystems());
   RXERUN_TRY_ASSIGN(const auto* s, same_subsystem(all, record.nqn, record.serial));
   if (!s) return nlohmann::json::object();
@@ -559,8 +555,7 @@ Result<nlohmann::json> undo_allowed_host(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_host(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, TargetHostRecord::read(a));
+Result<nlohmann::json> undo_host(const TargetHostRecord& record, UndoContext& ctx) {
   const std::string& host = record.host;
   auto r = ctx.sys().nvme.remove_host(host);
   if (r || r.error().code == ENOENT) return nlohmann::json::object();
@@ -569,8 +564,7 @@ Result<nlohmann::json> undo_host(JournalArgs& a, UndoContext& ctx) {
   return r.error();
 }
 
-Result<nlohmann::json> undo_subsystem(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, SubsystemRecord::read(a));
+Result<nlohmann::json> undo_subsystem(const SubsystemRecord& record, UndoContext& ctx) {
   const std::string& nqn = record.nqn;
   RXERUN_TRY_ASSIGN(const auto all, ctx.sys().nvme.subsystems());
   const std::uint64_t tag = identity_number(record.identity, "serial").value_or(0);
@@ -604,8 +598,7 @@ Result<std::vector<std::string>> nvmet_users(const ModulesRecord& record, UndoCo
   return users;
 }
 
-Result<nlohmann::json> undo_nvmet_modules(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, ModulesRecord::read(a));
+Result<nlohmann::json> undo_nvmet_modules(const ModulesRecord& record, UndoContext& ctx) {
   return unload_modules(record, ctx, [&](UndoContext& c) { return nvmet_users(record, c); });
 }
 
@@ -614,16 +607,16 @@ Result<nlohmann::json> undo_nvmet_modules(JournalArgs& a, UndoContext& ctx) {
 // journal): its record is the first of these whose op it has as a key.
 // Several records carry "subsystem", so the order matters.
 const RecordUndo kNvmetUndos[] = {
-    {ModulesRecord::kOp, undo_nvmet_modules},
-    {PortLinkRecord::kOp, undo_port_link},
-    {NvmetPortRecord::kOp, undo_port},
-    {NamespaceRecord::kOp, undo_namespace},
-    {AllowedHostRecord::kOp, undo_allowed_host},
-    {TargetHostRecord::kOp, undo_host},
-    {NullBlkRecord::kOp, undo_null_blk},
-    {BackingFileRecord::kOp, undo_backing_file},
-    {ConfigfsMountRecord::kOp, undo_configfs_mount},
-    {SubsystemRecord::kOp, undo_subsystem},
+    undo_of<ModulesRecord, undo_nvmet_modules>(),
+    undo_of<PortLinkRecord, undo_port_link>(),
+    undo_of<NvmetPortRecord, undo_port>(),
+    undo_of<NamespaceRecord, undo_namespace>(),
+    undo_of<AllowedHostRecord, undo_allowed_host>(),
+    undo_of<TargetHostRecord, undo_host>(),
+    undo_of<NullBlkRecord, undo_null_blk>(),
+    undo_of<BackingFileRecord, undo_backing_file>(),
+    undo_of<ConfigfsMountRecord, undo_configfs_mount>(),
+    undo_of<SubsystemRecord, undo_subsystem>(),
 };
 
 Result<nlohmann::json> undo_nvmet(const nlohmann::json& args, UndoContext& ctx) {

@@ -282,18 +282,12 @@ Result<std::vector<std::string>> srp_login_users(UndoContext& ctx) {
 }
 
 // Two records: the modules the step loaded, and the login.
-Result<nlohmann::json> undo_login_record(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto login, LoginRecord::read(a));
-  return undo_login(login, ctx);
-}
-
-Result<nlohmann::json> undo_srp_login_modules(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto modules, ModulesRecord::read(a));
+Result<nlohmann::json> undo_srp_login_modules(const ModulesRecord& modules, UndoContext& ctx) {
   return unload_modules(modules, ctx, srp_login_users);
 }
 
-const RecordUndo kSrpLoginUndos[] = {{LoginRecord::kOp, undo_login_record},
-                                     {ModulesRecord::kOp, undo_srp_login_modules}};
+const RecordUndo kSrpLoginUndos[] = {undo_of<LoginRecord, undo_login>(),
+                                     undo_of<ModulesRecord, undo_srp_login_modules>()};
 
 Result<nlohmann::json> undo_srp_login(const nlohmann::json& args, UndoContext& ctx) {
   JournalArgs a(args, ctx);

@@ -333,8 +333,7 @@ StepResult run_srpt(const Params& params, StepContext& ctx) {
 
 // The target port, while it holds the step's TPG: the TPG disabled, its
 // ACLs, its LUN, the TPG, then the port.
-Result<nlohmann::json> undo_target(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, SrptTargetRecord::read(a));
+Result<nlohmann::json> undo_target(const SrptTargetRecord& record, UndoContext& ctx) {
   auto& srp = ctx.sys().srp;
   RXERUN_TRY_ASSIGN(const auto all, srp.srpt_targets());
   auto t = std::find_if(all.begin(), all.end(), [&](const sys::SrptTarget& x) { return x.name == record.target; });
@@ -358,8 +357,7 @@ Result<nlohmann::json> undo_target(JournalArgs& a, UndoContext& ctx) {
 }
 
 // Back to 0 (not listening) once no target port is left.
-Result<nlohmann::json> undo_cm_port(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, CmPortRecord::read(a));
+Result<nlohmann::json> undo_cm_port(const CmPortRecord& record, UndoContext& ctx) {
   auto& srp = ctx.sys().srp;
   RXERUN_TRY_ASSIGN(const bool fabric, srp.srpt_fabric());
   if (!fabric) return nlohmann::json::object();
@@ -373,8 +371,7 @@ Result<nlohmann::json> undo_cm_port(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_fabric(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY(FabricRecord::read(a));
+Result<nlohmann::json> undo_fabric(const FabricRecord&, UndoContext& ctx) {
   auto& srp = ctx.sys().srp;
   RXERUN_TRY_ASSIGN(const bool fabric, srp.srpt_fabric());
   if (!fabric) return nlohmann::json::object();
@@ -386,8 +383,7 @@ Result<nlohmann::json> undo_fabric(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_backstore(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, BackstoreRecord::read(a));
+Result<nlohmann::json> undo_backstore(const BackstoreRecord& record, UndoContext& ctx) {
   auto& srp = ctx.sys().srp;
   RXERUN_TRY_ASSIGN(const auto all, srp.backstores());
   auto it = std::find_if(all.begin(), all.end(),
@@ -420,16 +416,15 @@ Result<std::vector<std::string>> srpt_users(const ModulesRecord& record, UndoCon
   return users;
 }
 
-Result<nlohmann::json> undo_srpt_modules(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, ModulesRecord::read(a));
+Result<nlohmann::json> undo_srpt_modules(const ModulesRecord& record, UndoContext& ctx) {
   return unload_modules(record, ctx, [&](UndoContext& c) { return srpt_users(record, c); });
 }
 
 const RecordUndo kSrptUndos[] = {
-    {ModulesRecord::kOp, undo_srpt_modules},     {SrptTargetRecord::kOp, undo_target},
-    {CmPortRecord::kOp, undo_cm_port},           {FabricRecord::kOp, undo_fabric},
-    {BackstoreRecord::kOp, undo_backstore},      {NullBlkRecord::kOp, undo_null_blk},
-    {BackingFileRecord::kOp, undo_backing_file}, {ConfigfsMountRecord::kOp, undo_configfs_mount},
+    undo_of<ModulesRecord, undo_srpt_modules>(),     undo_of<SrptTargetRecord, undo_target>(),
+    undo_of<CmPortRecord, undo_cm_port>(),           undo_of<FabricRecord, undo_fabric>(),
+    undo_of<BackstoreRecord, undo_backstore>(),      undo_of<NullBlkRecord, undo_null_blk>(),
+    undo_of<BackingFileRecord, undo_backing_file>(), undo_of<ConfigfsMountRecord, undo_configfs_mount>(),
 };
 
 Result<nlohmann::json> undo_srpt(const nlohmann::json& args, UndoContext& ctx) {

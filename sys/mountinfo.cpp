@@ -53,10 +53,12 @@ Result<std::vector<MountEntry>> read_mountinfo() {
   return out;
 }
 
-std::optional<MountEntry> mount_at(const std::vector<MountEntry>& mounts, const std::string& mountpoint) {
+std::optional<MountEntry> mount_at(const std::vector<MountEntry>& mounts, const std::string& mountpoint,
+                                   const std::string& fstype) {
   std::optional<MountEntry> top;
   for (const auto& m : mounts)
     if (m.mountpoint == mountpoint) top = m;  // mountinfo lists the one on top last
+  if (top && !fstype.empty() && top->fstype != fstype) return std::nullopt;
   return top;
 }
 

@@ -28,8 +28,10 @@ std::optional<MountEntry> parse_mountinfo_line(const std::string& line);
 // the plan's look at the host; a step asks its service.
 Result<std::vector<MountEntry>> read_mountinfo();
 
-// The mount on top at `mountpoint`, nullopt when there is none.
-std::optional<MountEntry> mount_at(const std::vector<MountEntry>& mounts, const std::string& mountpoint);
+// The mount on top at `mountpoint`, nullopt when there is none, or when
+// `fstype` is given and the one on top is of another file system type.
+std::optional<MountEntry> mount_at(const std::vector<MountEntry>& mounts, const std::string& mountpoint,
+                                   const std::string& fstype = "");
 
 // "\040" in mountinfo (and in nfsd's caches): a backslash and three octal
 // digits stand for one byte.

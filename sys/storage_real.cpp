@@ -41,8 +41,8 @@ std::string file_system_name(long magic) {
 Result<std::optional<std::uint64_t>> RealStorage::configfs_mount() {
   auto mounts = read_mountinfo();
   if (!mounts) return mounts.error();
-  const auto top = mount_at(*mounts, kConfigfsPath);
-  if (!top || top->fstype != "configfs") return std::optional<std::uint64_t>();
+  const auto top = mount_at(*mounts, kConfigfsPath, "configfs");
+  if (!top) return std::optional<std::uint64_t>();
   return std::optional<std::uint64_t>(top->id);
 }
 

@@ -69,4 +69,32 @@ struct System {
   Recorder* recorder = nullptr;  // set when planning
 };
 
+// `b` with other tools, and another clock when one is given: a node's
+// agent (whose pair tools' other ends run on other nodes), and tests that
+// run real tools against the model. The one place that lists every service
+// to swap some.
+inline System with_tools(const System& b, Tools& tools, Clock* clock = nullptr) {
+  return System{clock ? *clock : b.clock,
+                b.netns,
+                b.interrupt,
+                b.links,
+                b.ethtool,
+                b.sysctl,
+                b.nft,
+                b.qdiscs,
+                b.pinger,
+                b.rdma,
+                b.modules,
+                b.routes,
+                tools,
+                b.verbs,
+                b.captures,
+                b.storage,
+                b.nvme,
+                b.srp,
+                b.nfs,
+                b.kernel_log,
+                b.recorder};
+}
+
 }  // namespace rxerun::sys

@@ -139,8 +139,7 @@ Result<Backing> make_backing(const Params& backing, StepContext& ctx, std::vecto
   return make_null_blk_backing(backing.object("null_blk"), ctx);
 }
 
-Result<nlohmann::json> undo_null_blk(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, NullBlkRecord::read(a));
+Result<nlohmann::json> undo_null_blk(const NullBlkRecord& record, UndoContext& ctx) {
   const std::string& name = record.name;
   RXERUN_TRY_ASSIGN(const auto all, ctx.sys().storage.null_blks());
   auto it = std::find_if(all.begin(), all.end(), [&](const sys::NullBlk& b) { return b.name == name; });
@@ -152,8 +151,7 @@ Result<nlohmann::json> undo_null_blk(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_backing_file(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, BackingFileRecord::read(a));
+Result<nlohmann::json> undo_backing_file(const BackingFileRecord& record, UndoContext& ctx) {
   const std::string& path = record.path;
   RXERUN_TRY_ASSIGN(const auto found, ctx.sys().storage.file_id(path));
   if (!found) return nlohmann::json::object();
@@ -168,8 +166,7 @@ Result<nlohmann::json> undo_backing_file(JournalArgs& a, UndoContext& ctx) {
   return nlohmann::json::object();
 }
 
-Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx) {
-  RXERUN_TRY_ASSIGN(const auto record, ConfigfsMountRecord::read(a));
+Result<nlohmann::json> undo_configfs_mount(const ConfigfsMountRecord& record, UndoContext& ctx) {
   RXERUN_TRY_ASSIGN(const auto mounted, ctx.sys().storage.configfs_mount());
   if (!mounted) return nlohmann::json::object();
   if (auto mount_id = identity_number(record.identity, "mount_id"); mount_id && *mount_id != *mounted)

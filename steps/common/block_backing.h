@@ -87,9 +87,9 @@ Result<Backing> make_null_blk_backing(const Params& null_blk, StepContext& ctx);
 Result<Backing> make_backing(const Params& backing, StepContext& ctx, std::vector<std::string>* hints);
 
 // The undos: each leaves alone what is another one than the journal says.
-Result<nlohmann::json> undo_configfs_mount(JournalArgs& a, UndoContext& ctx);
-Result<nlohmann::json> undo_backing_file(JournalArgs& a, UndoContext& ctx);
-Result<nlohmann::json> undo_null_blk(JournalArgs& a, UndoContext& ctx);
+Result<nlohmann::json> undo_configfs_mount(const ConfigfsMountRecord& record, UndoContext& ctx);
+Result<nlohmann::json> undo_backing_file(const BackingFileRecord& record, UndoContext& ctx);
+Result<nlohmann::json> undo_null_blk(const NullBlkRecord& record, UndoContext& ctx);
 
 // The null_blk devices of `record`'s modules that still exist, as users
 // that keep null_blk (or configfs) loaded.

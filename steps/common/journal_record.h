@@ -7,7 +7,8 @@
 //   {"op":"port_link","port_link":1,"subsystem":"nqn.2026-01.io.rxerun:lab",...}
 //
 // A kind that journals several records (nvmet) undoes each as its op says
-// (dispatch_undo() over a table of RecordUndo);
+// (dispatch_undo() over a table of undo_of<Record, undo>() entries, each
+// undo taking its record typed);
 // an op the kind does not write is refused, never guessed. A journal
 // written before records named themselves has no "op": such an entry's
 // record is told by its keys, as the version that wrote it did.
@@ -35,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
+#include "base/try.h"
 #include "engine/step.h"
 #include "steps/common/journal_args.h"
 
@@ -53,6 +55,18 @@ struct RecordUndo {
   std::string_view op;
   Result<nlohmann::json> (*undo)(JournalArgs&, UndoContext&);
 };
+
+// The table's entry for record R, undone by `undo` once read from the
+// entry (a problem in it is the undo's error):
+//
+//   const RecordUndo kNvmetUndos[] = {undo_of<NvmetPortRecord, undo_port>(), ...};
+template <class R, Result<nlohmann::json> (*undo)(const R&, UndoContext&)>
+constexpr RecordUndo undo_of() {
+  return {R::kOp, [](JournalArgs& a, UndoContext& ctx) -> Result<nlohmann::json> {
+            RXERUN_TRY_ASSIGN(const auto record, R::read(a));
+            return undo(record, ctx);
+          }};
+}
 
 // Undoes the entry `a` holds with the undo `table` gives its op (read by
 // record_op() over the table's ops, `inferred` for an entry without one);

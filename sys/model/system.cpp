@@ -32,8 +32,7 @@ void make_plan_world(ModelSystem& m) {
   };
   m.storage.host_configfs = [] {
     const auto mounts = read_mountinfo();
-    const auto top = mounts ? mount_at(*mounts, kConfigfsPath) : std::nullopt;
-    return top && top->fstype == "configfs";
+    return mounts && mount_at(*mounts, kConfigfsPath, "configfs");
   };
 }
 

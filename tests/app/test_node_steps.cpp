@@ -60,9 +60,7 @@ TestNode::TestNode(TestNodes& all_, const Scenario& scenario, const Registry& re
     : all(all_),
       name(std::move(name_)),
       tools(fake.tools, *this, name, fake.clock),
-      system{fake.clock,    fake.netns,   fake.interrupt, fake.links,   fake.ethtool, fake.sysctl,    fake.nft,
-             fake.qdiscs,   fake.pinger,  fake.rdma,      fake.modules, fake.routes,  tools,          fake.verbs,
-             fake.captures, fake.storage, fake.nvme,      fake.srp,     fake.nfs,     fake.kernel_log},
+      system(sys::with_tools(fake.system, tools)),
       runner(registry, system, journal, quiet, {}),
       agent(scenario, name, runner, service, nlohmann::json::object()) {
   fake.links.add_host_link("", {.name = "eth1", .kind = "", .mtu = 1500});

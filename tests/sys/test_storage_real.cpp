@@ -79,6 +79,10 @@ TEST_CASE("mountinfo: a line's fields, escapes, optional fields, and lines that 
   REQUIRE(sys::mount_at(mounts, "/sys/kernel/config"));
   CHECK(sys::mount_at(mounts, "/sys/kernel/config")->id == 51);
   CHECK_FALSE(sys::mount_at(mounts, "/sys"));
+  // With a type, only when the one on top is of that type (a tmpfs over configfs hides it).
+  CHECK_FALSE(sys::mount_at(mounts, "/sys/kernel/config", "configfs"));
+  CHECK(sys::mount_at(mounts, "/sys/kernel/config", "tmpfs")->id == 51);
+  CHECK(sys::mount_at(mounts, "/mnt", "tmpfs")->id == 50);
 }
 
 TEST_CASE("storage real: configfs's mount is the one /proc/self/mountinfo has on top at /sys/kernel/config") {

@@ -205,9 +205,7 @@ struct RealToolsHarness : testing::ScenarioHarness {
   fakes::FakeSystem fake;
   sys::RealClock clock;
   sys::RealTools tools;
-  sys::System mixed{clock,         fake.netns,   fake.interrupt, fake.links,   fake.ethtool, fake.sysctl,    fake.nft,
-                    fake.qdiscs,   fake.pinger,  fake.rdma,      fake.modules, fake.routes,  tools,          fake.verbs,
-                    fake.captures, fake.storage, fake.nvme,      fake.srp,     fake.nfs,     fake.kernel_log};
+  sys::System mixed = sys::with_tools(fake.system, tools, &clock);
 
  protected:
   sys::System& system() override { return mixed; }
