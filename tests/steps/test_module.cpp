@@ -15,7 +15,6 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-// What the run did to modules and RDMA devices, in order.
 struct ModuleHarness : fakes::Harness {
   ModuleHarness() {
     fake.modules.known["null_blk"] = {"configfs"};

@@ -18,7 +18,6 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-// What the run did to modules and RDMA devices, in order.
 struct RxeHarness : fakes::Harness {
   RxeHarness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
@@ -55,10 +54,13 @@ TEST_CASE("rxe: loads rdma_rxe and rdma_ucm, adds the device, and cleanup delete
         "unload rdma_rxe, rdma_ucm and 5 modules they needed (loaded by this run) once no rxe device is left");
   CHECK(h.fake.rdma.devices.empty());
   CHECK(h.fake.modules.live.empty());  // the dependencies it pulled in went too
-  CHECK(shell_log(h.fake, {"modules", "rdma"}).front() == "modprobe rdma_rxe");
-  CHECK(shell_log(h.fake, {"modules", "rdma"})[2] == "rdma link add rxe0 type rxe netdev vA");
-  CHECK(shell_log(h.fake, {"modules", "rdma"})[3] == "rdma link delete rxe0");  // before any unload
-  CHECK(shell_log(h.fake, {"modules", "rdma"})[4] == "modprobe -r rdma_rxe");
+  // What the run did to modules and RDMA devices, in order.
+  const auto log = shell_log(h.fake, {"modules", "rdma"});
+  REQUIRE(log.size() >= 5);
+  CHECK(log.front() == "modprobe rdma_rxe");
+  CHECK(log[2] == "rdma link add rxe0 type rxe netdev vA");
+  CHECK(log[3] == "rdma link delete rxe0");  // before any unload
+  CHECK(log[4] == "modprobe -r rdma_rxe");
   CHECK(h.cleanup().undos.empty());  // idempotent: nothing left to do
 }
 

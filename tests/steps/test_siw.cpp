@@ -16,7 +16,6 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-// What the run did to modules and RDMA devices, in order.
 struct SiwHarness : fakes::Harness {
   SiwHarness() {
     fake.links.add_host_link("", {.name = "vA", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
