@@ -26,10 +26,17 @@ cp "$mods/modules.builtin" "$mods/modules.builtin.modinfo" "$tree/"
 # modules.order in a build tree names tree paths (kbuild writes .o in newer
 # kernels: both spellings must work).
 sed -e 's|^kernel/||' "$mods/modules.order" | awk 'NR % 2 {sub(/\.ko$/, ".o")} {print}' >"$tree/modules.order"
-while read -r m; do
-  mkdir -p "$tree/$(dirname "$m")"
-  ln -s "$mods/kernel/$m" "$tree/$m"
-done < <(sed -e 's|^kernel/||' "$mods/modules.order")
+# (One process for the 4,000 links: a shell loop's mkdir and ln took a minute.)
+/usr/bin/python3 - "$mods" "$tree" <<'PY'
+import os, sys
+mods, tree = sys.argv[1], sys.argv[2]
+for line in open(os.path.join(mods, "modules.order")):
+    m = line.strip().removeprefix("kernel/")
+    if not m:
+        continue
+    os.makedirs(os.path.join(tree, os.path.dirname(m)), exist_ok=True)
+    os.symlink(os.path.join(mods, "kernel", m), os.path.join(tree, m))
+PY
 
 export RXERUN_CACHE_DIR="$WORK/cache"
 expect_exit 0 "an rxe lab on a kernel build directory" -- "$RXERUN" run --kernel "$tree" tests/data/vm/rxe.yaml --report json:"$WORK/own.json"
