@@ -53,9 +53,17 @@ std::vector<PlannedAction> ModelKernel::take() {
 }
 
 std::vector<std::string> ModelKernel::commands(std::string_view service) const {
+  if (!service.empty()) return commands({service});
+  std::vector<std::string> out;
+  for (const auto& a : actions) out.push_back(a.shell.empty() ? a.what : a.shell);
+  return out;
+}
+
+std::vector<std::string> ModelKernel::commands(std::initializer_list<std::string_view> services) const {
   std::vector<std::string> out;
   for (const auto& a : actions)
-    if (service.empty() || a.service == service) out.push_back(a.shell.empty() ? a.what : a.shell);
+    if (std::find(services.begin(), services.end(), a.service) != services.end())
+      out.push_back(a.shell.empty() ? a.what : a.shell);
   return out;
 }
 

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,8 @@ class ModelKernel final : public Recorder {
   // The commands of one service's actions (their `what` where they have no
   // command), for tests; "" for every service.
   std::vector<std::string> commands(std::string_view service = {}) const;
+  // The same for several services together ({"modules", "rdma"}), in the order done.
+  std::vector<std::string> commands(std::initializer_list<std::string_view> services) const;
   // The commands of every change to the kernel's state (no reads, waits,
   // pings, programs or checks), for tests that nothing was changed.
   std::vector<std::string> changes() const;

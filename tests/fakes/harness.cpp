@@ -13,24 +13,11 @@ std::vector<std::string> service_log(const FakeSystem& f, std::string_view servi
   return service_log(f, {service});
 }
 
-namespace {
-
-std::vector<std::string> log_of(const FakeSystem& f, std::initializer_list<std::string_view> services,
-                                std::string sys::ModelKernel::Action::*field) {
+std::vector<std::string> service_log(const FakeSystem& f, std::initializer_list<std::string_view> services) {
   std::vector<std::string> out;
   for (const auto& a : f.kernel.actions)
-    if (std::find(services.begin(), services.end(), a.service) != services.end()) out.push_back(a.*field);
+    if (std::find(services.begin(), services.end(), a.service) != services.end()) out.push_back(a.what);
   return out;
-}
-
-}  // namespace
-
-std::vector<std::string> service_log(const FakeSystem& f, std::initializer_list<std::string_view> services) {
-  return log_of(f, services, &sys::ModelKernel::Action::what);
-}
-
-std::vector<std::string> shell_log(const FakeSystem& f, std::initializer_list<std::string_view> services) {
-  return log_of(f, services, &sys::ModelKernel::Action::shell);
 }
 
 long position(const std::vector<std::string>& log, std::string_view entry) {

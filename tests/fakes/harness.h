@@ -37,8 +37,6 @@ struct Harness : testing::ScenarioHarness {
 std::vector<std::string> service_log(const FakeSystem& f, std::string_view service);
 // The same for several services together ({"storage", "nvme"}), in the order done.
 std::vector<std::string> service_log(const FakeSystem& f, std::initializer_list<std::string_view> services);
-// The same actions as the shell commands a person would type.
-std::vector<std::string> shell_log(const FakeSystem& f, std::initializer_list<std::string_view> services);
 // Where `entry` is in such a log; -1 when absent.
 long position(const std::vector<std::string>& log, std::string_view entry);
 

@@ -33,7 +33,7 @@ TEST_CASE("module: loads with its parameters and dependencies, and cleanup unloa
   REQUIRE(r.exit_code == 0);
   const auto& s = step_named(r, "m");
   CHECK(s.facts.at("parameters.queue_mode") == "2");
-  CHECK(shell_log(h.fake, {"modules", "rdma"}) ==
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}) ==
         std::vector<std::string>{"modprobe null_blk nr_devices=0 shared_tags=1"});
   CHECK(h.fake.modules.live.count("configfs") == 1);
 
@@ -41,7 +41,7 @@ TEST_CASE("module: loads with its parameters and dependencies, and cleanup unloa
   CHECK(c.clean());
   REQUIRE(c.undos.size() == 1);
   CHECK(c.undos[0].summary == "unload null_blk and 1 module it needed (loaded by this run) once nothing uses it");
-  CHECK(shell_log(h.fake, {"modules", "rdma"}) ==
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}) ==
         std::vector<std::string>{"modprobe null_blk nr_devices=0 shared_tags=1", "modprobe -r null_blk",
                                  "modprobe -r configfs"});
   CHECK(h.fake.modules.live.empty());
@@ -63,7 +63,7 @@ TEST_CASE("module: loaded before the run it is left loaded, and with other param
   CHECK(step_named(other, "m").message ==
         "module null_blk is loaded already (not by this run) with nr_devices=1; it cannot take nr_devices=0 without "
         "being unloaded first (a loaded module keeps its parameters)");
-  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}).empty());
 }
 
 TEST_CASE("module: a module in use at cleanup stays loaded and is reported, not an error") {
@@ -103,7 +103,7 @@ TEST_CASE("module: names and parameters that cannot be passed on are refused at 
   CHECK(contains(d, "test.yaml:2:20: 'a b' is not a kernel module name"));
   CHECK(contains(d, "'x y' is not a module parameter name"));
   CHECK(contains(d, "a module parameter's value has no spaces"));
-  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}).empty());
 }
 
 TEST_CASE("module: plan shows the modprobe it stands for") {

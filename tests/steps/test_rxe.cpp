@@ -55,7 +55,7 @@ TEST_CASE("rxe: loads rdma_rxe and rdma_ucm, adds the device, and cleanup delete
   CHECK(h.fake.rdma.devices.empty());
   CHECK(h.fake.modules.live.empty());  // the dependencies it pulled in went too
   // What the run did to modules and RDMA devices, in order.
-  const auto log = shell_log(h.fake, {"modules", "rdma"});
+  const auto log = h.fake.kernel.commands({"modules", "rdma"});
   REQUIRE(log.size() >= 5);
   CHECK(log.front() == "modprobe rdma_rxe");
   CHECK(log[2] == "rdma link add rxe0 type rxe netdev vA");
@@ -76,7 +76,7 @@ TEST_CASE("rxe: a second step for the same device reports nothing changed, and c
   CHECK(step_named(r, "b").facts.at("module_loaded") == false);
   CHECK(r.cleanup.clean());
   CHECK(r.cleanup.undos.size() == 2);
-  CHECK(std::ranges::count(shell_log(h.fake, {"modules", "rdma"}), "rdma link add rxe0 type rxe netdev vA") == 1);
+  CHECK(std::ranges::count(h.fake.kernel.commands({"modules", "rdma"}), "rdma link add rxe0 type rxe netdev vA") == 1);
   CHECK(h.fake.rdma.devices.empty());
   CHECK(h.fake.modules.live.empty());
 }
@@ -91,7 +91,7 @@ TEST_CASE("rxe: a device that was there already is adopted unchanged and left in
   CHECK(step_named(r, "dev").facts.at("index") == 7);
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.rdma.find("rxe0"));
-  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}).empty());
 }
 
 TEST_CASE("rxe: with rdma_rxe loaded before the run, cleanup deletes the device and unloads nothing") {
@@ -102,7 +102,7 @@ TEST_CASE("rxe: with rdma_rxe loaded before the run, cleanup deletes the device 
   CHECK(step_named(r, "dev").facts.at("module_loaded") == false);
   CHECK(r.cleanup.clean());
   REQUIRE(r.cleanup.undos.size() == 1);
-  CHECK(shell_log(h.fake, {"modules", "rdma"}) ==
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}) ==
         Strings{"rdma link add rxe0 type rxe netdev vA", "rdma link delete rxe0"});
   CHECK(h.fake.modules.live.count("rdma_rxe") == 1);
 }
@@ -116,7 +116,7 @@ TEST_CASE("rxe: a name taken over another netdev is a clear error and nothing is
   CHECK(step_named(r, "dev").message ==
         "RDMA device name rxe0 is taken (names are global across namespaces): it names the rxe device on vB; choose "
         "another name");
-  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}).empty());
   CHECK(h.fake.rdma.find("rxe0")->netdev == "vB");
 }
 
@@ -152,7 +152,7 @@ TEST_CASE("rxe: a missing netdev or a netdev with another rxe device is a clear 
     auto r = h.run(kStep);
     CHECK(r.exit_code == 3);
     CHECK(contains(step_named(r, "dev").message, "vA already has rxe device rxe9 (one per netdev)"));
-    CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
+    CHECK(h.fake.kernel.commands({"modules", "rdma"}).empty());
   }
 }
 
@@ -164,7 +164,7 @@ TEST_CASE("rxe: a kernel without rdma_rxe stops the step and names the lab VM") 
   const auto& s = step_named(r, "dev");
   CHECK(contains(s.message, "rdma_rxe is not available in this kernel"));
   CHECK(contains(s.message, "rxerun --vm"));
-  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}).empty());
   CHECK(r.cleanup.undos.empty());
 }
 
@@ -222,7 +222,7 @@ TEST_CASE("rxe: with the run's own veth, cleanup deletes the device, unloads the
   CHECK(h.fake.rdma.devices.empty());
   CHECK(h.fake.modules.live.empty());
   CHECK(h.fake.links.find("", "vA") == nullptr);
-  const auto log = shell_log(h.fake, {"modules", "rdma"});
+  const auto log = h.fake.kernel.commands({"modules", "rdma"});
   auto at = [&](const std::string& e) { return std::find(log.begin(), log.end(), e) - log.begin(); };
   CHECK(at("rdma link delete rxe1") < at("rdma link delete rxe0"));
   CHECK(at("rdma link delete rxe0") < at("modprobe -r rdma_rxe"));
@@ -295,7 +295,7 @@ TEST_CASE("rxe: revert deletes the device now and reports it gone") {
       "  - {name: dev, rxe: {name: rxe0, netdev: vA}}\n"
       "  - revert: dev\n");
   REQUIRE(r.exit_code == 0);
-  CHECK(shell_log(h.fake, {"modules", "rdma"}) ==
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}) ==
         Strings{"rdma link add rxe0 type rxe netdev vA", "rdma link delete rxe0"});
   CHECK(r.cleanup.undos.empty());
 }

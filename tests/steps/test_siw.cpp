@@ -88,7 +88,7 @@ TEST_CASE("siw: a kernel without siw is an error that names the missing option")
   CHECK(contains(step_named(r, "dev").message, "siw is not available in this kernel (CONFIG_RDMA_SIW is not set"));
   CHECK(contains(step_named(r, "dev").message, "rxerun vm status"));
   CHECK(r.cleanup.undos.empty());
-  CHECK(shell_log(h.fake, {"modules", "rdma"}).empty());
+  CHECK(h.fake.kernel.commands({"modules", "rdma"}).empty());
 }
 
 TEST_CASE("siw: undo leaves alone an rxe device that took the name since") {
