@@ -20,7 +20,7 @@ no_qemu_left "after a failing run"
 
 expect_exit 3 "a guest run past vm.timeout" -- "$RXERUN" run --vm tests/data/vm/hang.yaml
 contains "$err" "the run in the lab VM hung" "the hang is named"
-contains "$err" "within 15 s" "with the budget"
+contains "$err" "within 5 s" "with the budget"
 no_qemu_left "after a hang"
 
 expect_exit 2 "vm exec without a program" -- "$RXERUN" vm exec
