@@ -18,7 +18,7 @@ expect_exit 1 "failing expectation in the lab VM" -- "$RXERUN" run --vm tests/da
 contains "$out" "lo-answers" "the failing step is shown"
 no_qemu_left "after a failing run"
 
-expect_exit 3 "a guest run past vm.timeout" -- "$RXERUN" run --vm tests/data/vm/hang.yaml
+expect_exit 3 "a guest run past vm.timeout" -- "$RXERUN" run --vm tests/data/vm/over-budget.yaml
 contains "$err" "the run in the lab VM hung" "the hang is named"
 contains "$err" "within 5 s" "with the budget"
 no_qemu_left "after a hang"
