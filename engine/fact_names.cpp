@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/strings.h"
 #include "base/utf8.h"
 #include "engine/diag.h"
 
@@ -221,8 +222,37 @@ std::string moment_words(unsigned moment) {
   }
 }
 
+std::optional<ListItem> list_item(const std::string& fact) {
+  const auto dot = fact.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == fact.size() || fact.size() - dot > 7) return std::nullopt;
+  const std::string digits = fact.substr(dot + 1);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  return ListItem{fact.substr(0, dot), std::stoul(digits)};
+}
+
+const nlohmann::json* reported_fact(const nlohmann::json& facts, const std::string& fact, std::string* why) {
+  if (auto it = facts.find(fact); it != facts.end()) return &*it;
+  if (auto item = list_item(fact); item && facts.contains(item->list)) {
+    const auto& list = facts.at(item->list);
+    if (!list.is_array()) {
+      *why = fmt::format("was not reported ('{}' is no list)", excerpt(item->list));
+    } else if (item->index >= list.size()) {
+      *why = fmt::format("was not reported ('{}' has {} item{})", excerpt(item->list), list.size(),
+                         list.size() == 1 ? "" : "s");
+    } else {
+      return &list[item->index];
+    }
+    return nullptr;
+  }
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : facts.items()) keys.push_back(k);
+  *why = fmt::format("was not reported (reported: {})", keys.empty() ? "none" : join(keys, ", "));
+  return nullptr;
+}
+
 bool fact_declared(const KindSpec& kind, const std::string& fact) {
   if (kind.dynamic_facts) return true;
+  if (auto item = list_item(fact); item && fact_declared(kind, item->list)) return true;
   // Each upper-case word of a pattern stands for one word at least.
   const auto dots = [](const std::string& s) { return std::count(s.begin(), s.end(), '.'); };
   std::string ignored;
@@ -257,6 +287,10 @@ std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& 
       continue;
     }
     return FactMatch{&spec, std::move(counter)};
+  }
+  if (auto item = list_item(fact)) {  // one item of a list fact
+    std::string ignored;
+    if (auto match = match_fact(kind, params, moment, item->list, nodes, &ignored)) return match;
   }
   // What names the fact as written says most; a pattern's complaint about
   // a word beats a pattern that takes anything but needs a parameter

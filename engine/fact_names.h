@@ -6,6 +6,7 @@
 // {{steps.X.Y}} references) and the lab check (engine/lab_check.h), which
 // adds what only a walk over the lab knows: which devices exist.
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,19 @@ struct FactMatch {
   const FactSpec* spec = nullptr;      // the declaration that matched
   std::optional<CounterFact> counter;  // set for a DEV.COUNTER fact
 };
+
+// A fact name that ends in an index ("acls.0"): one item of a list fact,
+// counted from 0. Expectations and {{steps.NAME.FACT}} may name one.
+struct ListItem {
+  std::string list;  // "acls"
+  std::size_t index = 0;
+};
+std::optional<ListItem> list_item(const std::string& fact);
+
+// The value of `fact` among a step's reported `facts`: the fact as named,
+// else an item of a list fact (list_item). nullptr when there is none, and
+// `why` says why ("was not reported (reported: ...)", "'acls' has 1 item").
+const nlohmann::json* reported_fact(const nlohmann::json& facts, const std::string& fact, std::string* why);
 
 // Whether some declaration of `kind` names `fact`, at any moment and with
 // any parameters: as written, or by a pattern's shape (the loader's check

@@ -17,6 +17,7 @@
 #include "engine/checks.h"
 #include "engine/cleanup.h"
 #include "engine/exit_code.h"
+#include "engine/fact_names.h"
 #include "engine/kernel_health.h"
 #include "engine/picture.h"
 #include "engine/step.h"
@@ -29,12 +30,6 @@ namespace {
 bool intersects(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   return std::any_of(a.begin(), a.end(),
                      [&](const std::string& x) { return std::find(b.begin(), b.end(), x) != b.end(); });
-}
-
-std::string join_keys(const nlohmann::json& facts) {
-  std::vector<std::string> keys;
-  for (const auto& [k, v] : facts.items()) keys.push_back(k);
-  return keys.empty() ? "none" : join(keys, ", ");
 }
 
 // The first string inside `value` that is not UTF-8 text, if any: facts come
@@ -57,12 +52,13 @@ std::vector<ExpectationReport> expectation_reports(const Expectation& expect, co
   for (const auto& fe : expect.facts) {
     ExpectationReport e{.fact = fe.fact, .matcher = fe.matcher.text};
     if (result.outcome != Outcome::Error) {
-      if (!result.facts.contains(fe.fact)) {
+      std::string why;
+      if (const auto* value = reported_fact(result.facts, fe.fact, &why); !value) {
         e.verdict = "fail";
-        e.why = fmt::format("was not reported (reported: {})", join_keys(result.facts));
+        e.why = std::move(why);
       } else {
         e.reported = true;
-        e.value = result.facts.at(fe.fact);
+        e.value = *value;
         const auto why = fe.matcher.check(e.value);
         e.verdict = why ? "fail" : "ok";
         e.why = why.value_or("");
@@ -380,8 +376,10 @@ std::optional<Diagnostic> Runner::expand_facts(const Scenario& scenario, const S
                                                nlohmann::json& params) const {
   FactLookup lookup = [this](const std::string& s, const std::string& f) -> std::optional<nlohmann::json> {
     auto it = facts_.find(s);
-    if (it == facts_.end() || !it->second.contains(f)) return std::nullopt;
-    return it->second.at(f);
+    if (it == facts_.end()) return std::nullopt;
+    std::string why;
+    const auto* value = reported_fact(it->second, f, &why);
+    return value ? std::optional<nlohmann::json>(*value) : std::nullopt;
   };
   std::vector<std::string> earlier;
   for (const auto& s : scenario.steps)

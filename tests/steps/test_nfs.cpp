@@ -6,7 +6,8 @@
 // as `fail` with the kernel's errno; what the run did not make left alone
 // (an nfsd restarted with other listeners, a client address moved to
 // another domain, another mount on the mount point); nfsd per namespace;
-// bad input at FILE:LINE:COL; what plan prints.
+// one item of a list fact named by its index; bad input at FILE:LINE:COL;
+// what plan prints.
 
 #include <doctest/doctest.h>
 
@@ -129,6 +130,56 @@ TEST_CASE("nfsd: a namespace whose nfsd runs already is left untouched") {
   CHECK(h.fake.nfs.namespaces.at("").nfsd.threads == 8);
   CHECK(h.fake.nfs.namespaces.at("").nfsd.listeners.size() == 2);
   CHECK(h.fake.nfs.mount_table.size() == 1);
+}
+
+TEST_CASE("nfsd: an expectation or a reference names one item of a list fact by its index") {
+  NfsHarness h;
+  auto r = h.run(
+      "steps:\n"
+      "  - name: server\n"
+      "    nfsd: {clients: [10.10.0.2]}\n"
+      "    expect: {listeners.1: rdma 20049, clients.0: 10.10.0.2}\n"
+      "  - name: client\n"
+      "    nfs_mount: {server: 10.10.0.1, mountpoint: '/mnt/{{steps.server.clients.0}}'}\n");
+  CHECK(r.exit_code == 0);
+  const auto& s = step_named(r, "server");
+  REQUIRE(s.expectations.size() == 2);
+  CHECK(s.expectations[0].verdict == "ok");
+  CHECK(s.expectations[0].value == "rdma 20049");
+  CHECK(s.expectations[1].verdict == "ok");
+  CHECK(step_named(r, "client").facts.at("mountpoint") == "/mnt/10.10.0.2");
+
+  // An item past the end, an index into a fact that is no list: the
+  // expectation fails and says why.
+  r = h.run(
+      "steps:\n"
+      "  - name: server\n"
+      "    nfsd: {clients: [10.10.0.2]}\n"
+      "    expect: {listeners.2: rdma 20049, dir.0: x}\n");
+  CHECK(r.exit_code == 1);
+  const auto& failed = step_named(r, "server");
+  REQUIRE(failed.expectations.size() == 2);
+  CHECK(failed.expectations[0].verdict == "fail");
+  CHECK(failed.expectations[0].why == "was not reported ('listeners' has 2 items)");
+  CHECK(failed.expectations[1].verdict == "fail");
+  CHECK(failed.expectations[1].why == "was not reported ('dir' is no list)");
+
+  // A reference to an item past the end: the step that reads it stops.
+  r = h.run(
+      "steps:\n"
+      "  - name: server\n"
+      "    nfsd: {clients: [10.10.0.2]}\n"
+      "  - name: client\n"
+      "    nfs_mount: {server: 10.10.0.1, mountpoint: '/mnt/{{steps.server.clients.1}}'}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(step_named(r, "client").outcome == Outcome::Error);
+  CHECK(step_named(r, "client").message == "test.yaml:5:5: step 'server' did not report fact 'clients.1'");
+
+  // Only an index after a fact the kind reports.
+  CHECK(contains(h.first_diagnostic("steps:\n  - nfsd: {clients: [10.10.0.2]}\n    expect: {listenerz.0: x}\n"),
+                 "unknown fact 'listenerz.0'"));
+  CHECK(contains(h.first_diagnostic("steps:\n  - nfsd: {clients: [10.10.0.2]}\n    expect: {listeners.first: x}\n"),
+                 "unknown fact 'listeners.first'"));
 }
 
 TEST_CASE("nfs_mount: nobody serves there, and the kernel says so") {
