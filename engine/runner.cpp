@@ -52,10 +52,10 @@ std::vector<ExpectationReport> expectation_reports(const Expectation& expect, co
   for (const auto& fe : expect.facts) {
     ExpectationReport e{.fact = fe.fact, .matcher = fe.matcher.text};
     if (result.outcome != Outcome::Error) {
-      std::string why;
-      if (const auto* value = reported_fact(result.facts, fe.fact, &why); !value) {
+      std::string missing;
+      if (const auto* value = reported_fact(result.facts, fe.fact, &missing); !value) {
         e.verdict = "fail";
-        e.why = std::move(why);
+        e.why = std::move(missing);
       } else {
         e.reported = true;
         e.value = *value;

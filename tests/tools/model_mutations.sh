@@ -54,7 +54,10 @@ PY
     echo "MISSED: $words ($file): no test failed"
     missed=$((missed + 1))
   else
-    echo "caught: $words ($file): $(grep -c '^TEST CASE:' "$work/out") case(s) failed"
+    # doctest's summary counts the failed cases (its "TEST CASE:" headers
+    # also head a passing case's MESSAGE).
+    failed=$(sed -n 's/^\[doctest\] test cases:.*| *\([0-9]*\) failed.*/\1/p' "$work/out")
+    echo "caught: $words ($file): $failed case(s) failed"
   fi
   cp "$file" "$work/src/$file"
 done
