@@ -134,10 +134,10 @@ TEST_CASE("nfsd: a namespace whose nfsd runs already is left untouched") {
 
 TEST_CASE("nfsd: an expectation or a reference names one item of a list fact by its index") {
   NfsHarness h;
-  auto r = h.run(kServer +
-                 "    expect: {listeners.1: rdma 20049, clients.0: 10.10.0.2}\n"
-                 "  - name: client\n"
-                 "    nfs_mount: {server: 10.10.0.1, mountpoint: '/mnt/{{steps.server.clients.0}}'}\n");
+  const auto r = h.run(kServer +
+                       "    expect: {listeners.1: rdma 20049, clients.0: 10.10.0.2}\n"
+                       "  - name: client\n"
+                       "    nfs_mount: {server: 10.10.0.1, mountpoint: '/mnt/{{steps.server.clients.0}}'}\n");
   CHECK(r.exit_code == 0);
   const auto& s = step_named(r, "server");
   REQUIRE(s.expectations.size() == 2);
@@ -148,9 +148,9 @@ TEST_CASE("nfsd: an expectation or a reference names one item of a list fact by 
 
   // An item past the end, an index into a fact that is no list: the
   // expectation fails and says why.
-  r = h.run(kServer + "    expect: {listeners.2: rdma 20049, dir.0: x}\n");
-  CHECK(r.exit_code == 1);
-  const auto& failed = step_named(r, "server");
+  const auto past = h.run(kServer + "    expect: {listeners.2: rdma 20049, dir.0: x}\n");
+  CHECK(past.exit_code == 1);
+  const auto& failed = step_named(past, "server");
   REQUIRE(failed.expectations.size() == 2);
   CHECK(failed.expectations[0].verdict == "fail");
   CHECK(failed.expectations[0].why == "was not reported ('listeners' has 2 items)");
@@ -158,12 +158,12 @@ TEST_CASE("nfsd: an expectation or a reference names one item of a list fact by 
   CHECK(failed.expectations[1].why == "was not reported ('dir' is no list)");
 
   // A reference to an item past the end: the step that reads it stops.
-  r = h.run(kServer +
-            "  - name: client\n"
-            "    nfs_mount: {server: 10.10.0.1, mountpoint: '/mnt/{{steps.server.clients.1}}'}\n");
-  CHECK(r.exit_code == 3);
-  CHECK(step_named(r, "client").outcome == Outcome::Error);
-  CHECK(step_named(r, "client").message == "test.yaml:5:5: step 'server' did not report fact 'clients.1'");
+  const auto short_list = h.run(kServer +
+                                "  - name: client\n"
+                                "    nfs_mount: {server: 10.10.0.1, mountpoint: '/mnt/{{steps.server.clients.1}}'}\n");
+  CHECK(short_list.exit_code == 3);
+  CHECK(step_named(short_list, "client").outcome == Outcome::Error);
+  CHECK(step_named(short_list, "client").message == "test.yaml:5:5: step 'server' did not report fact 'clients.1'");
 
   // Only an index after a fact the kind reports.
   CHECK(contains(h.first_diagnostic(kServer + "    expect: {listenerz.0: x}\n"), "unknown fact 'listenerz.0'"));
