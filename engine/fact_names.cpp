@@ -252,18 +252,26 @@ const nlohmann::json* reported_fact(const nlohmann::json& facts, const std::stri
 
 bool fact_declared(const KindSpec& kind, const std::string& fact) {
   if (kind.dynamic_facts) return true;
-  if (auto item = list_item(fact); item && fact_declared(kind, item->list)) return true;
   // Each upper-case word of a pattern stands for one word at least.
   const auto dots = [](const std::string& s) { return std::count(s.begin(), s.end(), '.'); };
   std::string ignored;
-  return std::any_of(kind.facts.begin(), kind.facts.end(), [&](const FactSpec& spec) {
-    return spec.name == fact || (is_pattern(spec.name) && fact.size() <= 256 && dots(fact) >= dots(spec.name) &&
-                                 pattern_fits(spec.name, fact, true, {}, &ignored));
-  });
+  const auto declared = [&](const std::string& name) {
+    return std::any_of(kind.facts.begin(), kind.facts.end(), [&](const FactSpec& spec) {
+      return spec.name == name || (is_pattern(spec.name) && name.size() <= 256 && dots(name) >= dots(spec.name) &&
+                                   pattern_fits(spec.name, name, true, {}, &ignored));
+    });
+  };
+  if (declared(fact)) return true;
+  const auto item = list_item(fact);  // one item of a list fact, one level deep
+  return item && declared(item->list);
 }
 
-std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& params, unsigned moment,
-                                    const std::string& fact, const std::vector<std::string>& nodes, std::string* why) {
+namespace {
+
+// match_fact for the fact as written, without the item of a list fact.
+std::optional<FactMatch> match_as_written(const KindSpec& kind, const nlohmann::json& params, unsigned moment,
+                                          const std::string& fact, const std::vector<std::string>& nodes,
+                                          std::string* why) {
   if (kind.dynamic_facts) return FactMatch{};
   std::string shape_problem;           // a pattern fits but a word of it does not
   const FactSpec* elsewhen = nullptr;  // matches, but at another moment
@@ -288,10 +296,6 @@ std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& 
     }
     return FactMatch{&spec, std::move(counter)};
   }
-  if (auto item = list_item(fact)) {  // one item of a list fact
-    std::string ignored;
-    if (auto match = match_fact(kind, params, moment, item->list, nodes, &ignored)) return match;
-  }
   // What names the fact as written says most; a pattern's complaint about
   // a word beats a pattern that takes anything but needs a parameter
   // (PATH.TO.VALUE) or is reported at another moment.
@@ -314,6 +318,18 @@ std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& 
     *why = names.empty() ? fmt::format("unknown fact '{}': it reports no facts {}", excerpt(fact), moment_words(moment))
                          : fmt::format("unknown fact '{}'{}; {} it reports {}", excerpt(fact),
                                        did_you_mean(fact, names), moment_words(moment), fmt::join(names, ", "));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<FactMatch> match_fact(const KindSpec& kind, const nlohmann::json& params, unsigned moment,
+                                    const std::string& fact, const std::vector<std::string>& nodes, std::string* why) {
+  if (auto match = match_as_written(kind, params, moment, fact, nodes, why)) return match;
+  if (auto item = list_item(fact)) {  // one item of a list fact, one level deep
+    std::string ignored;
+    return match_as_written(kind, params, moment, item->list, nodes, &ignored);
   }
   return std::nullopt;
 }

@@ -168,6 +168,7 @@ TEST_CASE("nfsd: an expectation or a reference names one item of a list fact by 
   // Only an index after a fact the kind reports.
   CHECK(contains(h.first_diagnostic(kServer + "    expect: {listenerz.0: x}\n"), "unknown fact 'listenerz.0'"));
   CHECK(contains(h.first_diagnostic(kServer + "    expect: {listeners.first: x}\n"), "unknown fact 'listeners.first'"));
+  CHECK(contains(h.first_diagnostic(kServer + "    expect: {clients.0.0: x}\n"), "unknown fact 'clients.0.0'"));
 }
 
 TEST_CASE("nfs_mount: nobody serves there, and the kernel says so") {
