@@ -235,10 +235,9 @@ const nlohmann::json* reported_fact(const nlohmann::json& facts, const std::stri
   if (auto item = list_item(fact); item && facts.contains(item->list)) {
     const auto& list = facts.at(item->list);
     if (!list.is_array()) {
-      *why = fmt::format("was not reported ('{}' is no list)", excerpt(item->list));
+      *why = fmt::format("'{}' is no list", excerpt(item->list));
     } else if (item->index >= list.size()) {
-      *why = fmt::format("was not reported ('{}' has {} item{})", excerpt(item->list), list.size(),
-                         list.size() == 1 ? "" : "s");
+      *why = fmt::format("'{}' has {} item{}", excerpt(item->list), list.size(), list.size() == 1 ? "" : "s");
     } else {
       return &list[item->index];
     }
@@ -246,7 +245,7 @@ const nlohmann::json* reported_fact(const nlohmann::json& facts, const std::stri
   }
   std::vector<std::string> keys;
   for (const auto& [k, v] : facts.items()) keys.push_back(k);
-  *why = fmt::format("was not reported (reported: {})", keys.empty() ? "none" : join(keys, ", "));
+  *why = fmt::format("reported: {}", keys.empty() ? "none" : join(keys, ", "));
   return nullptr;
 }
 

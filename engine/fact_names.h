@@ -56,7 +56,7 @@ std::optional<ListItem> list_item(const std::string& fact);
 
 // The value of `fact` among a step's reported `facts`: the fact as named,
 // else an item of a list fact (list_item). nullptr when there is none, and
-// `why` says why ("was not reported (reported: ...)", "'acls' has 1 item").
+// `why` says why ("reported: sent, acked", "'acls' has 1 item").
 const nlohmann::json* reported_fact(const nlohmann::json& facts, const std::string& fact, std::string* why);
 
 // Whether some declaration of `kind` names `fact`, at any moment and with

@@ -55,7 +55,7 @@ std::vector<ExpectationReport> expectation_reports(const Expectation& expect, co
       std::string missing;
       if (const auto* value = reported_fact(result.facts, fe.fact, &missing); !value) {
         e.verdict = "fail";
-        e.why = std::move(missing);
+        e.why = "was not reported (" + missing + ")";
       } else {
         e.reported = true;
         e.value = *value;
@@ -374,12 +374,13 @@ std::optional<std::string> Runner::not_previewed(const StepSpec& step, const Kin
 
 std::optional<Diagnostic> Runner::expand_facts(const Scenario& scenario, const StepSpec& step, const Kind& kind,
                                                nlohmann::json& params) const {
-  FactLookup lookup = [this](const std::string& s, const std::string& f) -> std::optional<nlohmann::json> {
+  FactLookup lookup = [this](const std::string& s, const std::string& f) -> Result<nlohmann::json> {
     auto it = facts_.find(s);
-    if (it == facts_.end()) return std::nullopt;
+    if (it == facts_.end()) return make_error("it did not run");
     std::string why;
     const auto* value = reported_fact(it->second, f, &why);
-    return value ? std::optional<nlohmann::json>(*value) : std::nullopt;
+    if (!value) return make_error(why);
+    return *value;
   };
   std::vector<std::string> earlier;
   for (const auto& s : scenario.steps)

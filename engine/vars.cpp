@@ -99,7 +99,9 @@ Result<std::string_view> substitute(const Placeholder& p, std::string_view text,
   if (p.is_step) {
     if (!facts || !*facts) return text.substr(p.begin, p.end - p.begin);  // resolved at run time
     auto value = (*facts)(p.ref.step, p.ref.fact);
-    if (!value) return make_error(fmt::format("step '{}' did not report fact '{}'", p.ref.step, p.ref.fact));
+    if (!value)
+      return make_error(
+          fmt::format("step '{}' did not report fact '{}' ({})", p.ref.step, p.ref.fact, value.error().message));
     scratch = fact_text(*value);
     return std::string_view(scratch);
   }
@@ -204,8 +206,8 @@ std::vector<std::string> variable_references(std::string_view text) {
 }
 
 namespace {
-const FactLookup kNoFacts = [](const std::string&, const std::string&) -> std::optional<nlohmann::json> {
-  return std::nullopt;
+const FactLookup kNoFacts = [](const std::string&, const std::string&) -> Result<nlohmann::json> {
+  return make_error("facts are not read in this pass");
 };
 }  // namespace
 

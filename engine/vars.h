@@ -4,7 +4,6 @@
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,8 +16,9 @@ namespace rxerun {
 
 using Vars = std::map<std::string, std::string>;
 
-// Returns a fact of an earlier step, or nullopt when that step did not report it.
-using FactLookup = std::function<std::optional<nlohmann::json>(const std::string& step, const std::string& fact)>;
+// Returns a fact of an earlier step, or why that step did not report it
+// ("reported: sent, acked", "'acls' has 1 item").
+using FactLookup = std::function<Result<nlohmann::json>(const std::string& step, const std::string& fact)>;
 
 struct StepReference {
   std::string step;

@@ -269,7 +269,7 @@ steps:
   // expands both at once.
   CHECK(s.steps[2].params["devs"] == "{{ '{{' }}.Id}} {{steps.nap.slept_ms}}");
   json p = s.steps[2].params;
-  const FactLookup facts = [](const std::string&, const std::string&) -> std::optional<json> { return 7; };
+  const FactLookup facts = [](const std::string&, const std::string&) -> Result<json> { return json(7); };
   REQUIRE(expand_json(p, {}, &facts).ok());
   CHECK(p["devs"] == "{{.Id}} 7");
 }

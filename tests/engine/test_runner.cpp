@@ -228,6 +228,21 @@ steps:
   CHECK(step(r, "second").facts.at("value") == 42);
 }
 
+TEST_CASE("runner: a fact reference to a step that did not run says so") {
+  Harness h;
+  RunOptions o;
+  o.skip = {"slow"};
+  auto r = h.run(R"(
+steps:
+  - {name: first, check: {value: 1}}
+  - {name: slow, check: {value: 2}, tags: [slow]}
+  - {name: skipped, check: {value: "{{steps.slow.value}}"}}
+)",
+                 o);
+  CHECK(step(r, "skipped").message == "test.yaml:5:21: step 'slow' did not report fact 'value' (it did not run)");
+  CHECK(step(r, "skipped").status == StepStatus::Error);
+}
+
 TEST_CASE("runner: a run-time value of the wrong type is a step error with its place") {
   Harness h;
   auto r = h.run(R"(

@@ -59,21 +59,21 @@ TEST_CASE("vars: step references stay as written without a FactLookup") {
 
 TEST_CASE("vars: step references read facts through the FactLookup") {
   std::vector<std::pair<std::string, std::string>> asked;
-  FactLookup facts = [&](const std::string& step, const std::string& fact) -> std::optional<json> {
+  FactLookup facts = [&](const std::string& step, const std::string& fact) -> Result<json> {
     asked.emplace_back(step, fact);
     if (fact == "index") return json(3);
     if (fact == "rxe1.sent_pkts") return json(12);
     if (fact == "state") return json("ACTIVE");
     if (fact == "ratio") return json(0.5);
     if (fact == "up") return json(true);
-    return std::nullopt;
+    return make_error("reported: index, state");
   };
   CHECK(ok("{{steps.gid1.index}}", &facts) == "3");
   CHECK(ok("{{steps.bw.rxe1.sent_pkts}}", &facts) == "12");
   CHECK(asked.back() == std::pair<std::string, std::string>{"bw", "rxe1.sent_pkts"});
   CHECK(ok("state={{steps.p.state}}", &facts) == "state=ACTIVE");
   CHECK(ok("{{steps.p.ratio}} {{steps.p.up}}", &facts) == "0.5 true");
-  CHECK(err("{{steps.p.nope}}", &facts) == "step 'p' did not report fact 'nope'");
+  CHECK(err("{{steps.p.nope}}", &facts) == "step 'p' did not report fact 'nope' (reported: index, state)");
 }
 
 TEST_CASE("vars: expand_json expands every string, keys stay") {
@@ -122,7 +122,7 @@ TEST_CASE("vars: a value is capped at 64 KiB after expansion, before the memory 
   // A long literal without variables is not expansion (the file size limits it).
   CHECK(expand(std::string(kMaxExpandedValue + 10, 'z'), v).ok());
   // Facts at run time are capped the same way.
-  FactLookup facts = [](const std::string&, const std::string&) -> std::optional<json> {
+  FactLookup facts = [](const std::string&, const std::string&) -> Result<json> {
     return json(std::string(kMaxExpandedValue, 'f'));
   };
   CHECK(expand("{{steps.a.b}}", v, &facts).ok());

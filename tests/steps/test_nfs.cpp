@@ -163,7 +163,8 @@ TEST_CASE("nfsd: an expectation or a reference names one item of a list fact by 
                                 "    nfs_mount: {server: 10.10.0.1, mountpoint: '/mnt/{{steps.server.clients.1}}'}\n");
   CHECK(short_list.exit_code == 3);
   CHECK(step_named(short_list, "client").outcome == Outcome::Error);
-  CHECK(step_named(short_list, "client").message == "test.yaml:5:5: step 'server' did not report fact 'clients.1'");
+  CHECK(step_named(short_list, "client").message ==
+        "test.yaml:5:5: step 'server' did not report fact 'clients.1' ('clients' has 1 item)");
 
   // Only an index after a fact the kind reports.
   CHECK(contains(h.first_diagnostic(kServer + "    expect: {listenerz.0: x}\n"), "unknown fact 'listenerz.0'"));
