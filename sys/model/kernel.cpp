@@ -52,13 +52,6 @@ std::vector<PlannedAction> ModelKernel::take() {
   return out;
 }
 
-std::vector<std::string> ModelKernel::commands(std::string_view service) const {
-  if (!service.empty()) return commands({service});
-  std::vector<std::string> out;
-  for (const auto& a : actions) out.push_back(a.shell.empty() ? a.what : a.shell);
-  return out;
-}
-
 std::vector<std::string> ModelKernel::commands(std::initializer_list<std::string_view> services) const {
   std::vector<std::string> out;
   for (const auto& a : actions)
@@ -68,11 +61,11 @@ std::vector<std::string> ModelKernel::commands(std::initializer_list<std::string
 }
 
 std::vector<std::string> ModelKernel::changes() const {
-  static constexpr std::string_view kState[] = {"links", "netns",  "ethtool", "sysctl", "qdiscs", "modules",
-                                                "rdma",  "routes", "nft",     "nvme",   "storage"};
+  // Every service but these keeps kernel state: a new one counts without being listed.
+  static constexpr std::string_view kNoState[] = {"captures", "clock", "ping", "tools", "verbs"};
   std::vector<std::string> out;
   for (const auto& a : actions)
-    if (!a.read && std::find(std::begin(kState), std::end(kState), a.service) != std::end(kState))
+    if (!a.read && std::find(std::begin(kNoState), std::end(kNoState), a.service) == std::end(kNoState))
       out.push_back(a.shell.empty() ? a.what : a.shell);
   return out;
 }

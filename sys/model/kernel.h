@@ -58,13 +58,12 @@ class ModelKernel final : public Recorder {
   void record(PlannedAction action) override;
   // The actions since the last take(), as `plan` prints them.
   std::vector<PlannedAction> take();
-  // The commands of one service's actions (their `what` where they have no
-  // command), for tests; "" for every service.
-  std::vector<std::string> commands(std::string_view service = {}) const;
-  // The same for several services together ({"modules", "rdma"}), in the order done.
+  // The commands of some services' actions ({"rdma"}, {"modules", "rdma"};
+  // their `what` where they have no command), in the order done, for tests.
   std::vector<std::string> commands(std::initializer_list<std::string_view> services) const;
+  std::vector<std::string> commands(std::string_view service) const { return commands({service}); }
   // The commands of every change to the kernel's state (no reads, waits,
-  // pings, programs or checks), for tests that nothing was changed.
+  // pings, programs, captures or checks), for tests that nothing was changed.
   std::vector<std::string> changes() const;
 
   // The fault script: the calls of `op` ("links.add_veth", "modules.load")

@@ -185,7 +185,7 @@ TEST_CASE("nvmet: a subsystem of that NQN before the run is a clear error, and n
   auto r = h.run(kNullBlk);
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "NVMe target subsystem " + kNqn + " exists already"));
-  CHECK(service_log(h.fake, {"storage", "nvme"}).empty());
+  CHECK(h.fake.kernel.changes().empty());
   CHECK(r.cleanup.undos.empty());
   CHECK(h.fake.nvme.subsys_dirs.count(kNqn));
 }
@@ -288,7 +288,7 @@ TEST_CASE("nvmet: in a network namespace it is an error before anything changes"
   auto r = h.run(target("{null_blk: {size: 64MiB}}", "    netns: lab\n"));
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "initial network namespace only"));
-  CHECK(service_log(h.fake, {"storage", "nvme"}).empty());
+  CHECK(h.fake.kernel.changes().empty());
   CHECK(h.fake.modules.live.empty());
 }
 

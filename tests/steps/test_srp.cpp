@@ -225,7 +225,7 @@ TEST_CASE("srpt: a target port of that name before the run is a clear error, and
   auto t = h.run(lab(kTarget));
   CHECK(t.exit_code == 3);
   CHECK(contains(step_named(t, "target").message, "SRP target port " + kPort + " (of rxe0) exists already"));
-  CHECK(service_log(h.fake, "srp").empty());
+  CHECK(h.fake.kernel.changes().empty());
   CHECK(srp.targets.count(kPort));
 }
 
@@ -316,7 +316,7 @@ TEST_CASE("srpt: in a network namespace it is an error before anything changes")
                 "    netns: lab\n"));
   CHECK(r.exit_code == 3);
   CHECK(contains(step_named(r, "target").message, "initial network namespace only"));
-  CHECK(service_log(h.fake, "srp").empty());
+  CHECK(h.fake.kernel.changes().empty());
 }
 
 TEST_CASE("srpt and srp_login: bad input is refused at FILE:LINE:COL") {
