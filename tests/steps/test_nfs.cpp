@@ -2,7 +2,8 @@
 // listener, threads), the export written into the caches and the mount made,
 // cleanup taking them apart in reverse (unmount, export withdrawn, nfsd
 // stopped, versions as they were, tmpfs unmounted, modules unloaded); a
-// namespace whose nfsd runs already left untouched; a mount nobody serves
+// namespace whose nfsd runs already left untouched; the kernel's refusals
+// of the listener and the export, saying what to do; a mount nobody serves
 // as `fail` with the kernel's errno; what the run did not make left alone
 // (an nfsd restarted with other listeners, a client address moved to
 // another domain, another mount on the mount point); nfsd per namespace;
@@ -12,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "base/strings.h"
 #include "engine/runner.h"
@@ -170,6 +172,32 @@ TEST_CASE("nfsd: an expectation or a reference names one item of a list fact by 
   CHECK(contains(h.first_diagnostic(kServer + "    expect: {listenerz.0: x}\n"), "unknown fact 'listenerz.0'"));
   CHECK(contains(h.first_diagnostic(kServer + "    expect: {listeners.first: x}\n"), "unknown fact 'listeners.first'"));
   CHECK(contains(h.first_diagnostic(kServer + "    expect: {clients.0.0: x}\n"), "unknown fact 'clients.0.0'"));
+}
+
+TEST_CASE("nfsd: the kernel's refusals of the listener and of the export say what to do, and leave nothing") {
+  NfsHarness h;
+  SUBCASE("the RDMA port is taken") {
+    h.fake.kernel.fail("nfs.add_listener", EADDRINUSE);
+    auto r = h.run(kServer);
+    CHECK(r.exit_code == 3);
+    CHECK(contains(step_named(r, "server").message,
+                   "the kernel could not listen for RDMA on port 20049: it is taken in this namespace (give another "
+                   "port)"));
+    CHECK(r.cleanup.clean());
+  }
+  SUBCASE("a directory on a filesystem without export support") {
+    h.fake.nfs.dirs.insert("/srv/fuse");
+    h.fake.kernel.fail("nfs.add_export", EINVAL);
+    auto r = h.run("steps:\n  - name: server\n    nfsd: {clients: [10.10.0.2], dir: /srv/fuse}\n");
+    CHECK(r.exit_code == 3);
+    CHECK(contains(step_named(r, "server").message,
+                   "the kernel cannot export /srv/fuse (its filesystem has no NFS export support)"));
+    CHECK(r.cleanup.clean());
+    CHECK(h.fake.nfs.dirs == std::set<std::string>{"/srv/fuse"});
+  }
+  // Nothing of nfsd's is left: no filesystem mounted, no module loaded.
+  CHECK(h.fake.nfs.mount_table.empty());
+  CHECK_FALSE(*h.fake.modules.loaded("nfsd"));
 }
 
 TEST_CASE("nfs_mount: nobody serves there, and the kernel says so") {

@@ -3,7 +3,7 @@
 // subsystem, backing, mount, modules), a second cleanup with nothing to do,
 // what it did not make left alone (a namesake subsystem, a file that was
 // there, a port someone else offers more on), a subsystem of that NQN
-// before the run as a clear error, the kernel's refusals translated, bad
+// or a port of the id given before the run as a clear error, the kernel's refusals translated, bad
 // input at FILE:LINE:COL, and what plan prints.
 
 #include <doctest/doctest.h>
@@ -280,6 +280,21 @@ TEST_CASE("nvmet: an IPv6 address gives the port adrfam ipv6") {
   REQUIRE(r.exit_code == 0);
   CHECK(h.fake.nvme.port_dirs.at(1).adrfam == "ipv6");
   CHECK(h.fake.nvme.port_dirs.at(1).trsvcid == "4421");
+}
+
+TEST_CASE("nvmet: a port id given that another port has is an error, and the other port stays") {
+  fakes::Harness h;
+  for (const auto& [name, deps] : h.fake.modules.known) h.fake.modules.live.insert(name);
+  REQUIRE(h.fake.storage.mount_configfs());
+  REQUIRE(h.fake.nvme.add_port({.id = 3, .trtype = "tcp", .adrfam = "ipv4", .traddr = "192.0.2.1", .trsvcid = "4420"}));
+  auto r = h.run("steps:\n  - name: target\n    nvmet:\n      nqn: " + kNqn +
+                 "\n      namespace: {null_blk: {size: 64MiB}}\n      port: {address: 10.10.0.1, id: 3}\n");
+  CHECK(r.exit_code == 3);
+  CHECK(contains(step_named(r, "target").message,
+                 "NVMe target port 3 exists already: choose another id, or leave it out"));
+  CHECK(r.cleanup.clean());
+  CHECK(h.fake.nvme.port_dirs.at(3).traddr == "192.0.2.1");
+  CHECK(h.fake.nvme.subsys_dirs.empty());
 }
 
 TEST_CASE("nvmet: in a network namespace it is an error before anything changes") {

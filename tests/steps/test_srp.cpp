@@ -5,7 +5,8 @@
 // kernel's refusals of a login as `fail` with its words, what the run did
 // not make left alone (a target port before the run, an RDMA/CM port or
 // fabric someone else's target uses, a namesake backstore, another login
-// under the host number), bad input at FILE:LINE:COL, and what plan prints.
+// under the host number), an interface without an address, bad input at
+// FILE:LINE:COL, and what plan prints.
 
 #include <doctest/doctest.h>
 
@@ -305,6 +306,26 @@ TEST_CASE("srpt and srp_login: what is another one than the run made is left alo
     CHECK_FALSE(c.clean());
     CHECK(h.fake.srp.login_hosts.count(2));
   }
+}
+
+TEST_CASE("srpt and srp_login: an interface without an address is an error that says what to give") {
+  SrpHarness h;
+  SUBCASE("the target's") {
+    h.fake.links.addrs[""]["vA"].clear();
+    auto r = h.run(lab(kTarget));
+    CHECK(r.exit_code == 3);
+    CHECK(contains(step_named(r, "target").message, "vA (under rxe0) has no address: RDMA/CM logins need one"));
+    CHECK(r.cleanup.clean());
+  }
+  SUBCASE("the initiator's, where no source is given") {
+    h.fake.links.addrs[""]["vB"].clear();
+    auto r = h.run(lab(kTarget + kLogin));
+    CHECK(r.exit_code == 3);
+    CHECK(contains(step_named(r, "initiator").message, "vB (under rxe1) has no address to log in from: give source"));
+    CHECK(r.cleanup.clean());
+  }
+  CHECK(h.fake.srp.targets.empty());
+  CHECK(h.fake.srp.login_hosts.empty());
 }
 
 TEST_CASE("srpt: in a network namespace it is an error before anything changes") {
