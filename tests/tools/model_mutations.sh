@@ -33,6 +33,8 @@ mutations=(
   "sys/model/nft.cpp@return make_error(\"Error: Could not process rule: Device or resource busy\", EBUSY);@(void)0;@a chain that holds rules cannot go"
   "sys/model/srp.cpp@const std::string login_name = srpt_login_name(address);@const std::string login_name = address;@ib_srpt names an IPv6 login by its address in full"
   "sys/model/srp.cpp@{port != 0 \&\& siw_elsewhere, EADDRINUSE,@{false, EADDRINUSE,@ib_srpt cannot listen while a siw device is in another namespace"
+  "sys/model/nfs.cpp@} else if (!exported) {@} else if (false) {@an NFS mount needs an export for one of the client's addresses"
+  "sys/model/nfs.cpp@            stop(namespaces[netns]);@            (void)netns;@the last mount of a namespace's nfsd filesystem stops its nfsd"
 )
 
 missed=0

@@ -1,6 +1,6 @@
 // The model's sysctls, root qdiscs and nftables (sys/model/settings.h,
-// sys/model/nft.h) and nvmet's tree (sys/model/nvme.h), the stand-in of
-// plan and tests.
+// sys/model/nft.h), nvmet's tree (sys/model/nvme.h) and nfsd's filesystem
+// (sys/model/nfs.h), the stand-in of plan and tests.
 
 #include <doctest/doctest.h>
 
@@ -119,4 +119,20 @@ TEST_CASE("sys.model.storage: a disk is there while what made it is: a powered n
   m.modules.live.erase("null_blk");
   CHECK(m.storage.null_blks()->empty());  // null_blk's tree went with the module
   CHECK(m.kernel.commands("storage").front() == "mount -t configfs none /sys/kernel/config");
+}
+
+TEST_CASE("sys.model.nfs: nfsd runs while a mount of its namespace's filesystem is there, and stops with the last") {
+  sys::ModelSystem m;
+  for (const char* name : {"sunrpc", "nfsd", "rpcrdma"}) m.modules.live.insert(name);
+  for (const char* dir : {"/proc/fs/nfsd", "/run/look"}) {
+    m.nfs.dirs.insert(dir);
+    REQUIRE(m.nfs.mount("nfsd", dir, "nfsd", ""));
+  }
+  REQUIRE(m.nfs.add_listener("/proc/fs/nfsd", "rdma", 20049));
+  REQUIRE(m.nfs.set_threads("/proc/fs/nfsd", 4));
+  CHECK(m.nfs.nfsd("/run/look")->threads == 4);  // one filesystem per namespace, whichever mount
+  REQUIRE(m.nfs.unmount("/proc/fs/nfsd"));
+  CHECK(m.nfs.nfsd("/run/look")->running());
+  REQUIRE(m.nfs.unmount("/run/look"));
+  CHECK_FALSE(m.nfs.namespaces.at("").nfsd.running());
 }
