@@ -2,9 +2,9 @@
 // apart in the order the kernel needs (link, port, namespace, hosts,
 // subsystem, backing, mount, modules), a second cleanup with nothing to do,
 // what it did not make left alone (a namesake subsystem, a file that was
-// there, a port someone else offers more on), a subsystem of that NQN
-// or a port of the id given before the run as a clear error, the kernel's refusals translated, bad
-// input at FILE:LINE:COL, and what plan prints.
+// there, a port someone else offers more on), a subsystem of that NQN or
+// a port of the id given before the run as a clear error, the kernel's
+// refusals translated, bad input at FILE:LINE:COL, and what plan prints.
 
 #include <doctest/doctest.h>
 
