@@ -230,23 +230,19 @@ std::optional<ListItem> list_item(const std::string& fact) {
   return ListItem{fact.substr(0, dot), std::stoul(digits)};
 }
 
-const nlohmann::json* reported_fact(const nlohmann::json& facts, const std::string& fact, std::string* why) {
-  if (auto it = facts.find(fact); it != facts.end()) return &*it;
+Result<nlohmann::json> reported_fact(const nlohmann::json& facts, const std::string& fact) {
+  if (auto it = facts.find(fact); it != facts.end()) return *it;
   if (auto item = list_item(fact); item && facts.contains(item->list)) {
     const auto& list = facts.at(item->list);
-    if (!list.is_array()) {
-      *why = fmt::format("'{}' is no list", excerpt(item->list));
-    } else if (item->index >= list.size()) {
-      *why = fmt::format("'{}' has {} item{}", excerpt(item->list), list.size(), list.size() == 1 ? "" : "s");
-    } else {
-      return &list[item->index];
-    }
-    return nullptr;
+    if (!list.is_array()) return make_error(fmt::format("'{}' is no list", excerpt(item->list)));
+    if (item->index >= list.size())
+      return make_error(
+          fmt::format("'{}' has {} item{}", excerpt(item->list), list.size(), list.size() == 1 ? "" : "s"));
+    return list[item->index];
   }
   std::vector<std::string> keys;
   for (const auto& [k, v] : facts.items()) keys.push_back(k);
-  *why = fmt::format("reported: {}", keys.empty() ? "none" : join(keys, ", "));
-  return nullptr;
+  return make_error(fmt::format("reported: {}", keys.empty() ? "none" : join(keys, ", ")));
 }
 
 bool fact_declared(const KindSpec& kind, const std::string& fact) {

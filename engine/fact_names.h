@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/result.h"
 #include "rxerun/kind.h"
 
 namespace rxerun {
@@ -55,9 +56,9 @@ struct ListItem {
 std::optional<ListItem> list_item(const std::string& fact);
 
 // The value of `fact` among a step's reported `facts`: the fact as named,
-// else an item of a list fact (list_item). nullptr when there is none, and
-// `why` says why ("reported: sent, acked", "'acls' has 1 item").
-const nlohmann::json* reported_fact(const nlohmann::json& facts, const std::string& fact, std::string* why);
+// else an item of a list fact (list_item); when there is none, the error
+// says why ("reported: sent, acked", "'acls' has 1 item").
+Result<nlohmann::json> reported_fact(const nlohmann::json& facts, const std::string& fact);
 
 // Whether some declaration of `kind` names `fact`, at any moment and with
 // any parameters: as written, or by a pattern's shape (the loader's check

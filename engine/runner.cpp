@@ -52,13 +52,12 @@ std::vector<ExpectationReport> expectation_reports(const Expectation& expect, co
   for (const auto& fe : expect.facts) {
     ExpectationReport e{.fact = fe.fact, .matcher = fe.matcher.text};
     if (result.outcome != Outcome::Error) {
-      std::string missing;
-      if (const auto* value = reported_fact(result.facts, fe.fact, &missing); !value) {
+      if (auto value = reported_fact(result.facts, fe.fact); !value) {
         e.verdict = "fail";
-        e.why = "was not reported (" + missing + ")";
+        e.why = "was not reported (" + value.error().message + ")";
       } else {
         e.reported = true;
-        e.value = *value;
+        e.value = std::move(*value);
         const auto why = fe.matcher.check(e.value);
         e.verdict = why ? "fail" : "ok";
         e.why = why.value_or("");
@@ -377,10 +376,7 @@ std::optional<Diagnostic> Runner::expand_facts(const Scenario& scenario, const S
   FactLookup lookup = [this](const std::string& s, const std::string& f) -> Result<nlohmann::json> {
     auto it = facts_.find(s);
     if (it == facts_.end()) return make_error("it did not run");
-    std::string why;
-    const auto* value = reported_fact(it->second, f, &why);
-    if (!value) return make_error(why);
-    return *value;
+    return reported_fact(it->second, f);
   };
   std::vector<std::string> earlier;
   for (const auto& s : scenario.steps)
