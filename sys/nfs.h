@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "base/duration.h"
 #include "base/result.h"
 #include "sys/mountinfo.h"
 
@@ -115,6 +116,14 @@ class Nfs {
   // EBUSY while in use. The last mount of a namespace's nfsd filesystem
   // going stops its nfsd.
   virtual Result<void> unmount(const std::string& target) = 0;
+  // An NFS mount's unmount. One whose server no longer answers would wait
+  // out its RPCs' timeouts (three minutes at timeo=600,retrans=2, the RDMA
+  // default), so the server is asked first (statfs(2)); when it has not
+  // answered after `patience`, the mount's NFS client is shut down
+  // (/sys/fs/nfs/DEVICE/shutdown: each of its RPCs then fails at once;
+  // the file goes once an unmount begins) and the unmount returns at once.
+  // True when it was. A kernel without that file (6.1) unmounts as ever.
+  virtual Result<bool> unmount_nfs(const std::string& target, Duration patience) = 0;
   // A directory to mount on: EEXIST when there is one; whether one is there.
   virtual Result<void> make_dir(const std::string& path) = 0;
   virtual Result<void> remove_dir(const std::string& path) = 0;  // ENOTEMPTY with anything in it

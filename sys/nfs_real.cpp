@@ -1,13 +1,19 @@
 #include "sys/nfs_real.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <future>
+#include <memory>
 #include <sstream>
+#include <thread>
 
 #include "base/fd.h"
 #include "sys/kernel_files.h"
@@ -23,6 +29,24 @@ constexpr const char* kExpired = "1";
 
 Error nfs_error(const std::string& what, int code) {
   return make_error(what + ": " + std::strerror(code), code);
+}
+
+// statfs(2) of the mount on `path`, a request to its NFS server; ready
+// once the call returned. A server that does not answer holds the call (a
+// hard mount's RPCs retry for ever), so it is made from a thread of its
+// own, which ends with the call.
+std::future<void> ask_server(const std::string& path) {
+  auto answered = std::make_shared<std::promise<void>>();
+  auto done = answered->get_future();
+  std::thread([answered, path] {
+    sigset_t all;  // signals (Ctrl-C) are the main thread's to take
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    struct statfs st {};
+    (void)::statfs(path.c_str(), &st);
+    answered->set_value();
+  }).detach();
+  return done;
 }
 
 // One of nfsd's control files, written with its newline (versions wants one).
@@ -188,6 +212,28 @@ Result<void> RealNfs::mount(const std::string& source, const std::string& target
 Result<void> RealNfs::unmount(const std::string& target) {
   if (::umount2(target.c_str(), 0) != 0) return nfs_error("umount " + target, errno);
   return {};
+}
+
+Result<bool> RealNfs::unmount_nfs(const std::string& target, Duration patience) {
+  // The superblock's device names its client's directory (stat(2) of the
+  // mount point would itself wait on a silent server). The directory goes
+  // as soon as an unmount begins: the server is asked first.
+  auto table = read_mountinfo();
+  if (!table) return table.error();
+  const auto m = mount_at(*table, target);
+  const std::string shutdown = m ? "/sys/fs/nfs/" + m->device + "/shutdown" : "";
+  bool shut = false;
+  if (!shutdown.empty() && ::access(shutdown.c_str(), W_OK) == 0) {
+    auto answered = ask_server(target);
+    if (answered.wait_for(patience) == std::future_status::timeout) {
+      if (auto r = write_attr(shutdown, "1"); !r) return r.error();
+      shut = true;
+      // The question holds the mount (EBUSY) until the shutdown fails it.
+      answered.wait_for(patience);
+    }
+  }
+  if (::umount2(target.c_str(), 0) != 0) return nfs_error("umount " + target, errno);
+  return shut;
 }
 
 Result<void> RealNfs::make_dir(const std::string& path) {

@@ -29,6 +29,7 @@ class RealNfs final : public Nfs {
   Result<void> mount(const std::string& source, const std::string& target, const std::string& fstype,
                      const std::string& options) override;
   Result<void> unmount(const std::string& target) override;
+  Result<bool> unmount_nfs(const std::string& target, Duration patience) override;
   Result<void> make_dir(const std::string& path) override;
   Result<void> remove_dir(const std::string& path) override;
   Result<void> remove_records_dir(const std::string& path) override;

@@ -1,7 +1,10 @@
 #include "sys/model/nfs.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
 #include "base/strings.h"
 
@@ -253,6 +256,19 @@ Result<void> ModelNfs::unmount(const std::string& target) {
         }
       },
       "unmount " + target, shell_join({"umount", target}));
+}
+
+Result<bool> ModelNfs::unmount_nfs(const std::string& target, Duration patience) {
+  const auto m = mount_at(mount_table, target);
+  const bool shut = m && unanswered.count(target) && client_shutdown;
+  if (shut)
+    k_.did_anywhere("nfs",
+                    fmt::format("shut down the NFS client of {}: its server did not answer for {} s", target,
+                                decimal_text(std::chrono::duration<double>(patience).count())),
+                    echo_into_attr("1", "/sys/fs/nfs/" + m->device + "/shutdown"));
+  if (auto r = unmount(target); !r) return r.error();
+  unanswered.erase(target);
+  return shut;
 }
 
 Result<void> ModelNfs::make_dir(const std::string& path) {

@@ -44,6 +44,9 @@ class ModelNfs final : public Nfs {
   Result<void> mount(const std::string& source, const std::string& target, const std::string& fstype,
                      const std::string& options) override;
   Result<void> unmount(const std::string& target) override;
+  // A mount in `unanswered` has its client shut down first (when the
+  // kernel has `client_shutdown`); `patience` is not waited out.
+  Result<bool> unmount_nfs(const std::string& target, Duration patience) override;
   Result<void> make_dir(const std::string& path) override;
   Result<void> remove_dir(const std::string& path) override;
   Result<void> remove_records_dir(const std::string& path) override;
@@ -61,6 +64,8 @@ class ModelNfs final : public Nfs {
   std::vector<MountEntry> mount_table;
   std::map<std::string, std::string> nfsd_mounts;  // where nfsd's filesystem is mounted -> its namespace
   std::set<std::string> dirs;
+  std::set<std::string> unanswered;  // NFS mount points whose server no longer answers
+  bool client_shutdown = true;       // the kernel has /sys/fs/nfs/DEVICE/shutdown (7.3; 6.1 has not)
 
  private:
   Namespace& here() { return namespaces[k_.netns]; }

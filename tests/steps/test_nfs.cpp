@@ -4,7 +4,8 @@
 // stopped, versions as they were, tmpfs unmounted, modules unloaded); a
 // namespace whose nfsd runs already left untouched; the kernel's refusals
 // of the listener and the export, saying what to do; a mount nobody serves
-// as `fail` with the kernel's errno; what the run did not make left alone
+// as `fail` with the kernel's errno; an unmount whose server no longer
+// answers; what the run did not make left alone
 // (an nfsd restarted with other listeners, a client address moved to
 // another domain, another mount on the mount point); nfsd per namespace;
 // one item of a list fact named by its index; bad input at FILE:LINE:COL;
@@ -223,6 +224,36 @@ TEST_CASE("nfs_mount: no export for the client's domain is EACCES") {
       "    nfs_mount: {server: 10.10.0.1}\n"
       "    expect: {outcome: fail, errno: EACCES}\n");
   CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("nfs_mount: an unmount whose server no longer answers shuts the mount's client down, where it can") {
+  NfsHarness h;
+  h.fake.nfs.unanswered.insert("/mnt/lab");
+  auto revert = [](const char* shut) {
+    return "  - revert: client\n    expect: {client_shut_down: " + std::string(shut) + "}\n";
+  };
+  SUBCASE("a kernel with /sys/fs/nfs/DEVICE/shutdown") {
+    auto r = h.run(kServer + kMount + revert("true"));
+    REQUIRE(r.exit_code == 0);
+    const Strings log = service_log(h.fake, "nfs");
+    const auto shut = position(log, "shut down the NFS client of /mnt/lab: its server did not answer for 30 s");
+    CHECK(shut >= 0);
+    CHECK(shut + 1 == position(log, "unmount /mnt/lab"));
+    const Strings commands = h.fake.kernel.commands("nfs");
+    CHECK(std::any_of(commands.begin(), commands.end(), [](const std::string& c) {
+      return c.starts_with("echo 1 > /sys/fs/nfs/0:") && c.ends_with("/shutdown");
+    }));
+  }
+  SUBCASE("6.1, without it: the unmount is waited out") {
+    h.fake.nfs.client_shutdown = false;
+    auto r = h.run(kServer + kMount + revert("false"));
+    REQUIRE(r.exit_code == 0);
+    const Strings log = service_log(h.fake, "nfs");
+    CHECK(std::none_of(log.begin(), log.end(), [](const std::string& l) { return l.starts_with("shut down"); }));
+    CHECK(position(log, "unmount /mnt/lab") >= 0);
+  }
+  CHECK(h.fake.nfs.mount_table.empty());
+  CHECK(h.fake.nfs.dirs.empty());
 }
 
 TEST_CASE("nfsd and nfs_mount: undo leaves alone what the run did not make") {

@@ -2,7 +2,7 @@
 # The guest half of tests/vm/nfs.sh, run in the lab VM by `rxerun vm exec`
 # (root, a throwaway kernel state): runs the NFS labs with --host and looks
 # at the kernel afterwards. Prints "ok: ..." and "FAIL: ..." lines.
-# Usage: nfs-guest.sh RXERUN WHAT...   (WHAT: lab, idle, netns, kill; in that order)
+# Usage: nfs-guest.sh RXERUN WHAT...   (WHAT: lab, idle, netns, stall, kill; in that order)
 RXERUN=$1
 shift
 source "$(dirname "$0")/guest-lib.sh"
@@ -53,6 +53,10 @@ PY
     run_lab tests/data/vm/nfs-netns.yaml "the server in a namespace of its own serves the mount; the file is the server's"
     ip netns list | grep -q rxn-nfs && fail "the namespace rxn-nfs is left" || pass "the namespace is gone"
     residue "after the namespaced server"
+    ;;
+  stall)
+    run_lab tests/data/vm/nfs-stall.yaml "a server gone silent: the revert shut the mount's NFS client down and unmounted"
+    residue "after the server went silent"
     ;;
   kill)
     lab_up() {
