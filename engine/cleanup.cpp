@@ -27,8 +27,13 @@ nlohmann::json undo_args(const JournalEntry& entry) {
 class SimpleUndoContext final : public UndoContext {
  public:
   SimpleUndoContext(sys::System& sys, const std::string& scenario, std::string step = {}, std::string netns = {},
-                    RunningTools* running = nullptr)
-      : sys_(sys), scenario_(scenario), step_(std::move(step)), netns_(std::move(netns)), running_(running) {}
+                    RunningTools* running = nullptr, UndoTry attempt = UndoTry::Only)
+      : sys_(sys),
+        scenario_(scenario),
+        step_(std::move(step)),
+        netns_(std::move(netns)),
+        running_(running),
+        attempt_(attempt) {}
   sys::System& sys() override { return sys_; }
   const std::string& scenario() const override { return scenario_; }
   std::string step() const override { return step_; }
@@ -36,6 +41,7 @@ class SimpleUndoContext final : public UndoContext {
   std::unique_ptr<sys::RunningTool> take_running() override {
     return running_ ? rxerun::take_running(*running_, step_) : nullptr;
   }
+  UndoTry attempt() const override { return attempt_; }
 
  private:
   sys::System& sys_;
@@ -43,6 +49,7 @@ class SimpleUndoContext final : public UndoContext {
   std::string step_;
   std::string netns_;
   RunningTools* running_;
+  UndoTry attempt_;
 };
 
 // A change that lives on something an older pending change made (an
@@ -72,7 +79,14 @@ CleanupReport Cleanup::run(std::string_view phase, const Scenario* marked) {
   const std::vector<JournalEntry> pending = journal_.pending();  // copy: undo() shrinks it
   reporter_.cleanup_started(phase, pending.size());
   const Riders riders = riders_of(pending);
-  undo_batches(undo_one_by_one(pending, riders, report), riders, report);
+  std::vector<JournalEntry> put_off;
+  undo_batches(undo_one_by_one(pending, riders, report, put_off), riders, report);
+  // Last, what had to wait for the others (a module in use until then).
+  for (const auto& e : put_off) {
+    if (sys_.interrupt.requested()) break;
+    record(report, undo(e, nullptr, UndoTry::Last));
+    settle_riders(e, report.undos.back().ok, riders, report);
+  }
   // Interrupted (Ctrl-C during `rxerun cleanup`, a second one during a
   // run's cleanup): the undo in progress finished and was recorded; what is
   // left stays in the journal for the next cleanup, and is reported.
@@ -93,7 +107,7 @@ CleanupReport Cleanup::run(std::string_view phase, const Scenario* marked) {
 }
 
 std::vector<Cleanup::Batch> Cleanup::undo_one_by_one(const std::vector<JournalEntry>& pending, const Riders& riders,
-                                                     CleanupReport& report) {
+                                                     CleanupReport& report, std::vector<JournalEntry>& put_off) {
   std::set<long> riding;
   for (const auto& [owner, list] : riders)
     for (const auto* e : list) riding.insert(e->seq);
@@ -114,7 +128,13 @@ std::vector<Cleanup::Batch> Cleanup::undo_one_by_one(const std::vector<JournalEn
       continue;
     }
     if (sys_.interrupt.requested()) break;
-    record(report, undo(*it, nullptr));
+    bool later = false;
+    UndoReport ur = undo(*it, nullptr, UndoTry::First, &later);
+    if (later) {
+      put_off.push_back(*it);
+      continue;
+    }
+    record(report, std::move(ur));
     settle_riders(*it, report.undos.back().ok, riders, report);
   }
   return batches;
@@ -131,7 +151,7 @@ void Cleanup::undo_batches(const std::vector<Batch>& batches, const Riders& ride
   }
 }
 
-UndoReport Cleanup::undo(const JournalEntry& entry, nlohmann::json* facts) {
+UndoReport Cleanup::undo(const JournalEntry& entry, nlohmann::json* facts, UndoTry attempt, bool* put_off) {
   UndoReport ur{.step = entry.step, .kind = entry.kind, .summary = entry.summary};
   const auto start = sys_.clock.now();
   const Kind* kind = registry_.find(entry.kind);
@@ -163,11 +183,17 @@ UndoReport Cleanup::undo(const JournalEntry& entry, nlohmann::json* facts) {
   }
   bool gone = false;
   auto scope = enter(entry.netns, &gone);
-  if (gone) return finish({});  // a namespace that is gone took everything inside it along
-  if (!scope) return finish(scope.error());
-  SimpleUndoContext uctx(sys_, scenario_, entry.step, entry.netns, running_);
+  // A namespace that is gone took everything inside it along; what is the
+  // whole kernel's (a module, the undos put off) is undone from rxerun's own.
+  if (gone && attempt != UndoTry::Last) return finish({});
+  if (!gone && !scope) return finish(scope.error());
+  SimpleUndoContext uctx(sys_, scenario_, entry.step, gone ? "" : entry.netns, running_, attempt);
   auto r = guarded(
       "undo of step kind '" + entry.kind + "'", [&] { return kind->undo(undo_args(entry), uctx); }, kUnreadableArgs);
+  if (!r && r.error().code == EAGAIN && attempt == UndoTry::First && put_off) {
+    *put_off = true;  // neither marked undone nor reported: tried again last
+    return ur;
+  }
   if (!r) return finish(r.error());
   if (facts && r->is_object()) facts->update(*r);
   return finish({});

@@ -9,7 +9,9 @@
 // run after the others, in one request. A change that lives on something an
 // older pending change made rides on it: when that undo succeeds, the rider
 // went with it and is only marked undone; when it fails, the riders are
-// undone one by one. A signal lets the undo in progress finish, then stops;
+// undone one by one. An undo that needs the others done first (a module
+// that something a later undo removes still holds) asks to be tried again
+// after them, once. A signal lets the undo in progress finish, then stops;
 // the rest stays in the journal and is reported. Damaged lines are reported
 // as residue and the journal kept aside.
 
@@ -26,6 +28,7 @@
 #include "engine/registry.h"
 #include "engine/report.h"
 #include "engine/running_tools.h"
+#include "engine/step.h"
 #include "sys/system.h"
 
 namespace rxerun {
@@ -51,8 +54,11 @@ class Cleanup {
   CleanupReport run(std::string_view phase, const Scenario* marked = nullptr);
 
   // Undoes one entry now and marks it undone in the journal (not reported);
-  // what its undo observed is added to `facts`, when given.
-  UndoReport undo(const JournalEntry& entry, nlohmann::json* facts);
+  // what its undo observed is added to `facts`, when given. On its first
+  // try an undo may ask to be tried again last (EAGAIN): `put_off` is then
+  // set and nothing is marked.
+  UndoReport undo(const JournalEntry& entry, nlohmann::json* facts, UndoTry attempt = UndoTry::Only,
+                  bool* put_off = nullptr);
 
  private:
   // The changes that ride on each pending change, by the owner's seq.
@@ -61,9 +67,10 @@ class Cleanup {
   using Batch = std::pair<const Kind*, std::vector<JournalEntry>>;
 
   // Undoes the entries one by one, newest first, but for riders and those
-  // of kinds that undo in batches, which it returns gathered.
+  // of kinds that undo in batches, which it returns gathered, and those
+  // whose undo asks to wait for the others, which it adds to `put_off`.
   std::vector<Batch> undo_one_by_one(const std::vector<JournalEntry>& pending, const Riders& riders,
-                                     CleanupReport& report);
+                                     CleanupReport& report, std::vector<JournalEntry>& put_off);
   void undo_batches(const std::vector<Batch>& batches, const Riders& riders, CleanupReport& report);
   std::vector<UndoReport> undo_batch(const Kind& kind, const std::vector<JournalEntry>& entries);
   // After `owner`'s undo: what rode on it went with it (marked undone), or,

@@ -113,6 +113,13 @@ class StepContext {
   WaitStatus sleep_for(Duration d);
 };
 
+// A cleanup's undo may be put off: an error with EAGAIN on its first try
+// has it tried once more after every other undo (a module held by something
+// a later undo takes away). Only an undo of what is the whole kernel's (a
+// module) asks: on its last try its namespace may be gone, and it then runs
+// in rxerun's own. A revert's undo is tried once.
+enum class UndoTry { Only, First, Last };
+
 class UndoContext {
  public:
   virtual ~UndoContext() = default;
@@ -126,6 +133,8 @@ class UndoContext {
   // The program the step left running in this process (StepContext::
   // keep_running); null in a later rxerun, or once a step took it.
   virtual std::unique_ptr<sys::RunningTool> take_running() { return nullptr; }
+  // Which try this is (UndoTry above).
+  virtual UndoTry attempt() const { return UndoTry::Only; }
 };
 
 // The mark rxerun puts on what it creates (an interface's alias), naming the

@@ -146,14 +146,19 @@ Result<nlohmann::json> unload_modules(const ModulesRecord& record, UndoContext& 
       }
     }
     if (remaining.empty()) break;
-    if (round >= (must_go_left() ? kMustGoTries : kOtherTries)) break;
+    // A last try (after the other undos) waits as long as for what must go.
+    if (round >= (must_go_left() || ctx.attempt() == UndoTry::Last ? kMustGoTries : kOtherTries)) break;
     if (sys.clock.wait_until(sys.clock.now() + kUnloadPause, sys.interrupt) == sys::WaitResult::Interrupted) break;
   }
   if (must_go_left())
     return make_error(std::string(must_go) + " is still in use after " + std::to_string(kMustGoTries) +
                           " tries (a process holding an RDMA device?): left loaded",
                       EBUSY);
-  // What else stays is in use by somebody else.
+  // In use: maybe by something of the run's that a later undo takes away
+  // (an rxe device whose deletion ends the kernel's last RDMA connection
+  // over it), so tried again after the others; after that, by somebody else.
+  if (!remaining.empty() && ctx.attempt() == UndoTry::First)
+    return make_error("still in use: " + join(remaining, ", ") + ", tried again after the other undos", EAGAIN);
   return nlohmann::json{{"modules_unloaded", unloaded}, {"modules_left", remaining}};
 }
 

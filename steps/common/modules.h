@@ -59,8 +59,10 @@ using ModuleUsers = std::function<Result<std::vector<std::string>>(UndoContext&)
 
 // Unloads the journalled modules that are still loaded, users first,
 // retrying while the kernel says they are briefly busy. Those still in use
-// after that stay loaded and are reported (`modules_left`); only `must_go`
-// (rdma_rxe: it would keep a device's memory) staying is an error.
+// after that are tried again, for longer, once the cleanup's other undos
+// are done (the undo asks to be put off); still in use then, they stay
+// loaded and are reported (`modules_left`). Only `must_go` (rdma_rxe: it would keep a
+// device's memory) staying is an error.
 Result<nlohmann::json> unload_modules(const ModulesRecord& record, UndoContext& ctx, const ModuleUsers& users,
                                       std::string_view must_go = {});
 

@@ -5,11 +5,11 @@
 // namespace whose nfsd runs already left untouched; the kernel's refusals
 // of the listener and the export, saying what to do; a mount nobody serves
 // as `fail` with the kernel's errno; an unmount whose server no longer
-// answers; what the run did not make left alone
-// (an nfsd restarted with other listeners, a client address moved to
-// another domain, another mount on the mount point); nfsd per namespace;
-// one item of a list fact named by its index; bad input at FILE:LINE:COL;
-// what plan prints.
+// answers; a module in use at its undo, unloaded after the others; what the
+// run did not make left alone (an nfsd restarted with other listeners, a
+// client address moved to another domain, another mount on the mount
+// point); nfsd per namespace; one item of a list fact named by its index;
+// bad input at FILE:LINE:COL; what plan prints.
 
 #include <doctest/doctest.h>
 
@@ -254,6 +254,43 @@ TEST_CASE("nfs_mount: an unmount whose server no longer answers shuts the mount'
   }
   CHECK(h.fake.nfs.mount_table.empty());
   CHECK(h.fake.nfs.dirs.empty());
+}
+
+TEST_CASE("nfsd: a module still in use when its undo comes is unloaded after the other undos") {
+  // The server in a namespace of the run's, gone by the last try: modules
+  // are the whole kernel's, unloaded from rxerun's own namespace then.
+  const std::string lab =
+      "steps:\n"
+      "  - netns: {name: rxs}\n"
+      "  - veth: {name: vC, peer: vD}\n"
+      "  - name: server\n"
+      "    nfsd: {clients: [10.10.0.2]}\n"
+      "    netns: rxs\n";
+  // How often an undo asks: rpcrdma never free, nfsd's undo and its last
+  // try ask as often; it stays, and the run says so.
+  int asked = 0;
+  {
+    NfsHarness always;
+    always.fake.kernel.fail("modules.unload", EBUSY, "rpcrdma");
+    REQUIRE(always.run(lab).exit_code == 0);
+    CHECK(always.fake.modules.live.count("rpcrdma"));
+    asked = always.fake.kernel.faults.front().seen / 2;
+    REQUIRE(asked > 0);
+  }
+  // rpcrdma held a little longer (the kernel taking an RDMA connection
+  // down): busy at every try of nfsd's undo, free for the last one.
+  NfsHarness h;
+  h.fake.kernel.fail("modules.unload", EBUSY, "rpcrdma", 1, asked);
+  auto r = h.run(lab);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.cleanup.clean());
+  CHECK_FALSE(h.fake.modules.live.count("rpcrdma"));
+  const Strings log = service_log(h.fake, {"links", "modules", "netns"});
+  // After the namespace's undo and the veth's (batched, after the others),
+  // which follow nfsd's.
+  CHECK(position(log, "unload kernel module nfsd") < position(log, "delete network namespace rxs"));
+  CHECK(position(log, "delete network namespace rxs") < position(log, "unload kernel module rpcrdma"));
+  CHECK(position(log, "delete interface vC") < position(log, "unload kernel module rpcrdma"));
 }
 
 TEST_CASE("nfsd and nfs_mount: undo leaves alone what the run did not make") {
