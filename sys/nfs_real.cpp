@@ -38,14 +38,16 @@ Error nfs_error(const std::string& what, int code) {
 std::future<void> ask_server(const std::string& path) {
   auto answered = std::make_shared<std::promise<void>>();
   auto done = answered->get_future();
+  // The thread starts with every signal blocked: Ctrl-C stays the caller's.
+  sigset_t all, before;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &before);
   std::thread([answered, path] {
-    sigset_t all;  // signals (Ctrl-C) are the main thread's to take
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
     struct statfs st {};
     (void)::statfs(path.c_str(), &st);
     answered->set_value();
   }).detach();
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   return done;
 }
 

@@ -61,8 +61,8 @@ using ModuleUsers = std::function<Result<std::vector<std::string>>(UndoContext&)
 // retrying while the kernel says they are briefly busy. Those still in use
 // after that are tried again, for longer, once the cleanup's other undos
 // are done (the undo asks to be put off); still in use then, they stay
-// loaded and are reported (`modules_left`). Only `must_go` (rdma_rxe: it would keep a
-// device's memory) staying is an error.
+// loaded and are reported (`modules_left`). Only `must_go` (rdma_rxe: it
+// would keep a device's memory) staying is an error.
 Result<nlohmann::json> unload_modules(const ModulesRecord& record, UndoContext& ctx, const ModuleUsers& users,
                                       std::string_view must_go = {});
 
