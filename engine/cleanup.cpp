@@ -52,6 +52,14 @@ class SimpleUndoContext final : public UndoContext {
   UndoTry attempt_;
 };
 
+// An error's message with its errno's text, unless the message ends with
+// it already (most of sys/'s say "umount X: Device or resource busy").
+std::string error_text(const Error& e) {
+  if (!e.code) return e.message;
+  const std::string errno_text = std::strerror(e.code);
+  return e.message.ends_with(errno_text) ? e.message : e.message + ": " + errno_text;
+}
+
 // A change that lives on something an older pending change made (an
 // address on the run's veth, a rule in the run's namespace) rides on the
 // oldest such change: when that one's undo removes the thing, the rider
@@ -161,8 +169,7 @@ UndoReport Cleanup::undo(const JournalEntry& entry, nlohmann::json* facts, UndoT
     }
     if (!r) {
       ur.ok = false;
-      ur.error = r.error().message;
-      if (r.error().code) ur.error += std::string(": ") + std::strerror(r.error().code);
+      ur.error = error_text(r.error());
       ur.journal_text = journal_text(entry);
     }
     ur.duration = sys::elapsed_since(sys_.clock, start);
@@ -336,8 +343,7 @@ void Cleanup::report_damage(CleanupReport& report) {
   ur.journal_text = journal_text(journal_.damaged());
   auto kept = journal_.keep_damaged_aside();
   ur.error = kept ? "unreadable: whatever they recorded was not undone (check by hand); the journal is kept as " + *kept
-                  : "unreadable: whatever they recorded was not undone (check by hand); " + kept.error().message +
-                        (kept.error().code ? std::string(": ") + std::strerror(kept.error().code) : "");
+                  : "unreadable: whatever they recorded was not undone (check by hand); " + error_text(kept.error());
   record(report, std::move(ur));
 }
 

@@ -1,7 +1,8 @@
 // Cleanup (engine/cleanup.h) on its own, without a Runner: one entry undone
 // now (as `revert` does), the whole journal replayed and reported, and a
-// second replay that finds nothing to do. tests/engine/test_cleanup_riders.cpp
-// and test_journal_damage.cpp show the rest through the runner.
+// second replay that finds nothing to do; an undo's errno given once.
+// tests/engine/test_cleanup_riders.cpp and test_journal_damage.cpp show the
+// rest through the runner.
 
 #include <doctest/doctest.h>
 
@@ -65,4 +66,24 @@ steps:
   const CleanupReport second = Cleanup(h.registry, h.fake.system, h.journal, noted, "test").run("cleanup");
   CHECK(second.clean());
   CHECK(second.undos.empty());
+}
+
+TEST_CASE("cleanup: an undo's error gives its errno's text once") {
+  fakes::Harness h;
+  h.fake.links.add_host_link("", {.name = "eth0", .kind = "veth", .up = true, .carrier = true, .mtu = 1500});
+  REQUIRE(h.run_keep("steps:\n  - address: {dev: eth0, cidr: 10.1.0.1/24}\n").exit_code == 0);
+  NotingReporter noted;
+  auto cleanup_error = [&](const char* message) {
+    h.fake.kernel.fail("links.remove_address", EBUSY, "", 1, 0, message);
+    const CleanupReport c = Cleanup(h.registry, h.fake.system, h.journal, noted, "test").run("cleanup");
+    REQUIRE(c.undos.size() == 1);
+    return c.undos[0].error;
+  };
+  SUBCASE("a message that ends with it, as sys/'s do") {
+    CHECK(cleanup_error("cannot remove 10.1.0.1/24: Device or resource busy") ==
+          "cannot remove 10.1.0.1/24: Device or resource busy");
+  }
+  SUBCASE("a message without it") {
+    CHECK(cleanup_error("cannot remove 10.1.0.1/24") == "cannot remove 10.1.0.1/24: Device or resource busy");
+  }
 }
