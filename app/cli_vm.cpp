@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -19,6 +18,7 @@
 #include "base/duration.h"
 #include "base/files.h"
 #include "base/output.h"
+#include "base/result.h"
 #include "base/strings.h"
 #include "engine/exit_code.h"
 #include "engine/report.h"
@@ -37,10 +37,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::chrono::seconds kLabMargin{300};
-
-std::string errno_suffix(const Error& e) {
-  return e.code ? std::string(": ") + std::strerror(e.code) : "";
-}
 
 }  // namespace
 
@@ -180,8 +176,7 @@ std::variant<vm::LabRunResult, BootFailure> boot_and_run(const vm::PreparedKerne
   auto lab = vm::run_lab(run);
   if (spinner && !announced) print(stderr, "\r\033[K");
   if (!lab) {
-    const std::string message =
-        fmt::format("cannot start the lab VM: {}{}", lab.error().message, errno_suffix(lab.error()));
+    const std::string message = fmt::format("cannot start the lab VM: {}", error_text(lab.error()));
     print(stderr, "{}rxerun: {}\n", io.prefix, message);
     return BootFailure{kExitEnvironment, message};
   }
@@ -376,7 +371,7 @@ VmGroupResult run_in_lab_vm(const VmRunOptions& o, const std::vector<const Scena
   LabVmGroupRun group(o, scenarios, kernel);
   auto share = vm::ShareDir::create();
   if (!share) {
-    const std::string message = share.error().message + errno_suffix(share.error());
+    const std::string message = error_text(share.error());
     group.note(message);
     group.finish_unrun(kExitEnvironment, message);
     return group.take();
@@ -430,7 +425,7 @@ int cmd_vm_exec(const VmExecOptions& o) {
   }
   auto share = vm::ShareDir::create();
   if (!share) {
-    print(stderr, "rxerun: {}{}\n", share.error().message, errno_suffix(share.error()));
+    print(stderr, "rxerun: {}\n", error_text(share.error()));
     return kExitEnvironment;
   }
   vm::GuestRequest request;
@@ -455,8 +450,7 @@ std::variant<vm::PreparedKernel, int> own_lab_kernel(const Scenario& scenario, c
   }
   auto missing = vm::missing_kernel_options(files->config, lab_needs(scenario, registry));
   if (!missing) {
-    print(stderr, "rxerun: cannot read {}: {}{}\n", files->config.string(), missing.error().message,
-          errno_suffix(missing.error()));
+    print(stderr, "rxerun: cannot read {}: {}\n", files->config.string(), error_text(missing.error()));
     return kExitEnvironment;
   }
   if (!missing->empty()) {
@@ -479,7 +473,7 @@ std::variant<vm::PreparedKernel, int> own_lab_kernel(const Scenario& scenario, c
     return kExitInterrupted;
   }
   if (!kernel) {
-    print(stderr, "rxerun: kernel {}: {}{}\n", files->release, kernel.error().message, errno_suffix(kernel.error()));
+    print(stderr, "rxerun: kernel {}: {}\n", files->release, error_text(kernel.error()));
     return kernel.error().code == EINVAL ? kExitUsage : kExitEnvironment;
   }
   return std::move(*kernel);
@@ -543,7 +537,7 @@ int cmd_vm_setup(const std::vector<std::string>& kernels) {
       return kExitInterrupted;
     }
     if (!r) {
-      print(stderr, "rxerun: kernel {}: {}{}\n", s->label, r.error().message, errno_suffix(r.error()));
+      print(stderr, "rxerun: kernel {}: {}\n", s->label, error_text(r.error()));
       return kExitEnvironment;
     }
     print(stdout, "kernel {}: ready: {} in {}\n", s->label, r->release, r->dir.string());
@@ -614,7 +608,7 @@ int cmd_vm_remove_snapshots() {
   for (const auto& s : vm::list_snapshots(prepared)) bytes += s.bytes;
   auto removed = vm::remove_snapshots(prepared);
   if (!removed) {
-    print(stderr, "rxerun: {}{}\n", removed.error().message, errno_suffix(removed.error()));
+    print(stderr, "rxerun: {}\n", error_text(removed.error()));
     return kExitEnvironment;
   }
   print(stdout, "removed {} snapshot{} of the lab VM ({})\n", *removed, *removed == 1 ? "" : "s", vm::megabytes(bytes));

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <variant>
@@ -18,6 +17,7 @@
 #include "app/run_plan.h"
 #include "app/suite.h"
 #include "base/output.h"
+#include "base/result.h"
 #include "base/version.h"
 #include "engine/exit_code.h"
 #include "engine/lab_check.h"
@@ -111,8 +111,7 @@ std::optional<Scenario> loaded(LoadResult r, const CommonOptions& common, const 
 std::optional<Journal> open_journal(const std::string& scenario) {
   auto journal = Journal::open(default_state_dir(), scenario);
   if (!journal) {
-    print(stderr, "rxerun: {}{}\n", journal.error().message,
-          journal.error().code ? std::string(": ") + std::strerror(journal.error().code) : "");
+    print(stderr, "rxerun: {}\n", error_text(journal.error()));
     return std::nullopt;
   }
   spdlog::debug("journal {}", journal->path());

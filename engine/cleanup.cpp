@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <set>
 
+#include "base/result.h"
 #include "engine/barrier.h"
 #include "engine/report_journal.h"
 #include "engine/step.h"
@@ -51,14 +51,6 @@ class SimpleUndoContext final : public UndoContext {
   RunningTools* running_;
   UndoTry attempt_;
 };
-
-// An error's message with its errno's text, unless the message ends with
-// it already (most of sys/'s say "umount X: Device or resource busy").
-std::string error_text(const Error& e) {
-  if (!e.code) return e.message;
-  const std::string errno_text = std::strerror(e.code);
-  return e.message.ends_with(errno_text) ? e.message : e.message + ": " + errno_text;
-}
 
 // A change that lives on something an older pending change made (an
 // address on the run's veth, a rule in the run's namespace) rides on the

@@ -27,6 +27,10 @@ std::string nfs_export_options(unsigned flags) {
   return out;
 }
 
+std::string nfs_shutdown_file(const std::string& device) {
+  return "/sys/fs/nfs/" + device + "/shutdown";
+}
+
 std::string option_value(const std::string& options, const std::string& key) {
   std::stringstream in(options);
   for (std::string item; std::getline(in, item, ',');)

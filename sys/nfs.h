@@ -63,6 +63,9 @@ std::string nfs_export_options(unsigned flags);
 // One option of a mount's or an export's options text: "proto" of
 // "rw,vers=4.2,proto=rdma" is "rdma"; "" when absent, "" too for a flag.
 std::string option_value(const std::string& options, const std::string& key);
+// The switch that fails every RPC of the NFS client of a mount whose
+// filesystem is `device` ("0:39", as in mountinfo): /sys/fs/nfs/0:39/shutdown.
+std::string nfs_shutdown_file(const std::string& device);
 
 class Nfs {
  public:

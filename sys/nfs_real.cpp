@@ -223,7 +223,7 @@ Result<bool> RealNfs::unmount_nfs(const std::string& target, Duration patience) 
   auto table = read_mountinfo();
   if (!table) return table.error();
   const auto m = mount_at(*table, target);
-  const std::string shutdown = m ? "/sys/fs/nfs/" + m->device + "/shutdown" : "";
+  const std::string shutdown = m ? nfs_shutdown_file(m->device) : "";
   bool shut = false;
   if (!shutdown.empty() && ::access(shutdown.c_str(), W_OK) == 0) {
     auto answered = ask_server(target);
@@ -234,7 +234,7 @@ Result<bool> RealNfs::unmount_nfs(const std::string& target, Duration patience) 
       answered.wait_for(patience);
     }
   }
-  if (::umount2(target.c_str(), 0) != 0) return nfs_error("umount " + target, errno);
+  if (auto r = unmount(target); !r) return r.error();
   return shut;
 }
 

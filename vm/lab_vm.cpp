@@ -25,6 +25,7 @@
 #include "base/duration.h"
 #include "base/fd.h"
 #include "base/files.h"
+#include "base/result.h"
 #include "sys/process.h"
 #include "vm/boot_protocol.h"
 #include "vm/control.h"
@@ -287,8 +288,7 @@ class QemuWatch {
     errors_.write.reset();
     output_.write.reset();
     if (!qemu) {
-      boot_.detail =
-          qemu.error().message + (qemu.error().code ? std::string(": ") + std::strerror(qemu.error().code) : "");
+      boot_.detail = error_text(qemu.error());
       return false;
     }
     qemu_.emplace(std::move(*qemu));

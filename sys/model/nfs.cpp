@@ -265,7 +265,7 @@ Result<bool> ModelNfs::unmount_nfs(const std::string& target, Duration patience)
     k_.did_anywhere("nfs",
                     fmt::format("shut down the NFS client of {}: its server did not answer for {} s", target,
                                 decimal_text(std::chrono::duration<double>(patience).count())),
-                    echo_into_attr("1", "/sys/fs/nfs/" + m->device + "/shutdown"));
+                    echo_into_attr("1", nfs_shutdown_file(m->device)));
   if (auto r = unmount(target); !r) return r.error();
   unanswered.erase(target);
   return shut;
